@@ -1,0 +1,54 @@
+package dev.box.api;
+
+import com.fasterxml.jackson.annotation.JsonValue;
+
+/**
+ * The stable error codes of the Box API, each with the HTTP status the server answers with.
+ *
+ * <p>The code travels in every error body ({@code {"error": {"code": ..., "message": ...}}}); the
+ * client maps it back to the matching {@link BoxException} subtype.
+ */
+public enum BoxErrorCode {
+  VALIDATION_ERROR(400),
+  UNAUTHORIZED(401),
+  NOT_FOUND(404),
+  METHOD_NOT_ALLOWED(405),
+  SESSION_NOT_FOUND(404),
+  MANAGED_PROCESS_NOT_FOUND(404),
+  SESSION_CONFLICT(409),
+  MANAGED_PROCESS_CONFLICT(409),
+  PAYLOAD_TOO_LARGE(413),
+  CAPACITY_EXCEEDED(429),
+  INTERNAL_ERROR(500),
+  BACKEND_UNAVAILABLE(503),
+  RUNTIME_UNAVAILABLE(503);
+
+  private final int httpStatus;
+
+  BoxErrorCode(int httpStatus) {
+    this.httpStatus = httpStatus;
+  }
+
+  /** The HTTP status the server answers with for this code. */
+  public int httpStatus() {
+    return httpStatus;
+  }
+
+  /** The code as it appears on the wire, for example {@code session_not_found}. */
+  @JsonValue
+  public String wireName() {
+    return name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
+   * The code with this wire name, or {@link #INTERNAL_ERROR} for a name this version does not know.
+   */
+  public static BoxErrorCode fromWire(String wireName) {
+    for (BoxErrorCode code : values()) {
+      if (code.wireName().equals(wireName)) {
+        return code;
+      }
+    }
+    return INTERNAL_ERROR;
+  }
+}

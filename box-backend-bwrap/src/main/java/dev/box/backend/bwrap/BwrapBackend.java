@@ -1,0 +1,323 @@
+package dev.box.backend.bwrap;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxSpec;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The bubblewrap backend: a session is a live bwrap sandbox running a holder process; commands are
+ * spawned into it with nsenter and limited by the session's cgroups.
+ */
+public final class BwrapBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
+  private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
+  private static final long START_TIMEOUT_SECONDS = 15;
+  private static final List<Path> SEARCH_PATH =
+      Stream.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin").map(Path::of).toList();
+
+  private final String instanceId;
+  private final String baseName;
+  private final Path etcDir;
+  private final @Nullable Path bwrap;
+  private final CgroupDriver cgroups;
+  private final @Nullable Launcher launcher;
+  private final BackendStatus status;
+
+  /**
+   * A spawner thread that lives as long as the backend: bwrap's --die-with-parent follows the
+   * thread that forked it, so sandboxes must not be forked by pool threads that may retire.
+   */
+  private final ExecutorService spawner =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "box-bwrap-spawner");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private final ExecutorService readers = Executors.newVirtualThreadPerTaskExecutor();
+
+  /**
+   * Probes the host and prepares the backend.
+   *
+   * @param dataDir the runtime's data directory; cgroups and sandboxes are tagged with its hash so
+   *     that two data directories never touch each other's
+   * @param instanceId the id of this server instance
+   */
+  public BwrapBackend(Path dataDir, String instanceId) {
+    this.instanceId = instanceId;
+    this.baseName = "box-" + shortHash(dataDir.toAbsolutePath().normalize().toString());
+    this.etcDir = dataDir.resolve("bwrap-etc");
+    this.bwrap = find("bwrap");
+    Path nsenter = find("nsenter");
+    Path setpriv = find("setpriv");
+    this.launcher = nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter) : null;
+    this.cgroups = probeCgroups(baseName);
+    this.status = probe(nsenter, setpriv);
+    log.info(
+        "bwrap backend: {} ({})",
+        status.available() ? "available" : "unavailable",
+        status.reason());
+  }
+
+  @Override
+  public String name() {
+    return "bwrap";
+  }
+
+  @Override
+  public BackendStatus status() {
+    return status;
+  }
+
+  private CgroupDriver probeCgroups(String base) {
+    CgroupLayout layout = CgroupLayout.current();
+    CgroupDriver v2 = CgroupV2Driver.probe(layout, base);
+    if (v2 != null) {
+      return v2;
+    }
+    CgroupDriver v1 = CgroupV1Driver.probe(layout, base);
+    if (v1 != null) {
+      return v1;
+    }
+    log.warn("no writable cgroup hierarchy: memory, pids and cpu limits are NOT enforced");
+    return new NoCgroupDriver();
+  }
+
+  private BackendStatus probe(@Nullable Path nsenter, @Nullable Path setpriv) {
+    Map<String, String> enforced = new LinkedHashMap<>(cgroups.enforced());
+    enforced.put("timeout", "kill");
+    enforced.put("output", "bounded");
+    if (bwrap == null) {
+      return new BackendStatus(
+          name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
+    }
+    if (nsenter == null || setpriv == null) {
+      return new BackendStatus(
+          name(), false, "nsenter or setpriv not found (util-linux)", enforced);
+    }
+    try {
+      writeEtc();
+      Process p =
+          new ProcessBuilder(
+                  bwrap.toString(),
+                  "--unshare-user",
+                  "--unshare-pid",
+                  "--unshare-net",
+                  "--ro-bind",
+                  "/",
+                  "/",
+                  "--proc",
+                  "/proc",
+                  "/bin/true")
+              .redirectErrorStream(true)
+              .start();
+      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+        p.destroyForcibly();
+        return new BackendStatus(
+            name(), false, "bwrap cannot create namespaces here: " + oneLine(output), enforced);
+      }
+    } catch (IOException e) {
+      return new BackendStatus(name(), false, "bwrap failed to start: " + e.getMessage(), enforced);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new BackendStatus(name(), false, "interrupted while probing bwrap", enforced);
+    }
+    return new BackendStatus(name(), true, "bubblewrap " + bwrap, enforced);
+  }
+
+  private void writeEtc() throws IOException {
+    Files.createDirectories(etcDir);
+    String id = SandboxArgs.SANDBOX_ID;
+    Files.writeString(
+        etcDir.resolve("passwd"),
+        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+            + "box:x:"
+            + id
+            + ":"
+            + id
+            + ":box:/home/box:/bin/sh\n"
+            + "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+    Files.writeString(etcDir.resolve("group"), "root:x:0:\nbox:x:" + id + ":\nnogroup:x:65534:\n");
+    Files.writeString(
+        etcDir.resolve("hosts"), "127.0.0.1 localhost box\n::1 localhost ip6-localhost\n");
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    Path bwrapPath = bwrap;
+    Launcher spawnLauncher = launcher;
+    if (!status.available() || bwrapPath == null || spawnLauncher == null) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE, "bwrap backend is unavailable: " + status.reason());
+    }
+    String tag = baseName + "/" + spec.sandboxName();
+    CgroupDriver.SessionCgroup cgroup =
+        cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
+    Process process = null;
+    try {
+      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag);
+      ProcessBuilder builder =
+          new ProcessBuilder(argv).redirectInput(new java.io.File("/dev/null"));
+      builder.environment().clear();
+      builder.environment().put("PATH", "/usr/bin:/bin");
+      builder.directory(Path.of("/").toFile());
+      process = spawner.submit(builder::start).get();
+      long initPid = awaitReady(process);
+      return new BwrapSandbox(spec.sandboxName(), process, initPid, cgroup, spawnLauncher);
+    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+      if (process != null) {
+        process.destroyForcibly();
+      }
+      cgroup.destroy();
+      if (e instanceof BoxException box) {
+        throw box;
+      }
+      Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "bwrap backend error: " + oneLine(String.valueOf(cause.getMessage())),
+          cause);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      if (process != null) {
+        process.destroyForcibly();
+      }
+      cgroup.destroy();
+      throw new BoxException(
+          BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
+    }
+  }
+
+  /** Waits for the holder's "ready" line and returns the pid of the sandbox's init. */
+  private long awaitReady(Process process)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    Future<String> ready = readers.submit(() -> readUntil(process.getInputStream(), '\n'));
+    Future<String> info = readers.submit(() -> readUntil(process.getErrorStream(), '}'));
+    String line;
+    try {
+      line = ready.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
+    }
+    // bwrap writes the info JSON (or its error) on stderr before the holder can print "ready".
+    String infoText = info.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    Matcher m = CHILD_PID.matcher(infoText);
+    if (!line.equals("ready\n") || !m.find()) {
+      process.destroyForcibly();
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(infoText + " " + line));
+    }
+    closeQuietly(process.getInputStream());
+    return Long.parseLong(m.group(1));
+  }
+
+  /** Reads up to and including {@code last}, or to the end of the stream (at most 64 KiB). */
+  private static String readUntil(InputStream in, char last) throws IOException {
+    ByteArrayOutputStream text = new ByteArrayOutputStream();
+    int b;
+    while (text.size() < 64 * 1024 && (b = in.read()) >= 0) {
+      text.write(b);
+      if (b == last) {
+        break;
+      }
+    }
+    return text.toString(StandardCharsets.UTF_8);
+  }
+
+  private static void closeQuietly(InputStream in) {
+    try {
+      in.close();
+    } catch (IOException e) {
+      // Nothing left to read from it.
+    }
+  }
+
+  @Override
+  public void removeOrphans() {
+    String mine = baseName + "/" + instanceId + "_";
+    ProcessHandle.allProcesses()
+        .filter(h -> isOrphanSandbox(h, mine))
+        .forEach(
+            h -> {
+              log.info("killing sandbox left by an earlier instance: pid {}", h.pid());
+              h.destroyForcibly();
+            });
+    cgroups.removeOthers(instanceId + "_");
+  }
+
+  private boolean isOrphanSandbox(ProcessHandle handle, String mine) {
+    Optional<String[]> args = handle.info().arguments();
+    if (args.isEmpty()) {
+      return false;
+    }
+    for (String arg : args.get()) {
+      if (arg.startsWith(baseName + "/") && !arg.startsWith(mine)) {
+        return handle.info().command().map(c -> c.endsWith("/bwrap")).orElse(false);
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public void close() {
+    spawner.shutdownNow();
+    readers.shutdownNow();
+  }
+
+  private static @Nullable Path find(String program) {
+    for (Path dir : SEARCH_PATH) {
+      Path candidate = dir.resolve(program);
+      if (Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  private static String oneLine(String text) {
+    String line = text.strip().replaceAll("\\s+", " ");
+    return line.length() > 300 ? line.substring(0, 300) : line;
+  }
+
+  private static String shortHash(String value) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 4);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.box.backend.bwrap;
+
+import dev.box.core.backend.SandboxProcess;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A process spawned into a bubblewrap sandbox through the launcher and nsenter.
+ *
+ * <p>Its stdout and stderr are read through file descriptors of our own, opened on the pipes via
+ * /proc before the process is released to run. The JDK closes its ends of a child's pipes when the
+ * child exits; ours stay open, so a background process that the command left running can keep
+ * writing (its output is drained) instead of dying of SIGPIPE.
+ */
+final class BwrapProcess implements SandboxProcess {
+  private final Process launcher;
+  private final CgroupDriver.ProcessCgroup group;
+  private final InputStream stdout;
+  private final InputStream stderr;
+  private final OutputStream stdin;
+
+  private BwrapProcess(
+      Process launcher,
+      CgroupDriver.ProcessCgroup group,
+      InputStream stdout,
+      InputStream stderr,
+      OutputStream stdin) {
+    this.launcher = launcher;
+    this.group = group;
+    this.stdout = stdout;
+    this.stderr = stderr;
+    this.stdin = stdin;
+  }
+
+  /**
+   * Takes over the streams of a launcher that waits for its go line, then releases it.
+   *
+   * @param keepStdin whether the caller writes to stdin after the go line
+   */
+  static BwrapProcess release(Process launcher, CgroupDriver.ProcessCgroup group, boolean keepStdin)
+      throws IOException {
+    InputStream out = ownEnd(launcher, 1, launcher.getInputStream());
+    InputStream err = ownEnd(launcher, 2, launcher.getErrorStream());
+    OutputStream in = launcher.getOutputStream();
+    try {
+      in.write('\n');
+      in.flush();
+    } catch (IOException e) {
+      // The launcher died before its gate; its exit code and stderr tell why.
+    }
+    if (!keepStdin) {
+      closeQuietly(in);
+    }
+    return new BwrapProcess(launcher, group, out, err, in);
+  }
+
+  private static InputStream ownEnd(Process process, int fd, InputStream jdkEnd) {
+    try {
+      InputStream own = new FileInputStream("/proc/" + process.pid() + "/fd/" + fd);
+      closeQuietly(jdkEnd);
+      return own;
+    } catch (IOException e) {
+      // The launcher is gone already: what it wrote is in the JDK's end.
+      return jdkEnd;
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      // Nothing to do: the stream is gone either way.
+    }
+  }
+
+  @Override
+  public OutputStream stdin() {
+    return stdin;
+  }
+
+  @Override
+  public InputStream stdout() {
+    return stdout;
+  }
+
+  @Override
+  public InputStream stderr() {
+    return stderr;
+  }
+
+  @Override
+  public OptionalInt waitFor(Duration timeout) throws InterruptedException {
+    if (launcher.waitFor(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+      return OptionalInt.of(launcher.exitValue());
+    }
+    return OptionalInt.empty();
+  }
+
+  @Override
+  public void killTree() {
+    group.kill();
+    // Backstop for hosts without cgroups: the launcher and what the host can still see of it.
+    launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+    launcher.destroyForcibly();
+  }
+
+  @Override
+  public void release() {
+    group.releaseIfEmpty();
+  }
+}

@@ -1,0 +1,89 @@
+package dev.box.backend.bwrap;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One live bubblewrap sandbox: the bwrap process, the pid of the sandbox's init (which nsenter
+ * targets) and the sandbox's cgroups.
+ */
+final class BwrapSandbox implements Sandbox {
+  private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
+
+  private final String name;
+  private final Process bwrap;
+  private final long initPid;
+  private final CgroupDriver.SessionCgroup cgroup;
+  private final Launcher launcher;
+  private final AtomicBoolean destroyed = new AtomicBoolean();
+
+  BwrapSandbox(
+      String name,
+      Process bwrap,
+      long initPid,
+      CgroupDriver.SessionCgroup cgroup,
+      Launcher launcher) {
+    this.name = name;
+    this.bwrap = bwrap;
+    this.initPid = initPid;
+    this.cgroup = cgroup;
+    this.launcher = launcher;
+  }
+
+  @Override
+  public String id() {
+    return name;
+  }
+
+  @Override
+  public boolean isAlive() {
+    return !destroyed.get() && bwrap.isAlive();
+  }
+
+  @Override
+  public SandboxProcess spawn(ProcessSpec spec) {
+    if (!isAlive()) {
+      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "sandbox " + name + " is not running");
+    }
+    CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup();
+    try {
+      Process process = launcher.start(initPid, group.procsFiles(), spec);
+      return BwrapProcess.release(process, group, spec.stdin());
+    } catch (IOException | RuntimeException e) {
+      group.releaseIfEmpty();
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: cannot spawn a process: " + e, e);
+    }
+  }
+
+  @Override
+  public void destroy() {
+    if (!destroyed.compareAndSet(false, true)) {
+      return;
+    }
+    // Killing the sandbox's init ends its pid namespace: every process in it dies, including
+    // those that double-forked or called setsid. --die-with-parent does the same for bwrap.
+    // The parent check keeps a recycled pid from being killed after the sandbox ended by itself.
+    ProcessHandle.of(initPid)
+        .filter(h -> h.parent().map(p -> p.pid() == bwrap.pid()).orElse(false))
+        .ifPresent(ProcessHandle::destroyForcibly);
+    bwrap.destroyForcibly();
+    try {
+      if (!bwrap.waitFor(5, TimeUnit.SECONDS)) {
+        log.warn("bwrap of {} did not exit within 5 s of SIGKILL", name);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    // The host-side launchers of its processes, and anything that escaped: the cgroup sweep.
+    cgroup.destroy();
+  }
+}

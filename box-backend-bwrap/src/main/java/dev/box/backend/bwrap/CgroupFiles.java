@@ -1,0 +1,112 @@
+package dev.box.backend.bwrap;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/** File operations on cgroup directories, shared by the v1 and v2 drivers. */
+final class CgroupFiles {
+  private static final long EMPTY_WAIT_NANOS = 3_000_000_000L;
+
+  private CgroupFiles() {}
+
+  static void write(Path file, String value) throws IOException {
+    Files.writeString(file, value, StandardCharsets.US_ASCII);
+  }
+
+  /** The pids in {@code dir}/cgroup.procs; empty when the directory is gone. */
+  static List<Long> pids(Path dir) {
+    List<Long> pids = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+        if (!line.isBlank()) {
+          pids.add(Long.parseLong(line.strip()));
+        }
+      }
+    } catch (NoSuchFileException e) {
+      return pids;
+    } catch (IOException | NumberFormatException e) {
+      return pids;
+    }
+    return pids;
+  }
+
+  /** The child cgroup directories of {@code dir}. */
+  static List<Path> children(Path dir) {
+    List<Path> children = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
+      entries.forEach(children::add);
+    } catch (IOException e) {
+      return children;
+    }
+    return children;
+  }
+
+  /**
+   * Sends SIGKILL to every process in {@code dir} and its descendants until they are empty:
+   * processes forked between two reads are caught by the next one, and the pids limit bounds how
+   * many there can be.
+   */
+  static boolean killAll(Path dir) {
+    long deadline = System.nanoTime() + EMPTY_WAIT_NANOS;
+    while (true) {
+      List<Long> pids = allPids(dir);
+      if (pids.isEmpty()) {
+        return true;
+      }
+      for (long pid : pids) {
+        Optional<ProcessHandle> handle = ProcessHandle.of(pid);
+        handle.ifPresent(ProcessHandle::destroyForcibly);
+      }
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.onSpinWait();
+      sleepBriefly();
+    }
+  }
+
+  private static List<Long> allPids(Path dir) {
+    List<Long> pids = new ArrayList<>(pids(dir));
+    for (Path child : children(dir)) {
+      pids.addAll(allPids(child));
+    }
+    return pids;
+  }
+
+  /**
+   * Removes {@code dir} and its child cgroups, retrying while the kernel still tears down exited
+   * processes (pid and net namespace teardown is asynchronous).
+   */
+  static boolean removeTree(Path dir) {
+    for (Path child : children(dir)) {
+      removeTree(child);
+    }
+    long deadline = System.nanoTime() + EMPTY_WAIT_NANOS;
+    while (true) {
+      try {
+        Files.deleteIfExists(dir);
+        return true;
+      } catch (IOException e) {
+        if (System.nanoTime() > deadline) {
+          return false;
+        }
+        sleepBriefly();
+      }
+    }
+  }
+
+  private static void sleepBriefly() {
+    try {
+      Thread.sleep(5);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,190 @@
+package dev.box.backend.bwrap;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Cgroup v1: one cgroup per sandbox in each of the memory, pids and cpu hierarchies, nested under
+ * the server's own cgroup of that hierarchy (the memory one may itself be nested). Each spawned
+ * process tree gets a child cgroup in the pids hierarchy, so that it can be killed as a whole while
+ * the sandbox's limits cover all of them.
+ */
+final class CgroupV1Driver implements CgroupDriver {
+  private static final Logger log = LoggerFactory.getLogger(CgroupV1Driver.class);
+  private static final long CPU_PERIOD_US = 100_000;
+
+  private final Path pidsBase;
+  private final @Nullable Path memoryBase;
+  private final @Nullable Path cpuBase;
+  private final boolean memsw;
+
+  private CgroupV1Driver(
+      Path pidsBase, @Nullable Path memoryBase, @Nullable Path cpuBase, boolean memsw) {
+    this.pidsBase = pidsBase;
+    this.memoryBase = memoryBase;
+    this.cpuBase = cpuBase;
+    this.memsw = memsw;
+  }
+
+  /**
+   * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
+   * not writable. Memory and cpu are used when they can be written, and reported when not.
+   */
+  static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName) {
+    Path pids = prepare(layout.v1Dir("pids"), baseName, "pids.max");
+    if (pids == null) {
+      return null;
+    }
+    Path memory = prepare(layout.v1Dir("memory"), baseName, "memory.limit_in_bytes");
+    Path cpu = prepare(layout.v1Dir("cpu"), baseName, "cpu.cfs_quota_us");
+    boolean memsw = memory != null && Files.exists(memory.resolve("memory.memsw.limit_in_bytes"));
+    return new CgroupV1Driver(pids, memory, cpu, memsw);
+  }
+
+  private static @Nullable Path prepare(@Nullable Path hierarchy, String baseName, String probe) {
+    if (hierarchy == null) {
+      return null;
+    }
+    Path base = hierarchy.resolve(baseName);
+    Path test = base.resolve("probe-" + ProcessHandle.current().pid());
+    try {
+      Files.createDirectories(test);
+      if (!Files.isWritable(test.resolve(probe))) {
+        return null;
+      }
+      return base;
+    } catch (IOException e) {
+      log.debug("cgroup {} is not writable: {}", hierarchy, e.toString());
+      return null;
+    } finally {
+      CgroupFiles.removeTree(test);
+    }
+  }
+
+  @Override
+  public Map<String, String> enforced() {
+    Map<String, String> enforced = new LinkedHashMap<>();
+    enforced.put("memory", memoryBase != null ? "cgroup-v1" : "none");
+    enforced.put("pids", "cgroup-v1");
+    enforced.put("cpu", cpuBase != null ? "cgroup-v1" : "none");
+    enforced.put("kill", "cgroup-v1");
+    return enforced;
+  }
+
+  @Override
+  public SessionCgroup createSession(String name, int memoryMb, int pidsLimit, double cpus) {
+    List<Path> dirs = new ArrayList<>();
+    try {
+      Path pids = Files.createDirectories(pidsBase.resolve(name));
+      dirs.add(pids);
+      CgroupFiles.write(pids.resolve("pids.max"), Integer.toString(pidsLimit));
+      Path memory = null;
+      if (memoryBase != null) {
+        memory = Files.createDirectories(memoryBase.resolve(name));
+        dirs.add(memory);
+        String bytes = Long.toString(memoryMb * 1024L * 1024L);
+        CgroupFiles.write(memory.resolve("memory.limit_in_bytes"), bytes);
+        if (memsw) {
+          CgroupFiles.write(memory.resolve("memory.memsw.limit_in_bytes"), bytes);
+        }
+      }
+      Path cpu = null;
+      if (cpuBase != null) {
+        cpu = Files.createDirectories(cpuBase.resolve(name));
+        dirs.add(cpu);
+        CgroupFiles.write(cpu.resolve("cpu.cfs_period_us"), Long.toString(CPU_PERIOD_US));
+        long quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
+        CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), Long.toString(quota));
+      }
+      return new V1Session(pids, memory, cpu);
+    } catch (IOException e) {
+      dirs.forEach(CgroupFiles::removeTree);
+      throw new IllegalStateException("cannot create cgroups for " + name + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void removeOthers(String prefix) {
+    List<Path> bases = new ArrayList<>();
+    bases.add(pidsBase);
+    if (memoryBase != null) bases.add(memoryBase);
+    if (cpuBase != null) bases.add(cpuBase);
+    for (Path base : bases) {
+      for (Path dir : CgroupFiles.children(base)) {
+        if (!dir.getFileName().toString().startsWith(prefix)) {
+          log.info("removing cgroup left by an earlier instance: {}", dir);
+          CgroupFiles.killAll(dir);
+          CgroupFiles.removeTree(dir);
+        }
+      }
+    }
+  }
+
+  private static final class V1Session implements SessionCgroup {
+    private final Path pids;
+    private final @Nullable Path memory;
+    private final @Nullable Path cpu;
+    private final AtomicLong counter = new AtomicLong();
+
+    V1Session(Path pids, @Nullable Path memory, @Nullable Path cpu) {
+      this.pids = pids;
+      this.memory = memory;
+      this.cpu = cpu;
+    }
+
+    @Override
+    public ProcessCgroup createProcessGroup() {
+      try {
+        Path group = Files.createDirectory(pids.resolve("p" + counter.incrementAndGet()));
+        List<Path> files = new ArrayList<>();
+        files.add(group.resolve("cgroup.procs"));
+        if (memory != null) files.add(memory.resolve("cgroup.procs"));
+        if (cpu != null) files.add(cpu.resolve("cgroup.procs"));
+        return new V1ProcessGroup(group, files);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot create a process cgroup: " + e, e);
+      }
+    }
+
+    @Override
+    public void destroy() {
+      CgroupFiles.killAll(pids);
+      CgroupFiles.removeTree(pids);
+      if (memory != null) {
+        CgroupFiles.killAll(memory);
+        CgroupFiles.removeTree(memory);
+      }
+      if (cpu != null) {
+        CgroupFiles.killAll(cpu);
+        CgroupFiles.removeTree(cpu);
+      }
+    }
+  }
+
+  private record V1ProcessGroup(Path dir, List<Path> procsFiles) implements ProcessCgroup {
+    @Override
+    public void kill() {
+      CgroupFiles.killAll(dir);
+    }
+
+    @Override
+    public void releaseIfEmpty() {
+      if (CgroupFiles.pids(dir).isEmpty()) {
+        try {
+          Files.deleteIfExists(dir);
+        } catch (IOException e) {
+          // A process joined meanwhile, or teardown is not finished: the sandbox removes it.
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,93 @@
+package dev.box.backend.bwrap;
+
+import dev.box.core.backend.ProcessSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts a process inside a running sandbox.
+ *
+ * <p>The host side is a fixed launcher script that writes its own pid into the process's cgroups
+ * and then execs {@code setpriv --no-new-privs nsenter}, so the process and all it forks are
+ * limited and killable from the first instruction. Inside the sandbox a fixed prelude waits for a
+ * go line on stdin (the backend takes over the output pipes first), enters the working directory
+ * and runs the command. Nothing from the request is on any command line: the command, the working
+ * directory and the environment travel in environment variables, and no host shell parses them.
+ */
+final class Launcher {
+  private static final String LAUNCHER =
+      "for f do if [ \"$f\" = -- ]; then shift; break; fi;"
+          + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
+
+  private static final String PRELUDE =
+      String.join(
+          "\n",
+          "read -r _ || exit 125",
+          "[ -n \"$__BOX_STDIN\" ] || exec </dev/null",
+          "cd -- \"$__BOX_WORKDIR\" 2>/dev/null"
+              + " || { mkdir -p -- \"$__BOX_WORKDIR\" && cd -- \"$__BOX_WORKDIR\"; }"
+              + " || { echo \"box: cannot enter workdir $__BOX_WORKDIR\" >&2; exit 126; }",
+          "unset __BOX_WORKDIR __BOX_STDIN",
+          "if [ -n \"${__BOX_ARGC:-}\" ]; then",
+          "  __box_i=0; set --",
+          "  while [ \"$__box_i\" -lt \"$__BOX_ARGC\" ]; do",
+          "    eval \"set -- \\\"\\$@\\\" \\\"\\$__BOX_ARG_$__box_i\\\"; unset __BOX_ARG_$__box_i\"",
+          "    __box_i=$((__box_i + 1))",
+          "  done",
+          "  unset __box_i __BOX_ARGC",
+          "  exec \"$@\"",
+          "fi",
+          "__box_s=$__BOX_SCRIPT; unset __BOX_SCRIPT",
+          "eval \"unset __box_s; $__box_s\"");
+
+  private static final Map<String, String> BASE_ENV =
+      Map.of(
+          "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "HOME", "/home/box",
+          "USER", "box",
+          "LOGNAME", "box",
+          "SHELL", "/bin/sh",
+          "LANG", "C.UTF-8",
+          "PYTHONUNBUFFERED", "1");
+
+  private final Path setpriv;
+  private final Path nsenter;
+
+  Launcher(Path setpriv, Path nsenter) {
+    this.setpriv = setpriv;
+    this.nsenter = nsenter;
+  }
+
+  Process start(long initPid, List<Path> procsFiles, ProcessSpec spec) throws IOException {
+    List<String> argv = new ArrayList<>();
+    argv.addAll(List.of("/bin/sh", "-c", LAUNCHER, "box-launch"));
+    procsFiles.forEach(f -> argv.add(f.toString()));
+    argv.add("--");
+    argv.addAll(List.of(setpriv.toString(), "--no-new-privs", nsenter.toString()));
+    argv.addAll(List.of("--target", Long.toString(initPid), "--all"));
+    argv.addAll(List.of("-S", SandboxArgs.SANDBOX_ID, "-G", SandboxArgs.SANDBOX_ID));
+    argv.addAll(List.of("--", "/bin/sh", "-c", PRELUDE, "sh"));
+    ProcessBuilder builder = new ProcessBuilder(argv);
+    Map<String, String> env = builder.environment();
+    env.clear();
+    env.putAll(BASE_ENV);
+    env.putAll(spec.env());
+    env.put("__BOX_WORKDIR", spec.workdir());
+    env.put("__BOX_STDIN", spec.stdin() ? "1" : "");
+    switch (spec.command()) {
+      case ProcessSpec.Shell shell -> env.put("__BOX_SCRIPT", shell.script());
+      case ProcessSpec.Argv argvCommand -> {
+        List<String> words = argvCommand.argv();
+        env.put("__BOX_ARGC", Integer.toString(words.size()));
+        for (int i = 0; i < words.size(); i++) {
+          env.put("__BOX_ARG_" + i, words.get(i));
+        }
+      }
+    }
+    builder.directory(Path.of("/").toFile());
+    return builder.start();
+  }
+}

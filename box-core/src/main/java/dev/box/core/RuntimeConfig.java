@@ -1,0 +1,52 @@
+package dev.box.core;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * The settings of one runtime.
+ *
+ * @param dataDir where private workspaces and runtime state live
+ * @param sessionTtl idle time after which a non-persistent session is reaped; zero disables reaping
+ * @param maxSessions the most sessions that may exist at once (creating and closing ones included)
+ * @param maxOutputBytes the bytes of each output stream an exec keeps
+ * @param allowedMountRoots host directories under which mounts are allowed; empty allows all that
+ *     is not blocked
+ */
+public record RuntimeConfig(
+    Path dataDir,
+    Duration sessionTtl,
+    int maxSessions,
+    int maxOutputBytes,
+    List<Path> allowedMountRoots) {
+
+  /** The reference's defaults, with {@code dataDir}. */
+  public static RuntimeConfig defaults(Path dataDir) {
+    return new RuntimeConfig(dataDir, Duration.ofSeconds(300), 64, 1024 * 1024, List.of());
+  }
+
+  /** Checks ranges and copies the list. */
+  public RuntimeConfig {
+    if (sessionTtl.isNegative()) {
+      throw new IllegalArgumentException("session_ttl_sec must not be negative");
+    }
+    if (maxSessions < 0) {
+      throw new IllegalArgumentException("max_sessions must not be negative");
+    }
+    if (maxOutputBytes < 1024) {
+      throw new IllegalArgumentException("max_output_bytes must be at least 1024");
+    }
+    allowedMountRoots = List.copyOf(allowedMountRoots);
+  }
+
+  /** A copy with another session TTL. */
+  public RuntimeConfig withSessionTtl(Duration ttl) {
+    return new RuntimeConfig(dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots);
+  }
+
+  /** A copy with another session capacity. */
+  public RuntimeConfig withMaxSessions(int max) {
+    return new RuntimeConfig(dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots);
+  }
+}

@@ -1,0 +1,25 @@
+package dev.box.core.backend;
+
+/** The live sandbox of one session. Thread-safe: processes are spawned concurrently. */
+public interface Sandbox {
+
+  /** The backend's own name for this sandbox (a directory, a container name, ...). */
+  String id();
+
+  /** Whether the sandbox still runs; a dead one is recreated on next use. */
+  boolean isAlive();
+
+  /**
+   * Spawns a process inside the sandbox, as the sandbox user, with the sandbox's limits. The
+   * process and everything it starts can be killed together with {@link SandboxProcess#killTree}.
+   *
+   * @throws dev.box.api.BoxException when the process cannot be started
+   */
+  SandboxProcess spawn(ProcessSpec spec);
+
+  /**
+   * Kills every process of the sandbox and removes what the backend created for it, except the
+   * workspace; idempotent.
+   */
+  void destroy();
+}

@@ -1,0 +1,33 @@
+package dev.box.core.backend;
+
+/**
+ * A sandbox technology that runs Box sessions: one live sandbox per session, into which commands
+ * are spawned.
+ *
+ * <p>Implementations are thread-safe: sessions are started, used and destroyed concurrently.
+ */
+public interface SandboxBackend extends AutoCloseable {
+
+  /** The backend's name as users select it, for example {@code bwrap}. */
+  String name();
+
+  /** Whether the backend can run sandboxes here, and which limits it enforces. */
+  BackendStatus status();
+
+  /**
+   * Starts the sandbox of one session and returns when commands can be spawned in it.
+   *
+   * @throws dev.box.api.BoxException when the sandbox cannot be started
+   */
+  Sandbox start(SandboxSpec spec);
+
+  /**
+   * Removes what earlier server instances of the same data directory left behind (sandboxes,
+   * cgroups), never touching the running instance's own sandboxes.
+   */
+  void removeOrphans();
+
+  /** Releases the backend's own resources; sessions are destroyed by the runtime before. */
+  @Override
+  void close();
+}

@@ -1,0 +1,40 @@
+package dev.box.core.backend;
+
+import dev.box.api.BoxNetworkMode;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a backend needs to start one session's sandbox; every host path in it has passed the policy.
+ *
+ * @param sessionId the session's id, as the user named it
+ * @param sandboxName a name unique to this server instance and session, safe for file and cgroup
+ *     names ({@code <instance>_<normalised id>-<hash>})
+ * @param instanceId the id of the running server instance, which tags everything it creates
+ * @param image the image (container backends)
+ * @param network the network mode
+ * @param workspace the workspace mount, or null when the spec mounts none
+ * @param extraMounts further mounts
+ * @param readOnlyRootfs whether the root filesystem is read-only
+ * @param cpus CPU quota in cores
+ * @param memoryMb memory limit in MiB, swap included
+ * @param pidsLimit process limit
+ */
+public record SandboxSpec(
+    String sessionId,
+    String sandboxName,
+    String instanceId,
+    String image,
+    BoxNetworkMode network,
+    @Nullable SandboxMount workspace,
+    List<SandboxMount> extraMounts,
+    boolean readOnlyRootfs,
+    double cpus,
+    int memoryMb,
+    int pidsLimit) {
+
+  /** Copies {@code extraMounts}. */
+  public SandboxSpec {
+    extraMounts = List.copyOf(extraMounts);
+  }
+}

@@ -1,0 +1,116 @@
+package dev.box.core.exec;
+
+import dev.box.api.BoxExecutionStatus;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.OptionalInt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one command in a sandbox under a hard wall-clock timeout, capturing bounded output.
+ *
+ * <p>This is where an exec times out: when {@code timeout} passes, the whole process tree the exec
+ * started is killed through {@link SandboxProcess#killTree()} and the result says {@code
+ * timed_out}. The sandbox itself survives. Output is read by one virtual thread per stream while
+ * the command runs; when the command exits while a background process it started still holds a
+ * stream, the stream is drained and dropped (never closed under the writer) after a short grace.
+ */
+public final class ExecRunner {
+  private static final Logger log = LoggerFactory.getLogger(ExecRunner.class);
+
+  /** How long to wait for the last output after the command exited (pipes hold a little). */
+  private static final Duration DRAIN_GRACE = Duration.ofMillis(200);
+
+  /** How long a killed tree may take to disappear before the exec answers anyway. */
+  private static final Duration KILL_WAIT = Duration.ofSeconds(2);
+
+  private final int maxOutputBytes;
+
+  /**
+   * Creates a runner.
+   *
+   * @param maxOutputBytes bytes kept per stream (head and tail)
+   */
+  public ExecRunner(int maxOutputBytes) {
+    this.maxOutputBytes = maxOutputBytes;
+  }
+
+  /** Runs {@code spec} in {@code sandbox}; see the class comment. */
+  public ExecOutcome run(Sandbox sandbox, ProcessSpec spec, Duration timeout)
+      throws InterruptedException {
+    long started = System.nanoTime();
+    SandboxProcess process = sandbox.spawn(spec);
+    OutputCapture out = new OutputCapture(maxOutputBytes);
+    OutputCapture err = new OutputCapture(maxOutputBytes);
+    Thread outPump = pump(process.stdout(), out);
+    Thread errPump = pump(process.stderr(), err);
+    OptionalInt exit;
+    boolean timedOut = false;
+    try {
+      exit = process.waitFor(timeout);
+      if (exit.isEmpty()) {
+        timedOut = true;
+        process.killTree();
+        exit = process.waitFor(KILL_WAIT);
+      }
+    } catch (InterruptedException e) {
+      process.killTree();
+      throw e;
+    }
+    finishPump(outPump, out);
+    finishPump(errPump, err);
+    process.release();
+    long durationMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
+    String stderr = err.render();
+    if (timedOut) {
+      if (stderr.isEmpty()) {
+        stderr = "Command timed out after " + timeout.toSeconds() + " seconds.";
+      }
+      return new ExecOutcome(
+          BoxExecutionStatus.TIMED_OUT,
+          null,
+          out.render(),
+          stderr,
+          durationMs,
+          out.droppedBytes(),
+          err.droppedBytes());
+    }
+    return new ExecOutcome(
+        BoxExecutionStatus.COMPLETED,
+        exit.getAsInt(),
+        out.render(),
+        stderr,
+        durationMs,
+        out.droppedBytes(),
+        err.droppedBytes());
+  }
+
+  private static void finishPump(Thread pump, OutputCapture capture) throws InterruptedException {
+    if (!pump.join(DRAIN_GRACE)) {
+      // A background process still holds the stream: stop keeping its bytes, keep draining them.
+      capture.freeze();
+    }
+  }
+
+  private static Thread pump(InputStream stream, OutputCapture capture) {
+    return Thread.ofVirtual()
+        .name("box-exec-pump")
+        .start(
+            () -> {
+              byte[] buffer = new byte[64 * 1024];
+              try (stream) {
+                int n;
+                while ((n = stream.read(buffer)) >= 0) {
+                  capture.write(buffer, 0, n);
+                }
+              } catch (IOException e) {
+                log.debug("output stream ended with an error", e);
+              }
+            });
+  }
+}

@@ -1,0 +1,41 @@
+package dev.box.core.session;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+
+/** Names for what a session creates on the host: safe for files and cgroups, unique per id. */
+final class SandboxNames {
+  private SandboxNames() {}
+
+  /**
+   * {@code <instance>_<normalised id>-<8 hex of the id's SHA-256>}: the normalised id keeps a
+   * readable 32-character prefix, the hash keeps two ids apart that normalise alike.
+   */
+  static String of(String instanceId, String sessionId) {
+    String norm =
+        sessionId
+            .replaceAll("[^a-zA-Z0-9_.-]+", "-")
+            .replaceAll("^[-.]+|-+$", "")
+            .toLowerCase(Locale.ROOT);
+    if (norm.length() > 32) {
+      norm = norm.substring(0, 32);
+    }
+    if (norm.isEmpty()) {
+      norm = "session";
+    }
+    return instanceId + "_" + norm + "-" + hash(sessionId);
+  }
+
+  private static String hash(String value) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 4);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+    }
+  }
+}

@@ -1,0 +1,148 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxHostMountMode;
+import dev.box.api.BoxMountSpec;
+import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSpec;
+import dev.box.core.backend.Sandbox;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/** One live session: the spec it was created from, its sandbox, and how it is being used. */
+final class Session {
+  private final BoxSpec template;
+  private final Sandbox sandbox;
+  private final String backendName;
+  private final @Nullable Path privateWorkspace;
+  private final Instant createdAt;
+  private final AtomicInteger activeExecs = new AtomicInteger();
+  private volatile Instant lastUsedAt;
+
+  Session(
+      BoxSpec template,
+      Sandbox sandbox,
+      String backendName,
+      @Nullable Path privateWorkspace,
+      Instant now) {
+    this.template = template;
+    this.sandbox = sandbox;
+    this.backendName = backendName;
+    this.privateWorkspace = privateWorkspace;
+    this.createdAt = now;
+    this.lastUsedAt = now;
+  }
+
+  String id() {
+    return template.sessionId();
+  }
+
+  Sandbox sandbox() {
+    return sandbox;
+  }
+
+  BoxSpec template() {
+    return template;
+  }
+
+  @Nullable Path privateWorkspace() {
+    return privateWorkspace;
+  }
+
+  boolean persistent() {
+    return template.persistent();
+  }
+
+  Instant lastUsedAt() {
+    return lastUsedAt;
+  }
+
+  void touch(Instant now) {
+    lastUsedAt = now;
+  }
+
+  int activeExecs() {
+    return activeExecs.get();
+  }
+
+  void execStarted() {
+    activeExecs.incrementAndGet();
+  }
+
+  void execEnded() {
+    activeExecs.decrementAndGet();
+  }
+
+  /**
+   * The first compared field whose value differs between this session and {@code spec}, rendered as
+   * {@code field=existing value}, or null when they are compatible.
+   */
+  @Nullable String conflictWith(BoxSpec spec) {
+    Map<String, Object> mine = comparedFields(template);
+    Map<String, Object> theirs = comparedFields(spec);
+    for (Map.Entry<String, Object> field : mine.entrySet()) {
+      if (!Objects.equals(field.getValue(), theirs.get(field.getKey()))) {
+        return field.getKey() + "=" + field.getValue();
+      }
+    }
+    return null;
+  }
+
+  /** Whether {@code spec} asks for another set of extra mounts, which needs a new sandbox. */
+  boolean mountsDifferFrom(BoxSpec spec) {
+    return !mountSignature(template).equals(mountSignature(spec));
+  }
+
+  private static Map<String, Object> comparedFields(BoxSpec spec) {
+    Map<String, Object> fields = new LinkedHashMap<>();
+    fields.put("network", spec.network().wireName());
+    fields.put("image", spec.image());
+    fields.put("host_path", spec.hostPath() == null ? "None" : spec.hostPath());
+    fields.put("host_path_mode", spec.hostPathMode().wireName());
+    fields.put("mount_path", spec.mountPath());
+    fields.put("persistent", spec.persistent() ? "True" : "False");
+    fields.put("cpus", spec.cpus());
+    fields.put("memory_mb", spec.memoryMb());
+    fields.put("pids_limit", spec.pidsLimit());
+    fields.put("read_only_rootfs", spec.readOnlyRootfs() ? "True" : "False");
+    fields.put("workspace_quota_mb", spec.workspaceQuotaMb());
+    return fields;
+  }
+
+  private static Set<String> mountSignature(BoxSpec spec) {
+    return spec.extraMounts().stream()
+        .filter(m -> m.mode() != BoxHostMountMode.NONE)
+        .map(Session::mountKey)
+        .collect(Collectors.toSet());
+  }
+
+  private static String mountKey(BoxMountSpec m) {
+    return m.hostPath() + "\0" + m.mountPath() + "\0" + m.mode().wireName();
+  }
+
+  BoxSessionInfo info() {
+    return new BoxSessionInfo(
+        template.sessionId(),
+        backendName,
+        sandbox.id(),
+        template.image(),
+        template.network(),
+        template.hostPath(),
+        template.hostPathMode(),
+        template.mountPath(),
+        template.persistent(),
+        template.cpus(),
+        template.memoryMb(),
+        template.pidsLimit(),
+        template.readOnlyRootfs(),
+        template.workspaceQuotaMb(),
+        createdAt,
+        lastUsedAt);
+  }
+}

@@ -1,0 +1,404 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxBackendUnavailableException;
+import dev.box.api.BoxCapacityExceededException;
+import dev.box.api.BoxException;
+import dev.box.api.BoxExecutionResult;
+import dev.box.api.BoxHostMountMode;
+import dev.box.api.BoxMountSpec;
+import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.BoxSessionConflictException;
+import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
+import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.core.exec.ExecOutcome;
+import dev.box.core.exec.ExecRunner;
+import dev.box.core.policy.HostPathPolicy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sessions of one runtime: create or reuse by id, exec, delete, idle reaping and shutdown.
+ *
+ * <p>Work on one session id is serialised by a per-id lock; different ids never wait for each
+ * other, and no lock is held while a command runs, so execs in one session run concurrently.
+ * Validation and the host-path policy run before any request reaches the backend.
+ */
+public final class SessionManager implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
+
+  private final SandboxBackend backend;
+  private final RuntimeConfig config;
+  private final Clock clock;
+  private final String instanceId;
+  private final HostPathPolicy policy;
+  private final WorkspaceStore workspaces;
+  private final ExecRunner runner;
+  private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
+  private final KeyedLocks locks = new KeyedLocks();
+  private final AtomicInteger occupied = new AtomicInteger();
+  private volatile boolean shuttingDown;
+
+  /**
+   * Creates the manager; call {@link #removeOrphans()} once before serving.
+   *
+   * @param backend the backend that runs the sandboxes
+   * @param config the runtime's settings
+   * @param clock the source of time for {@code last_used_at} and reaping
+   * @param instanceId the id of this server instance, which tags what it creates
+   */
+  public SessionManager(
+      SandboxBackend backend, RuntimeConfig config, Clock clock, String instanceId) {
+    this.backend = backend;
+    this.config = config;
+    this.clock = clock;
+    this.instanceId = instanceId;
+    try {
+      Files.createDirectories(config.dataDir());
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
+    }
+    this.policy = new HostPathPolicy(config.dataDir(), config.allowedMountRoots());
+    this.workspaces = new WorkspaceStore(config.dataDir());
+    this.runner = new ExecRunner(config.maxOutputBytes());
+  }
+
+  /** Removes what earlier instances of this data directory left behind. */
+  public void removeOrphans() {
+    backend.removeOrphans();
+    try {
+      workspaces.removeOrphans(instanceId);
+    } catch (IOException e) {
+      log.warn("could not list orphaned workspaces: {}", e.toString());
+    }
+  }
+
+  /** The outcome of {@link #createOrReuse}: the session and whether it was created just now. */
+  public record Acquired(BoxSessionInfo info, boolean created) {}
+
+  /**
+   * Returns the session {@code spec.session_id}, creating it when it does not exist.
+   *
+   * @throws BoxSessionConflictException when it exists with a different compared field
+   * @throws BoxCapacityExceededException when {@code max_sessions} sessions exist
+   */
+  public Acquired createOrReuse(BoxSpec spec) {
+    Use use = acquire(spec, false);
+    return new Acquired(use.session().info(), use.created());
+  }
+
+  /** The session {@code id}; throws {@link BoxSessionNotFoundException} when it does not exist. */
+  public BoxSessionInfo get(String id) {
+    return require(id).info();
+  }
+
+  /** Every session, oldest first. */
+  public List<BoxSessionInfo> list() {
+    return sessions.values().stream()
+        .map(Session::info)
+        .sorted(Comparator.comparing(BoxSessionInfo::createdAt))
+        .toList();
+  }
+
+  /** How many sessions exist. */
+  public int size() {
+    return sessions.size();
+  }
+
+  /** The backend's status. */
+  public BackendStatus backendStatus() {
+    return backend.status();
+  }
+
+  /** The runtime's settings. */
+  public RuntimeConfig config() {
+    return config;
+  }
+
+  /**
+   * Stops the session {@code id} and everything running in it, and removes its private workspace.
+   */
+  public void delete(String id) {
+    try (KeyedLocks.Held held = locks.lock(id)) {
+      Session session = sessions.remove(id);
+      if (session == null) {
+        throw new BoxSessionNotFoundException("session " + id + " not found");
+      }
+      destroy(session, true);
+    }
+  }
+
+  /**
+   * Runs {@code spec.cmd} in the session {@code spec.session_id}, creating the session first when
+   * it does not exist. A command that exits non-zero or times out is a normal result.
+   */
+  public BoxExecutionResult exec(BoxSpec spec) {
+    if (spec.cmd().isEmpty()) {
+      throw new BoxValidationException("cmd must not be empty");
+    }
+    Session session = acquire(spec, true).session();
+    try {
+      ProcessSpec process =
+          new ProcessSpec(new ProcessSpec.Shell(spec.cmd()), spec.workdir(), spec.env(), false);
+      ExecOutcome outcome =
+          runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
+      return new BoxExecutionResult(
+          session.id(),
+          backend.name(),
+          outcome.status(),
+          outcome.exitCode(),
+          outcome.stdout(),
+          outcome.stderr(),
+          outcome.durationMs(),
+          outcome.stdoutDroppedBytes(),
+          outcome.stderrDroppedBytes());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BoxRuntimeUnavailableException("exec was interrupted");
+    } finally {
+      session.execEnded();
+      session.touch(clock.instant());
+    }
+  }
+
+  /**
+   * Deletes every non-persistent session idle for at least the session TTL with no exec running.
+   *
+   * @return how many sessions were reaped
+   */
+  public int reapIdle() {
+    Duration ttl = config.sessionTtl();
+    if (ttl.isZero()) {
+      return 0;
+    }
+    int reaped = 0;
+    for (Session candidate : List.copyOf(sessions.values())) {
+      if (!isIdle(candidate, ttl)) {
+        continue;
+      }
+      try (KeyedLocks.Held held = locks.lock(candidate.id())) {
+        Session current = sessions.get(candidate.id());
+        if (current != candidate || !isIdle(current, ttl)) {
+          continue;
+        }
+        sessions.remove(current.id());
+        log.info("reaping idle session {}", current.id());
+        destroy(current, true);
+        reaped++;
+      }
+    }
+    return reaped;
+  }
+
+  private boolean isIdle(Session session, Duration ttl) {
+    return !session.persistent()
+        && session.activeExecs() == 0
+        && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());
+  }
+
+  /**
+   * Refuses new work and stops every session; private workspaces of persistent sessions are kept.
+   */
+  public void shutdown() {
+    shuttingDown = true;
+    List<Thread> stoppers = new ArrayList<>();
+    for (String id : List.copyOf(sessions.keySet())) {
+      stoppers.add(
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try (KeyedLocks.Held held = locks.lock(id)) {
+                      Session session = sessions.remove(id);
+                      if (session != null) {
+                        destroy(session, !session.persistent());
+                      }
+                    }
+                  }));
+    }
+    for (Thread stopper : stoppers) {
+      try {
+        stopper.join(Duration.ofSeconds(30));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    shutdown();
+  }
+
+  private Session require(String id) {
+    Session session = sessions.get(id);
+    if (session == null) {
+      throw new BoxSessionNotFoundException("session " + id + " not found");
+    }
+    return session;
+  }
+
+  private record Use(Session session, boolean created) {}
+
+  private Use acquire(BoxSpec spec, boolean forExec) {
+    String id = spec.sessionId();
+    try (KeyedLocks.Held held = locks.lock(id)) {
+      checkRunning();
+      Session existing = sessions.get(id);
+      if (existing != null) {
+        String conflict = existing.conflictWith(spec);
+        if (conflict != null) {
+          throw new BoxSessionConflictException(
+              "Box session " + id + " already exists with " + conflict);
+        }
+        if (existing.mountsDifferFrom(spec)) {
+          log.info("Box session {} extra_mounts changed, recreating", id);
+          sessions.remove(id);
+          destroy(existing, false);
+        } else if (!existing.sandbox().isAlive()) {
+          log.warn("Box session {} backend disappeared, recreating", id);
+          sessions.remove(id);
+          destroy(existing, false);
+        } else {
+          existing.touch(clock.instant());
+          if (forExec) {
+            existing.execStarted();
+          }
+          return new Use(existing, false);
+        }
+      }
+      Session session = create(spec);
+      if (forExec) {
+        session.execStarted();
+      }
+      sessions.put(id, session);
+      return new Use(session, true);
+    }
+  }
+
+  private void checkRunning() {
+    if (shuttingDown) {
+      throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
+    }
+  }
+
+  private Session create(BoxSpec spec) {
+    BackendStatus status = backend.status();
+    if (!status.available()) {
+      throw new BoxBackendUnavailableException(
+          "Box backend " + status.name() + " is unavailable: " + status.reason());
+    }
+    List<SandboxMount> extra = new ArrayList<>();
+    for (BoxMountSpec mount : spec.extraMounts()) {
+      if (mount.mode() != BoxHostMountMode.NONE) {
+        checkMountPath(mount.mountPath());
+        Path host = policy.check(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
+        extra.add(new SandboxMount(host, mount.mountPath(), mount.mode() == BoxHostMountMode.RO));
+      }
+    }
+    reserveSlot();
+    String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
+    Path privateWorkspace = null;
+    try {
+      SandboxMount workspace = null;
+      if (spec.hostPathMode() != BoxHostMountMode.NONE) {
+        checkMountPath(spec.mountPath());
+        boolean readOnly = spec.hostPathMode() == BoxHostMountMode.RO;
+        String hostPath = spec.hostPath();
+        Path host;
+        if (hostPath != null) {
+          host = policy.check(hostPath, !readOnly);
+        } else {
+          privateWorkspace = workspaces.create(name);
+          host = privateWorkspace;
+        }
+        workspace = new SandboxMount(host, spec.mountPath(), readOnly);
+      }
+      SandboxSpec sandboxSpec =
+          new SandboxSpec(
+              spec.sessionId(),
+              SandboxNames.of(instanceId, spec.sessionId()),
+              instanceId,
+              spec.image(),
+              spec.network(),
+              workspace,
+              extra,
+              spec.readOnlyRootfs(),
+              spec.cpus(),
+              spec.memoryMb(),
+              spec.pidsLimit());
+      Sandbox sandbox = backend.start(sandboxSpec);
+      if (shuttingDown) {
+        sandbox.destroy();
+        throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
+      }
+      log.info("created session {} ({})", spec.sessionId(), sandbox.id());
+      return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
+    } catch (IOException e) {
+      occupied.decrementAndGet();
+      throw new BoxException(
+          dev.box.api.BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
+    } catch (RuntimeException e) {
+      occupied.decrementAndGet();
+      if (privateWorkspace != null && !spec.persistent()) {
+        workspaces.remove(privateWorkspace);
+      }
+      throw e;
+    }
+  }
+
+  private static void checkMountPath(String mountPath) {
+    Path normal = Path.of(mountPath).normalize();
+    if (normal.getNameCount() == 0 || !normal.toString().equals(mountPath.replaceAll("/+$", ""))) {
+      throw new BoxValidationException(
+          "mount_path " + mountPath + " must be a normalised directory below /");
+    }
+  }
+
+  private void reserveSlot() {
+    int max = config.maxSessions();
+    while (true) {
+      int current = occupied.get();
+      if (current >= max) {
+        throw new BoxCapacityExceededException("Box session capacity reached (" + max + ")");
+      }
+      if (occupied.compareAndSet(current, current + 1)) {
+        return;
+      }
+    }
+  }
+
+  private void destroy(Session session, boolean removeWorkspace) {
+    try {
+      session.sandbox().destroy();
+    } catch (RuntimeException e) {
+      log.warn("destroying session {} failed: {}", session.id(), e.toString());
+    } finally {
+      occupied.decrementAndGet();
+      @Nullable Path workspace = session.privateWorkspace();
+      if (removeWorkspace && workspace != null) {
+        workspaces.remove(workspace);
+      }
+      log.info("stopped session {}", session.id());
+    }
+  }
+}

@@ -1,0 +1,233 @@
+package dev.box.server;
+
+import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.session.SessionManager;
+import dev.box.server.http.HttpApi;
+import io.javalin.Javalin;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running Box server: the backend, the sessions, the idle reaper and the HTTP API on one port.
+ * Several servers can run in one JVM (each with its own data directory).
+ */
+public final class BoxServer implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(BoxServer.class);
+
+  /** The version of this build. */
+  public static final String VERSION = "0.1.0";
+
+  private final ServerConfig config;
+  private final SandboxBackend backend;
+  private final SessionManager sessions;
+  private final ScheduledExecutorService reaper;
+  private final Javalin http;
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private BoxServer(
+      ServerConfig config,
+      SandboxBackend backend,
+      SessionManager sessions,
+      ScheduledExecutorService reaper,
+      Javalin http,
+      FileChannel lockChannel,
+      FileLock lock) {
+    this.config = config;
+    this.backend = backend;
+    this.sessions = sessions;
+    this.reaper = reaper;
+    this.http = http;
+    this.lockChannel = lockChannel;
+    this.lock = lock;
+  }
+
+  /**
+   * Starts a server and returns once it accepts requests.
+   *
+   * @throws IllegalArgumentException when the configuration is refused (for example a public
+   *     address without a control token), with a message for the user
+   * @throws IllegalStateException when the data directory is in use or the port cannot be bound
+   */
+  public static BoxServer start(ServerConfig config) {
+    return start(config, Clock.systemUTC());
+  }
+
+  /** Starts a server whose sessions read time from {@code clock}. */
+  public static BoxServer start(ServerConfig config, Clock clock) {
+    refusePublicWithoutToken(config);
+    FileChannel channel = null;
+    FileLock lock = null;
+    SandboxBackend backend = null;
+    SessionManager sessions = null;
+    ScheduledExecutorService reaper = null;
+    try {
+      Files.createDirectories(config.dataDir());
+      channel =
+          FileChannel.open(
+              config.dataDir().resolve("box.lock"),
+              StandardOpenOption.CREATE,
+              StandardOpenOption.WRITE);
+      lock = channel.tryLock();
+      if (lock == null) {
+        throw new IllegalStateException(
+            "data dir " + config.dataDir() + " is in use by another Box server");
+      }
+      String instanceId =
+          HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
+      backend = Backends.open(config.backend(), config.dataDir(), instanceId);
+      RuntimeConfig runtime =
+          new RuntimeConfig(
+              config.dataDir(),
+              config.sessionTtl(),
+              config.maxSessions(),
+              config.maxOutputBytes(),
+              config.allowedMountRoots());
+      sessions = new SessionManager(backend, runtime, clock, instanceId);
+      sessions.removeOrphans();
+      reaper = startReaper(sessions, config.sessionTtl());
+      Javalin http = HttpApi.create(sessions, config.controlToken(), VERSION);
+      http.start(config.host(), config.port());
+      BoxServer server = new BoxServer(config, backend, sessions, reaper, http, channel, lock);
+      server.logStartup();
+      return server;
+    } catch (IOException e) {
+      cleanUp(sessions, reaper, backend, lock, channel);
+      throw new IllegalStateException("cannot start Box: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      cleanUp(sessions, reaper, backend, lock, channel);
+      throw e;
+    }
+  }
+
+  private static void refusePublicWithoutToken(ServerConfig config) {
+    if (config.controlToken() != null || config.insecure()) {
+      return;
+    }
+    boolean loopback;
+    try {
+      loopback = InetAddress.getByName(config.host()).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      throw new IllegalArgumentException("cannot resolve --host " + config.host());
+    }
+    if (!loopback) {
+      throw new IllegalArgumentException(
+          "refusing to listen on "
+              + config.host()
+              + " without a control token: anyone who reaches the port could run code. Set"
+              + " --control-token (or BOX_CONTROL_TOKEN), or pass --insecure to allow it.");
+    }
+  }
+
+  private static ScheduledExecutorService startReaper(SessionManager sessions, Duration ttl) {
+    ScheduledExecutorService reaper =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "box-session-reaper");
+              t.setDaemon(true);
+              return t;
+            });
+    if (!ttl.isZero()) {
+      long period = Math.max(1, Math.min(30, ttl.toSeconds()));
+      reaper.scheduleWithFixedDelay(
+          () -> {
+            try {
+              sessions.reapIdle();
+            } catch (RuntimeException e) {
+              log.warn("session reaper failed; it keeps running", e);
+            }
+          },
+          period,
+          period,
+          TimeUnit.SECONDS);
+    }
+    return reaper;
+  }
+
+  private void logStartup() {
+    BackendStatus status = backend.status();
+    String limits =
+        status.enforced().entrySet().stream()
+            .sorted(Map.Entry.comparingByKey())
+            .map(e -> e.getKey() + "=" + e.getValue())
+            .collect(Collectors.joining(" "));
+    log.info(
+        "Box {} listening on http://{}:{} backend={} ({}) enforced: {}",
+        VERSION,
+        config.host(),
+        port(),
+        status.name(),
+        status.available() ? "available" : "UNAVAILABLE: " + status.reason(),
+        limits);
+  }
+
+  /** The port the server listens on. */
+  public int port() {
+    return http.port();
+  }
+
+  /** The server's settings. */
+  public ServerConfig config() {
+    return config;
+  }
+
+  /** Stops accepting requests, stops every session and releases the data directory. */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    log.info("Box shutting down: stopping {} sessions", sessions.size());
+    http.stop();
+    cleanUp(sessions, reaper, backend, lock, lockChannel);
+    log.info("Box stopped");
+  }
+
+  private static void cleanUp(
+      @Nullable SessionManager sessions,
+      @Nullable ScheduledExecutorService reaper,
+      @Nullable SandboxBackend backend,
+      @Nullable FileLock lock,
+      @Nullable FileChannel channel) {
+    if (reaper != null) {
+      reaper.shutdownNow();
+    }
+    if (sessions != null) {
+      sessions.shutdown();
+    }
+    if (backend != null) {
+      backend.close();
+    }
+    try {
+      if (lock != null) {
+        lock.release();
+      }
+      if (channel != null) {
+        channel.close();
+      }
+    } catch (IOException e) {
+      log.debug("releasing the data dir lock failed", e);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+package dev.box.server;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The settings of {@code box serve}, resolved from flags, environment variables ({@code BOX_*}) and
+ * a YAML or JSON file: flags win over the environment, the environment over the file.
+ *
+ * @param host the address to bind
+ * @param port the port to bind (0 picks a free one)
+ * @param dataDir where workspaces and state live
+ * @param backend {@code local} (the best available), or a backend's name
+ * @param controlToken the token every route but /healthz and /readyz requires, or null
+ * @param insecure whether binding a non-loopback address without a token is allowed
+ * @param sessionTtl idle time after which a non-persistent session is reaped (0 = never)
+ * @param maxSessions the session capacity
+ * @param maxOutputBytes bytes kept per output stream of an exec
+ * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
+ */
+public record ServerConfig(
+    String host,
+    int port,
+    Path dataDir,
+    String backend,
+    @Nullable String controlToken,
+    boolean insecure,
+    Duration sessionTtl,
+    int maxSessions,
+    int maxOutputBytes,
+    List<Path> allowedMountRoots) {
+
+  /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
+  public static final Set<String> KEYS =
+      Set.of(
+          "host",
+          "port",
+          "data_dir",
+          "backend",
+          "control_token",
+          "insecure",
+          "session_ttl_sec",
+          "max_sessions",
+          "max_output_bytes",
+          "allowed_mount_roots",
+          "config");
+
+  /** Copies the list. */
+  public ServerConfig {
+    allowedMountRoots = List.copyOf(allowedMountRoots);
+  }
+
+  /** The defaults: 127.0.0.1:5410, ./data/box, the local backend, no token. */
+  public static ServerConfig defaults() {
+    return resolve(Map.of(), Map.of());
+  }
+
+  /** A copy listening on {@code newPort}. */
+  public ServerConfig withPort(int newPort) {
+    return new ServerConfig(
+        host,
+        newPort,
+        dataDir,
+        backend,
+        controlToken,
+        insecure,
+        sessionTtl,
+        maxSessions,
+        maxOutputBytes,
+        allowedMountRoots);
+  }
+
+  /**
+   * Resolves the settings.
+   *
+   * @param flags values given on the command line, by key ({@code data_dir}, ...)
+   * @param env the process environment ({@code BOX_DATA_DIR}, ...)
+   * @throws IllegalArgumentException with a message for the user when a value is invalid
+   */
+  public static ServerConfig resolve(Map<String, String> flags, Map<String, String> env) {
+    Map<String, String> values = new HashMap<>();
+    String file = flags.getOrDefault("config", env.get("BOX_CONFIG"));
+    if (file != null && !file.isBlank()) {
+      values.putAll(readFile(Path.of(file)));
+    }
+    for (String key : KEYS) {
+      String fromEnv = env.get("BOX_" + key.toUpperCase(Locale.ROOT));
+      if (fromEnv != null) {
+        values.put(key, fromEnv);
+      }
+    }
+    values.putAll(flags);
+    String token = values.get("control_token");
+    return new ServerConfig(
+        values.getOrDefault("host", "127.0.0.1"),
+        intValue(values, "port", 5410, 0, 65535),
+        Path.of(values.getOrDefault("data_dir", "data/box")).toAbsolutePath().normalize(),
+        values.getOrDefault("backend", "local").strip(),
+        token == null || token.isBlank() ? null : token.strip(),
+        Boolean.parseBoolean(values.getOrDefault("insecure", "false")),
+        Duration.ofSeconds(intValue(values, "session_ttl_sec", 300, 0, 30 * 86400)),
+        intValue(values, "max_sessions", 64, 0, 5000),
+        intValue(values, "max_output_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024),
+        roots(values.getOrDefault("allowed_mount_roots", "")));
+  }
+
+  private static List<Path> roots(String value) {
+    List<Path> roots = new ArrayList<>();
+    Arrays.stream(value.split(",", -1))
+        .map(String::strip)
+        .filter(s -> !s.isEmpty())
+        .forEach(s -> roots.add(Path.of(s).toAbsolutePath().normalize()));
+    return roots;
+  }
+
+  private static int intValue(
+      Map<String, String> values, String key, int fallback, int min, int max) {
+    String raw = values.get(key);
+    if (raw == null || raw.isBlank()) {
+      return fallback;
+    }
+    int parsed;
+    try {
+      parsed = Integer.parseInt(raw.strip());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(key + " must be an integer, not '" + raw + "'");
+    }
+    if (parsed < min || parsed > max) {
+      throw new IllegalArgumentException(key + " must be between " + min + " and " + max);
+    }
+    return parsed;
+  }
+
+  private static Map<String, String> readFile(Path file) {
+    Map<?, ?> tree;
+    try {
+      tree = new ObjectMapper(new YAMLFactory()).readValue(Files.readString(file), Map.class);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot read config file " + file + ": " + e.getMessage());
+    }
+    Map<String, String> values = new HashMap<>();
+    if (tree == null) {
+      return values;
+    }
+    tree.forEach(
+        (k, v) -> {
+          String key = String.valueOf(k).replace('-', '_');
+          if (!KEYS.contains(key) || key.equals("config")) {
+            throw new IllegalArgumentException("unknown key '" + k + "' in config file " + file);
+          }
+          if (v instanceof List<?> list) {
+            values.put(key, String.join(",", list.stream().map(String::valueOf).toList()));
+          } else if (v != null) {
+            values.put(key, String.valueOf(v));
+          }
+        });
+    return values;
+  }
+}

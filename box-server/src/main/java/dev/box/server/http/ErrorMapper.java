@@ -1,0 +1,74 @@
+package dev.box.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import dev.box.api.BoxError;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxValidationException;
+import io.javalin.http.HttpResponseException;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where failures become HTTP answers: a {@link BoxException} keeps its code, a
+ * malformed or mistyped request body is a {@code validation_error}, and anything unexpected is a
+ * logged {@code internal_error} whose answer carries no stack trace.
+ */
+final class ErrorMapper {
+  private static final Logger log = LoggerFactory.getLogger(ErrorMapper.class);
+
+  private ErrorMapper() {}
+
+  static BoxException toBoxException(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof BoxException box) {
+        return box;
+      }
+    }
+    if (failure instanceof JsonMappingException mapping) {
+      return new BoxValidationException(describe(mapping));
+    }
+    if (failure instanceof JsonProcessingException json) {
+      return new BoxValidationException("malformed JSON: " + json.getOriginalMessage());
+    }
+    if (failure instanceof HttpResponseException http) {
+      return new BoxException(codeFor(http.getStatus()), String.valueOf(http.getMessage()));
+    }
+    log.error("unexpected failure while serving a request", failure);
+    return new BoxException(
+        BoxErrorCode.INTERNAL_ERROR, "internal error: " + failure.getClass().getSimpleName());
+  }
+
+  static BoxError body(BoxException e) {
+    return BoxError.of(e);
+  }
+
+  private static String describe(JsonMappingException e) {
+    String path =
+        e.getPath().stream()
+            .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
+            .collect(Collectors.joining("."));
+    String detail = e.getOriginalMessage();
+    int newline = detail.indexOf('\n');
+    if (newline >= 0) {
+      detail = detail.substring(0, newline);
+    }
+    return path.isEmpty()
+        ? "invalid request body: " + detail
+        : "invalid value for " + path + ": " + detail;
+  }
+
+  static BoxErrorCode codeFor(int status) {
+    return switch (status) {
+      case 400 -> BoxErrorCode.VALIDATION_ERROR;
+      case 401 -> BoxErrorCode.UNAUTHORIZED;
+      case 404 -> BoxErrorCode.NOT_FOUND;
+      case 405 -> BoxErrorCode.METHOD_NOT_ALLOWED;
+      case 413 -> BoxErrorCode.PAYLOAD_TOO_LARGE;
+      case 503 -> BoxErrorCode.RUNTIME_UNAVAILABLE;
+      default -> status >= 500 ? BoxErrorCode.INTERNAL_ERROR : BoxErrorCode.VALIDATION_ERROR;
+    };
+  }
+}

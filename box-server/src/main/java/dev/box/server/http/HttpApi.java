@@ -1,0 +1,183 @@
+package dev.box.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxBackendHealth;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxJson;
+import dev.box.api.BoxRuntimeStatus;
+import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.session.SessionManager;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.VirtualThreadPool;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The REST API of Box on Javalin: thin handlers over {@link SessionManager}, the control-token
+ * check, and JSON errors for every failure, unknown route and wrong method.
+ */
+public final class HttpApi {
+  private static final String ERROR_SET = "box.error-set";
+  private static final long MAX_REQUEST_BYTES = 16L * 1024 * 1024;
+
+  private final SessionManager sessions;
+  private final byte @Nullable [] token;
+  private final ObjectMapper mapper = BoxJson.newMapper();
+
+  private HttpApi(SessionManager sessions, @Nullable String token) {
+    this.sessions = sessions;
+    this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Creates the (not yet started) HTTP server.
+   *
+   * @param sessions the sessions it serves
+   * @param controlToken the token required on every route but /healthz and /readyz, or null
+   * @param version the version reported by /healthz
+   */
+  public static Javalin create(
+      SessionManager sessions, @Nullable String controlToken, String version) {
+    HttpApi api = new HttpApi(sessions, controlToken);
+    return Javalin.create(
+        config -> {
+          QueuedThreadPool pool = new QueuedThreadPool(32, 4);
+          pool.setName("box-http");
+          VirtualThreadPool virtual = new VirtualThreadPool();
+          virtual.setName("box-http-vt");
+          virtual.setMaxConcurrentTasks(4096);
+          pool.setVirtualThreadsExecutor(virtual);
+          config.jetty.threadPool = pool;
+          config.startup.showJavalinBanner = false;
+          config.startup.showOldJavalinVersionWarning = false;
+          config.http.maxRequestSize = MAX_REQUEST_BYTES;
+          config.http.prefer405over404 = true;
+          config.routes.before(api::authenticate);
+          config.routes.get(
+              "/healthz", ctx -> api.json(ctx, 200, Map.of("live", true, "version", version)));
+          config.routes.get("/readyz", api::readyz);
+          config.routes.get("/v1/health", ctx -> api.json(ctx, 200, api.health()));
+          config.routes.get("/v1/status", api::status);
+          config.routes.get("/v1/sessions", ctx -> api.json(ctx, 200, sessions.list()));
+          config.routes.get(
+              "/v1/sessions/{id}", ctx -> api.json(ctx, 200, sessions.get(ctx.pathParam("id"))));
+          config.routes.post("/v1/sessions/{id}", api::createSession);
+          config.routes.delete("/v1/sessions/{id}", api::deleteSession);
+          config.routes.post(
+              "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
+          config.routes.exception(
+              Exception.class, (e, ctx) -> api.fail(ctx, ErrorMapper.toBoxException(e)));
+          config.routes.error(
+              404,
+              ctx ->
+                  api.unlessSet(
+                      ctx, BoxErrorCode.NOT_FOUND, "no route " + ctx.method() + " " + ctx.path()));
+          config.routes.error(
+              405,
+              ctx ->
+                  api.unlessSet(
+                      ctx,
+                      BoxErrorCode.METHOD_NOT_ALLOWED,
+                      "method " + ctx.method() + " is not allowed on " + ctx.path()));
+        });
+  }
+
+  private void authenticate(Context ctx) {
+    if (token == null || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
+      return;
+    }
+    String presented = ctx.header("X-LangBot-Box-Control-Token");
+    String authorization = ctx.header("Authorization");
+    if (presented == null && authorization != null && authorization.startsWith("Bearer ")) {
+      presented = authorization.substring("Bearer ".length()).strip();
+    }
+    byte[] given = presented == null ? new byte[0] : presented.getBytes(StandardCharsets.UTF_8);
+    if (!MessageDigest.isEqual(token, given)) {
+      throw new BoxException(BoxErrorCode.UNAUTHORIZED, "missing or invalid control token");
+    }
+  }
+
+  private BoxBackendHealth health() {
+    BackendStatus status = sessions.backendStatus();
+    return new BoxBackendHealth(
+        status.name(), status.available(), status.reason(), status.enforced());
+  }
+
+  private void readyz(Context ctx) throws JsonProcessingException {
+    BoxBackendHealth health = health();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("ready", health.available());
+    body.put("mode", "standard");
+    body.put(
+        "backend", Map.of("name", String.valueOf(health.name()), "available", health.available()));
+    body.put("checks", Map.of("backend_available", health.available()));
+    json(ctx, health.available() ? 200 : 503, body);
+  }
+
+  private void status(Context ctx) throws JsonProcessingException {
+    Map<String, Object> limits = new LinkedHashMap<>();
+    limits.put("max_sessions", sessions.config().maxSessions());
+    limits.put("max_output_bytes", sessions.config().maxOutputBytes());
+    limits.put(
+        "allowed_mount_roots",
+        sessions.config().allowedMountRoots().stream().map(Object::toString).toList());
+    json(
+        ctx,
+        200,
+        new BoxRuntimeStatus(
+            health(), sessions.size(), 0, sessions.config().sessionTtl().toSeconds(), limits));
+  }
+
+  private void createSession(Context ctx) throws JsonProcessingException {
+    SessionManager.Acquired acquired = sessions.createOrReuse(spec(ctx));
+    json(ctx, acquired.created() ? 201 : 200, acquired.info());
+  }
+
+  private void deleteSession(Context ctx) throws JsonProcessingException {
+    String id = ctx.pathParam("id");
+    sessions.delete(id);
+    json(ctx, 200, Map.of("deleted", id));
+  }
+
+  /** The request body as a {@link BoxSpec}, with the session id taken from the path. */
+  private BoxSpec spec(Context ctx) throws JsonProcessingException {
+    String body = ctx.body();
+    JsonNode node = body.isBlank() ? mapper.createObjectNode() : mapper.readTree(body);
+    if (!(node instanceof ObjectNode object)) {
+      throw new BoxValidationException("request body must be a JSON object");
+    }
+    object.put("session_id", ctx.pathParam("id"));
+    return mapper.treeToValue(object, BoxSpec.class);
+  }
+
+  private void json(Context ctx, int status, Object body) throws JsonProcessingException {
+    ctx.status(status).contentType("application/json").result(mapper.writeValueAsString(body));
+  }
+
+  private void fail(Context ctx, BoxException e) {
+    ctx.attribute(ERROR_SET, Boolean.TRUE);
+    try {
+      json(ctx, e.code().httpStatus(), ErrorMapper.body(e));
+    } catch (JsonProcessingException impossible) {
+      ctx.status(500)
+          .result("{\"error\":{\"code\":\"internal_error\",\"message\":\"internal error\"}}");
+    }
+  }
+
+  private void unlessSet(Context ctx, BoxErrorCode code, String message) {
+    if (ctx.attribute(ERROR_SET) == null) {
+      fail(ctx, new BoxException(code, message));
+    }
+  }
+}
