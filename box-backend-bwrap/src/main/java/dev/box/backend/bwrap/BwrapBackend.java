@@ -63,7 +63,14 @@ public final class BwrapBackend implements SandboxBackend {
             return t;
           });
 
-  private final ExecutorService readers = Executors.newVirtualThreadPerTaskExecutor();
+  /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
+  private final ExecutorService readers =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "box-bwrap-reader");
+            t.setDaemon(true);
+            return t;
+          });
 
   /**
    * Probes the host and prepares the backend.

@@ -10,22 +10,22 @@ import java.util.Map;
 /**
  * Starts a process inside a running sandbox.
  *
- * <p>The host side is a fixed launcher script that writes its own pid into the process's cgroups
- * and then execs {@code setpriv --no-new-privs nsenter}, so the process and all it forks are
- * limited and killable from the first instruction. Inside the sandbox a fixed prelude waits for a
- * go line on stdin (the backend takes over the output pipes first), enters the working directory
- * and runs the command. Nothing from the request is on any command line: the command, the working
- * directory and the environment travel in environment variables, and no host shell parses them.
+ * <p>The host side is a fixed launcher script that waits for a go line on stdin (the backend takes
+ * over the output pipes while nothing has touched them yet), writes its own pid into the process's
+ * cgroups and then execs {@code setpriv --no-new-privs nsenter}, so the process and all it forks
+ * are limited and killable from the first instruction. Inside the sandbox a fixed prelude enters
+ * the working directory and runs the command. Nothing from the request is on any command line: the
+ * command, the working directory and the environment travel in environment variables, and no host
+ * shell parses them.
  */
 final class Launcher {
   private static final String LAUNCHER =
-      "for f do if [ \"$f\" = -- ]; then shift; break; fi;"
+      "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
           + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
 
   private static final String PRELUDE =
       String.join(
           "\n",
-          "read -r _ || exit 125",
           "[ -n \"$__BOX_STDIN\" ] || exec </dev/null",
           "cd -- \"$__BOX_WORKDIR\" 2>/dev/null"
               + " || { mkdir -p -- \"$__BOX_WORKDIR\" && cd -- \"$__BOX_WORKDIR\"; }"

@@ -8,6 +8,12 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.OptionalInt;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,9 +22,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This is where an exec times out: when {@code timeout} passes, the whole process tree the exec
  * started is killed through {@link SandboxProcess#killTree()} and the result says {@code
- * timed_out}. The sandbox itself survives. Output is read by one virtual thread per stream while
- * the command runs; when the command exits while a background process it started still holds a
- * stream, the stream is drained and dropped (never closed under the writer) after a short grace.
+ * timed_out}. The sandbox itself survives. Output is read by one pump thread per stream while the
+ * command runs; when the command exits while a background process it started still holds a stream,
+ * the stream is drained and dropped (never closed under the writer) after a short grace.
  */
 public final class ExecRunner {
   private static final Logger log = LoggerFactory.getLogger(ExecRunner.class);
@@ -28,6 +34,18 @@ public final class ExecRunner {
 
   /** How long a killed tree may take to disappear before the exec answers anyway. */
   private static final Duration KILL_WAIT = Duration.ofSeconds(2);
+
+  /**
+   * Platform threads for the pumps: a blocking read of a pipe pins a virtual thread's carrier, and
+   * pinned carriers would delay the timers that enforce timeouts.
+   */
+  private static final ExecutorService PUMPS =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "box-exec-pump");
+            t.setDaemon(true);
+            return t;
+          });
 
   private final int maxOutputBytes;
 
@@ -47,8 +65,8 @@ public final class ExecRunner {
     SandboxProcess process = sandbox.spawn(spec);
     OutputCapture out = new OutputCapture(maxOutputBytes);
     OutputCapture err = new OutputCapture(maxOutputBytes);
-    Thread outPump = pump(process.stdout(), out);
-    Thread errPump = pump(process.stderr(), err);
+    Future<?> outPump = pump(process.stdout(), out);
+    Future<?> errPump = pump(process.stderr(), err);
     OptionalInt exit;
     boolean timedOut = false;
     try {
@@ -62,8 +80,9 @@ public final class ExecRunner {
       process.killTree();
       throw e;
     }
-    finishPump(outPump, out);
-    finishPump(errPump, err);
+    long drainDeadline = System.nanoTime() + DRAIN_GRACE.toNanos();
+    finishPump(outPump, out, drainDeadline);
+    finishPump(errPump, err, drainDeadline);
     process.release();
     long durationMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
     String stderr = err.render();
@@ -90,27 +109,30 @@ public final class ExecRunner {
         err.droppedBytes());
   }
 
-  private static void finishPump(Thread pump, OutputCapture capture) throws InterruptedException {
-    if (!pump.join(DRAIN_GRACE)) {
+  private static void finishPump(Future<?> pump, OutputCapture capture, long deadline)
+      throws InterruptedException {
+    try {
+      pump.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
       // A background process still holds the stream: stop keeping its bytes, keep draining them.
       capture.freeze();
+    } catch (ExecutionException e) {
+      log.debug("output pump failed", e);
     }
   }
 
-  private static Thread pump(InputStream stream, OutputCapture capture) {
-    return Thread.ofVirtual()
-        .name("box-exec-pump")
-        .start(
-            () -> {
-              byte[] buffer = new byte[64 * 1024];
-              try (stream) {
-                int n;
-                while ((n = stream.read(buffer)) >= 0) {
-                  capture.write(buffer, 0, n);
-                }
-              } catch (IOException e) {
-                log.debug("output stream ended with an error", e);
-              }
-            });
+  private static Future<?> pump(InputStream stream, OutputCapture capture) {
+    return PUMPS.submit(
+        () -> {
+          byte[] buffer = new byte[64 * 1024];
+          try (stream) {
+            int n;
+            while ((n = stream.read(buffer)) >= 0) {
+              capture.write(buffer, 0, n);
+            }
+          } catch (IOException e) {
+            log.debug("output stream ended with an error", e);
+          }
+        });
   }
 }
