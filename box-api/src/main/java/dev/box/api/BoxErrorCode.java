@@ -41,6 +41,23 @@ public enum BoxErrorCode {
   }
 
   /**
+   * The code that best describes an HTTP error status when the answer carries no Box error body
+   * (a proxy's answer, or the HTTP layer's own).
+   */
+  public static BoxErrorCode forHttpStatus(int status) {
+    return switch (status) {
+      case 400 -> VALIDATION_ERROR;
+      case 401, 403 -> UNAUTHORIZED;
+      case 404 -> NOT_FOUND;
+      case 405 -> METHOD_NOT_ALLOWED;
+      case 413 -> PAYLOAD_TOO_LARGE;
+      case 429 -> CAPACITY_EXCEEDED;
+      case 502, 503, 504 -> RUNTIME_UNAVAILABLE;
+      default -> status >= 500 ? INTERNAL_ERROR : VALIDATION_ERROR;
+    };
+  }
+
+  /**
    * The code with this wire name, or {@link #INTERNAL_ERROR} for a name this version does not know.
    */
   public static BoxErrorCode fromWire(String wireName) {

@@ -11,4 +11,9 @@ public final class BoxRuntimeUnavailableException extends BoxException {
   public BoxRuntimeUnavailableException(String message) {
     super(BoxErrorCode.RUNTIME_UNAVAILABLE, message);
   }
+
+  /** Creates the error with the message the user sees and the failure behind it. */
+  public BoxRuntimeUnavailableException(String message, Throwable cause) {
+    super(BoxErrorCode.RUNTIME_UNAVAILABLE, message, cause);
+  }
 }

@@ -108,7 +108,7 @@ public final class BoxServer implements AutoCloseable {
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
       Javalin http = HttpApi.create(sessions, config.controlToken(), VERSION);
-      http.start(config.host(), config.port());
+      startListening(http, config);
       BoxServer server = new BoxServer(config, backend, sessions, reaper, http, channel, lock);
       server.logStartup();
       return server;
@@ -117,6 +117,21 @@ public final class BoxServer implements AutoCloseable {
       throw new IllegalStateException("cannot start Box: " + e.getMessage(), e);
     } catch (RuntimeException e) {
       cleanUp(sessions, reaper, backend, lock, channel);
+      throw e;
+    }
+  }
+
+  private static void startListening(Javalin http, ServerConfig config) {
+    try {
+      http.start(config.host(), config.port());
+    } catch (RuntimeException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof java.net.BindException bind) {
+          throw new IllegalStateException(
+              "cannot listen on " + config.host() + ":" + config.port() + ": " + bind.getMessage(),
+              e);
+        }
+      }
       throw e;
     }
   }

@@ -301,6 +301,7 @@ public final class BwrapBackend implements SandboxBackend {
   public void close() {
     spawner.shutdownNow();
     readers.shutdownNow();
+    cgroups.close();
   }
 
   private static @Nullable Path find(String program) {

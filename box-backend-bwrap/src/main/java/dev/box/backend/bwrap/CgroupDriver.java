@@ -19,6 +19,9 @@ interface CgroupDriver {
   /** Kills the processes of, and removes, every sandbox cgroup whose name lacks {@code prefix}. */
   void removeOthers(String prefix);
 
+  /** Removes the driver's base cgroups if no sandbox cgroup is left in them. */
+  void close();
+
   /** The cgroups of one sandbox. */
   interface SessionCgroup {
 

@@ -102,6 +102,17 @@ final class CgroupFiles {
     }
   }
 
+  /** Removes {@code dir} when it has no child cgroup and no process; leaves it otherwise. */
+  static void removeIfEmpty(Path dir) {
+    if (children(dir).isEmpty() && pids(dir).isEmpty()) {
+      try {
+        Files.deleteIfExists(dir);
+      } catch (IOException e) {
+        // Another server of the same data dir created a sandbox meanwhile: it stays.
+      }
+    }
+  }
+
   private static void sleepBriefly() {
     try {
       Thread.sleep(5);

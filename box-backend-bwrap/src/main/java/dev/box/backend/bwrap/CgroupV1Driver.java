@@ -113,12 +113,21 @@ final class CgroupV1Driver implements CgroupDriver {
   }
 
   @Override
-  public void removeOthers(String prefix) {
+  public void close() {
+    bases().forEach(CgroupFiles::removeIfEmpty);
+  }
+
+  private List<Path> bases() {
     List<Path> bases = new ArrayList<>();
     bases.add(pidsBase);
     if (memoryBase != null) bases.add(memoryBase);
     if (cpuBase != null) bases.add(cpuBase);
-    for (Path base : bases) {
+    return bases;
+  }
+
+  @Override
+  public void removeOthers(String prefix) {
+    for (Path base : bases()) {
       for (Path dir : CgroupFiles.children(base)) {
         if (!dir.getFileName().toString().startsWith(prefix)) {
           log.info("removing cgroup left by an earlier instance: {}", dir);

@@ -81,6 +81,11 @@ final class CgroupV2Driver implements CgroupDriver {
     }
   }
 
+  @Override
+  public void close() {
+    CgroupFiles.removeIfEmpty(base);
+  }
+
   private static void kill(Path dir) {
     Path killFile = dir.resolve("cgroup.kill");
     if (Files.exists(killFile)) {

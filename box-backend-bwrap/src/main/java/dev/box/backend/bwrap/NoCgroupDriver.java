@@ -40,4 +40,7 @@ final class NoCgroupDriver implements CgroupDriver {
 
   @Override
   public void removeOthers(String prefix) {}
+
+  @Override
+  public void close() {}
 }

@@ -34,7 +34,8 @@ final class ErrorMapper {
       return new BoxValidationException("malformed JSON: " + json.getOriginalMessage());
     }
     if (failure instanceof HttpResponseException http) {
-      return new BoxException(codeFor(http.getStatus()), String.valueOf(http.getMessage()));
+      return new BoxException(
+          BoxErrorCode.forHttpStatus(http.getStatus()), String.valueOf(http.getMessage()));
     }
     log.error("unexpected failure while serving a request", failure);
     return new BoxException(
@@ -58,17 +59,5 @@ final class ErrorMapper {
     return path.isEmpty()
         ? "invalid request body: " + detail
         : "invalid value for " + path + ": " + detail;
-  }
-
-  static BoxErrorCode codeFor(int status) {
-    return switch (status) {
-      case 400 -> BoxErrorCode.VALIDATION_ERROR;
-      case 401 -> BoxErrorCode.UNAUTHORIZED;
-      case 404 -> BoxErrorCode.NOT_FOUND;
-      case 405 -> BoxErrorCode.METHOD_NOT_ALLOWED;
-      case 413 -> BoxErrorCode.PAYLOAD_TOO_LARGE;
-      case 503 -> BoxErrorCode.RUNTIME_UNAVAILABLE;
-      default -> status >= 500 ? BoxErrorCode.INTERNAL_ERROR : BoxErrorCode.VALIDATION_ERROR;
-    };
   }
 }

@@ -1,0 +1,146 @@
+package dev.box.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.box.api.BoxJson;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The benchmark's view of the Box HTTP API: one shared HTTP/1.1 client, and a record of every
+ * session it may have created so that {@link #deleteAll()} leaves none behind. Thread-safe.
+ *
+ * <p>Every unexpected answer is an {@link IllegalStateException} naming the request and quoting the
+ * response, so that a misbehaving server is reported precisely.
+ */
+final class BenchClient {
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+  private static final String EXEC_TRUE = "{\"cmd\":\"true\"}";
+
+  private final HttpClient http;
+  private final String base;
+  private final ObjectMapper mapper = BoxJson.newMapper();
+  private final Set<String> live = ConcurrentHashMap.newKeySet();
+
+  BenchClient(int port) {
+    this.base = "http://127.0.0.1:" + port;
+    this.http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
+  }
+
+  /** Creates the session {@code id} with the default spec (network off). */
+  void create(String id) throws IOException, InterruptedException {
+    live.add(id);
+    send("POST", sessionPath(id), "{}", 201);
+  }
+
+  /** Runs {@code true} in the session {@code id}, creating it when it does not exist. */
+  void execTrue(String id) throws IOException, InterruptedException {
+    live.add(id);
+    String path = sessionPath(id) + "/exec";
+    String body = send("POST", path, EXEC_TRUE, 200);
+    JsonNode result = mapper.readTree(body);
+    if (!result.path("status").asText().equals("completed")
+        || result.path("exit_code").asInt(-1) != 0) {
+      throw unexpected("POST", path, EXEC_TRUE, 200, body);
+    }
+  }
+
+  /** Deletes the session {@code id}. */
+  void delete(String id) throws IOException, InterruptedException {
+    send("DELETE", sessionPath(id), "", 200);
+    live.remove(id);
+  }
+
+  /** The answer of {@code GET /v1/status}. */
+  JsonNode status() throws IOException, InterruptedException {
+    return mapper.readTree(send("GET", "/v1/status", "", 200));
+  }
+
+  /**
+   * Deletes every session this client may have created and not deleted; a session the server does
+   * not know is gone already.
+   *
+   * @return one line for each session that could not be deleted
+   */
+  List<String> deleteAll() {
+    List<String> failures = new ArrayList<>();
+    for (String id : List.copyOf(live)) {
+      try {
+        HttpResponse<String> response = exchange("DELETE", sessionPath(id), "");
+        if (response.statusCode() != 200 && response.statusCode() != 404) {
+          failures.add(
+              describe("DELETE", sessionPath(id), "", response.statusCode(), response.body()));
+        }
+        live.remove(id);
+      } catch (IOException e) {
+        failures.add("DELETE " + sessionPath(id) + " failed: " + e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        failures.add("interrupted while deleting sessions; left: " + live);
+        break;
+      }
+    }
+    return failures;
+  }
+
+  /** Sends a request and returns the answer's body; any status but {@code expected} throws. */
+  private String send(String method, String path, String body, int expected)
+      throws IOException, InterruptedException {
+    HttpResponse<String> response = exchange(method, path, body);
+    if (response.statusCode() != expected) {
+      throw unexpected(method, path, body, response.statusCode(), response.body());
+    }
+    return response.body();
+  }
+
+  private HttpResponse<String> exchange(String method, String path, String body)
+      throws IOException, InterruptedException {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(base + path))
+            .timeout(REQUEST_TIMEOUT)
+            .header("Content-Type", "application/json")
+            .method(
+                method,
+                body.isEmpty()
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String sessionPath(String id) {
+    return "/v1/sessions/" + URLEncoder.encode(id, StandardCharsets.UTF_8);
+  }
+
+  private static IllegalStateException unexpected(
+      String method, String path, String body, int status, String responseBody) {
+    return new IllegalStateException(
+        "unexpected answer from Box: " + describe(method, path, body, status, responseBody));
+  }
+
+  private static String describe(
+      String method, String path, String body, int status, String responseBody) {
+    return method
+        + " "
+        + path
+        + (body.isEmpty() ? "" : " " + body)
+        + " -> "
+        + status
+        + " "
+        + responseBody;
+  }
+}

@@ -1,0 +1,131 @@
+package dev.box.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * The Box benchmark: starts a Box server in this JVM and measures it over HTTP against a bare
+ * bubblewrap spawn and a plain fork and exec, then prints a table with the targets met or missed.
+ * It is a measurement, not a test: nothing fails on a slow machine.
+ *
+ * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}; {@code bench/run}
+ * builds the module and runs it.
+ */
+public final class BoxBench {
+  /** Room for the memory measurement's idle sessions and more. */
+  private static final int MAX_SESSIONS = 1000;
+
+  private BoxBench() {}
+
+  /** Runs the benchmark; exits 2 for a bad argument and 1 when the run fails. */
+  public static void main(String[] args) {
+    BenchOptions options;
+    try {
+      options = BenchOptions.parse(List.of(args));
+    } catch (IllegalArgumentException e) {
+      System.err.println("box-bench: " + e.getMessage());
+      System.err.println(BenchOptions.USAGE);
+      System.exit(2);
+      return;
+    }
+    int status = 0;
+    try {
+      run(options, System.out);
+    } catch (IOException | RuntimeException e) {
+      System.err.println("box-bench: the run failed: " + e.getMessage());
+      e.printStackTrace();
+      status = 1;
+    } catch (InterruptedException e) {
+      System.err.println("box-bench: interrupted");
+      status = 1;
+    }
+    System.exit(status);
+  }
+
+  /**
+   * Runs every measurement, prints progress and then the report to {@code out}, and writes the
+   * Markdown report when {@code options} asks for it. Every session is deleted and the server
+   * closed before this returns, also when it throws, and on Ctrl-C.
+   */
+  static BenchReport run(BenchOptions options, PrintStream out)
+      throws IOException, InterruptedException {
+    MachineInfo machine = MachineInfo.probe();
+    BenchReport report;
+    try (LocalBox box = LocalBox.start(MAX_SESSIONS)) {
+      Thread cleanup = new Thread(box::close, "box-bench-cleanup");
+      Runtime.getRuntime().addShutdownHook(cleanup);
+      try {
+        report = measure(options, machine, box.client(), out);
+      } finally {
+        removeHook(cleanup);
+      }
+    }
+    out.println();
+    out.print(report.text());
+    Path markdown = options.markdown();
+    if (markdown != null) {
+      Files.writeString(markdown, report.markdown(), StandardCharsets.UTF_8);
+      out.println("\nMarkdown written to " + markdown);
+    }
+    return report;
+  }
+
+  private static BenchReport measure(
+      BenchOptions options, MachineInfo machine, BenchClient client, PrintStream out)
+      throws IOException, InterruptedException {
+    String backend = describeBackend(client.status());
+    int warmup = options.warmupIterations();
+    int floors = options.floorIterations();
+    List<String> bwrap = ProcessFloors.bareBwrapCommand();
+    progress(out, "floor 1: " + floors + " bare bwrap spawns");
+    Latencies floorBwrap = Sampler.measure(warmup, floors, i -> ProcessFloors.run(bwrap));
+    List<String> forkExec = ProcessFloors.forkExecCommand();
+    progress(out, "floor 2: " + floors + " fork+exec spawns");
+    Latencies floorForkExec = Sampler.measure(warmup, floors, i -> ProcessFloors.run(forkExec));
+    HttpScenarios http = new HttpScenarios(client, warmup);
+    progress(out, "cold: " + options.coldIterations() + " new sessions");
+    Latencies cold = http.cold(options.coldIterations());
+    progress(out, "warm: " + options.warmIterations() + " execs in one session");
+    Latencies warm = http.warm(options.warmIterations());
+    int clients = BenchOptions.CONCURRENT_CLIENTS;
+    progress(out, "concurrent: " + clients + " clients x " + options.execsPerClient() + " execs");
+    HttpScenarios.Concurrent concurrent = http.concurrent(clients, options.execsPerClient());
+    progress(out, "memory: " + options.memorySessions() + " idle sessions");
+    MemoryScenario.Result memory = new MemoryScenario(client).measure(options.memorySessions());
+    return new BenchReport(
+        options, machine, backend, floorBwrap, floorForkExec, cold, warm, concurrent, memory);
+  }
+
+  private static String describeBackend(JsonNode status) {
+    JsonNode backend = status.path("backend");
+    String enforced =
+        backend.path("enforced").properties().stream()
+            .map(e -> e.getKey() + "=" + e.getValue().asText())
+            .sorted()
+            .collect(Collectors.joining(" "));
+    return backend.path("name").asText("?")
+        + (backend.path("available").asBoolean() ? " (" : " UNAVAILABLE (")
+        + backend.path("reason").asText()
+        + "), enforced: "
+        + enforced;
+  }
+
+  private static void progress(PrintStream out, String what) {
+    out.println("running " + what + " ...");
+    out.flush();
+  }
+
+  private static void removeHook(Thread hook) {
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException shuttingDown) {
+      // The hook is running or has run: it closes the server.
+    }
+  }
+}

@@ -1,0 +1,85 @@
+package dev.box.bench;
+
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Box server in this JVM on a free loopback port with a temporary data directory, and the client
+ * that talks to it. {@link #close()} deletes every session the client created, stops the server and
+ * removes the data directory; it may be called more than once and from a shutdown hook.
+ */
+final class LocalBox implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LocalBox.class);
+
+  private final BoxServer server;
+  private final BenchClient client;
+  private final Path dataDir;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private LocalBox(BoxServer server, Path dataDir) {
+    this.server = server;
+    this.client = new BenchClient(server.port());
+    this.dataDir = dataDir;
+  }
+
+  /** Starts a server that never reaps idle sessions and holds up to {@code maxSessions}. */
+  static LocalBox start(int maxSessions) throws IOException {
+    Path dataDir = Files.createTempDirectory("box-bench-");
+    Map<String, String> flags =
+        Map.of(
+            "host", "127.0.0.1",
+            "port", "0",
+            "data_dir", dataDir.toString(),
+            "backend", "local",
+            "session_ttl_sec", "0",
+            "max_sessions", Integer.toString(maxSessions));
+    try {
+      // No environment: a BOX_* variable of the caller must not change what is measured.
+      return new LocalBox(BoxServer.start(ServerConfig.resolve(flags, Map.of())), dataDir);
+    } catch (RuntimeException e) {
+      removeTree(dataDir);
+      throw e;
+    }
+  }
+
+  BenchClient client() {
+    return client;
+  }
+
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      List<String> failures = client.deleteAll();
+      failures.forEach(f -> log.warn("could not delete a session: {}", f));
+    } finally {
+      server.close();
+      removeTree(dataDir);
+    }
+  }
+
+  private static void removeTree(Path root) {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    } catch (IOException e) {
+      log.warn("could not remove {}: {}", root, e.toString());
+    }
+  }
+}

@@ -1,0 +1,8 @@
+/**
+ * The Box benchmark: an in-process server measured over HTTP against the floors of a bare bwrap
+ * spawn and a plain fork and exec. Run {@link dev.box.bench.BoxBench}.
+ */
+@NullMarked
+package dev.box.bench;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,76 @@
+package dev.box.cli;
+
+import dev.box.server.BoxServer;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code box} command and its exit codes.
+ *
+ * <p>Exit codes: 0 success (or, for {@code exec}, the command's own exit code), 1 an error the
+ * server reported, 2 a usage error or a configuration {@code serve} refused, 3 the server cannot be
+ * reached, 124 an {@code exec} that hit its timeout.
+ */
+@Command(
+    name = "box",
+    mixinStandardHelpOptions = true,
+    version = "box " + BoxServer.VERSION,
+    description = "Box: a sandbox runtime for AI agents.",
+    subcommands = {
+      ServeCommand.class,
+      ExecCommand.class,
+      SessionsCommand.class,
+      SessionCommand.class,
+      StatusCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class BoxCli implements Runnable {
+  /** The server reported an error. */
+  static final int EXIT_BOX_ERROR = 1;
+
+  /** The command line or the server configuration is wrong. */
+  static final int EXIT_USAGE = 2;
+
+  /** The server cannot be reached. */
+  static final int EXIT_UNAVAILABLE = 3;
+
+  /** The command of {@code box exec} hit its timeout, as coreutils {@code timeout} reports it. */
+  static final int EXIT_TIMED_OUT = 124;
+
+  @Spec private @Nullable CommandSpec spec;
+
+  /** Runs {@code box} with {@code args} and exits the JVM with its exit code. */
+  public static void main(String[] args) {
+    CommandLine cli = newCommandLine();
+    // Command output is passed through as the server returned it: always UTF-8.
+    cli.setOut(new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true));
+    cli.setErr(new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true));
+    System.exit(cli.execute(args));
+  }
+
+  /**
+   * The configured command line; {@link CommandLine#execute} runs it and returns the exit code.
+   * Unlike {@code new CommandLine(new BoxCli())}, it lets {@code box exec ls -la} go without {@code
+   * --}: the first word of the command ends the options of {@code exec}.
+   */
+  public static CommandLine newCommandLine() {
+    CommandLine cli = new CommandLine(new BoxCli());
+    Objects.requireNonNull(cli.getSubcommands().get("exec")).setStopAtPositional(true);
+    return cli;
+  }
+
+  /** {@code box} alone is a usage error: it names no command. */
+  @Override
+  public void run() {
+    CommandSpec self = Objects.requireNonNull(spec, "picocli injects the spec");
+    throw new ParameterException(self.commandLine(), "Missing required subcommand");
+  }
+}

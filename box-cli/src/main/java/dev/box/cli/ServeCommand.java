@@ -1,0 +1,130 @@
+package dev.box.cli;
+
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code box serve}: runs a server until the JVM is asked to stop.
+ *
+ * <p>Only the flags given on the command line reach {@link ServerConfig#resolve}, so that {@code
+ * BOX_*} variables and the config file can supply the rest; values are passed as typed and checked
+ * there, with the same messages whichever source they come from.
+ */
+@Command(
+    name = "serve",
+    description = {
+      "Runs the Box server until Ctrl-C or SIGTERM.",
+      "Each option can also come from BOX_<NAME> (for example BOX_DATA_DIR) or the config file;"
+          + " options win over variables, variables over the file."
+    })
+final class ServeCommand implements Callable<Integer> {
+  @Spec private @Nullable CommandSpec spec;
+
+  @Option(names = "--host", paramLabel = "HOST", description = "Address to bind (127.0.0.1).")
+  private @Nullable String host;
+
+  @Option(names = "--port", paramLabel = "PORT", description = "Port to bind, 0 for any (5410).")
+  private @Nullable String port;
+
+  @Option(names = "--config", paramLabel = "FILE", description = "A YAML or JSON config file.")
+  private @Nullable String config;
+
+  @Option(
+      names = "--data-dir",
+      paramLabel = "DIR",
+      description = "Workspaces and state (data/box).")
+  private @Nullable String dataDir;
+
+  @Option(names = "--backend", paramLabel = "NAME", description = "Sandbox backend (local).")
+  private @Nullable String backend;
+
+  @Option(
+      names = "--control-token",
+      paramLabel = "TOKEN",
+      description = "Require this bearer token on every API request.")
+  private @Nullable String controlToken;
+
+  @Option(
+      names = "--insecure",
+      description = "Allow a non-loopback address without a control token.")
+  private boolean insecure;
+
+  @Option(
+      names = "--session-ttl-sec",
+      paramLabel = "N",
+      description = "Reap sessions idle this long, 0 for never (300).")
+  private @Nullable String sessionTtlSec;
+
+  @Option(names = "--max-sessions", paramLabel = "N", description = "Session capacity (64).")
+  private @Nullable String maxSessions;
+
+  @Option(
+      names = "--max-output-bytes",
+      paramLabel = "N",
+      description = "Bytes kept per output stream of an exec (1048576).")
+  private @Nullable String maxOutputBytes;
+
+  @Option(
+      names = "--allowed-mount-roots",
+      paramLabel = "A,B",
+      description = "Host directories mounts must be under (any).")
+  private @Nullable String allowedMountRoots;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    BoxServer server;
+    try {
+      server = BoxServer.start(ServerConfig.resolve(flags(), System.getenv()));
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      Objects.requireNonNull(spec, "picocli injects the spec")
+          .commandLine()
+          .getErr()
+          .println("box: " + e.getMessage());
+      return BoxCli.EXIT_USAGE;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  server.close();
+                  stopped.countDown();
+                },
+                "box-shutdown"));
+    stopped.await();
+    return 0;
+  }
+
+  /** The flags the user gave, by {@link ServerConfig#KEYS} name. */
+  Map<String, String> flags() {
+    Map<String, String> flags = new LinkedHashMap<>();
+    put(flags, "host", host);
+    put(flags, "port", port);
+    put(flags, "config", config);
+    put(flags, "data_dir", dataDir);
+    put(flags, "backend", backend);
+    put(flags, "control_token", controlToken);
+    put(flags, "insecure", insecure ? "true" : null);
+    put(flags, "session_ttl_sec", sessionTtlSec);
+    put(flags, "max_sessions", maxSessions);
+    put(flags, "max_output_bytes", maxOutputBytes);
+    put(flags, "allowed_mount_roots", allowedMountRoots);
+    return flags;
+  }
+
+  private static void put(Map<String, String> flags, String key, @Nullable String value) {
+    if (value != null) {
+      flags.put(key, value);
+    }
+  }
+}

@@ -1,0 +1,220 @@
+package dev.box.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.BoxJson;
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * The {@code box} command run in-process against a real Box server on loopback, which runs real
+ * bubblewrap sandboxes: what each command prints and which exit code it returns.
+ */
+class BoxCliTest {
+  @TempDir static Path dataDir;
+
+  private static BoxServer server;
+  private static String url;
+
+  @BeforeAll
+  static void startServer() {
+    server =
+        BoxServer.start(
+            ServerConfig.resolve(Map.of("port", "0", "data_dir", dataDir.toString()), Map.of()));
+    url = "http://127.0.0.1:" + server.port();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  @Test
+  void exec_printsTheCommandsOutput_andExitsZero() {
+    Run run = box("exec", "--url", url, "--", "echo", "hi");
+
+    assertThat(run).isEqualTo(new Run(0, "hi\n", ""));
+  }
+
+  @Test
+  void exec_passesStderrThroughToStderr() {
+    Run run = box("exec", "--url", url, "--", "echo out; echo err >&2");
+
+    assertThat(run).isEqualTo(new Run(0, "out\n", "err\n"));
+  }
+
+  @Test
+  void exec_exitsWithTheCommandsExitCode() {
+    assertThat(box("exec", "--url", url, "--", "sh", "-c", "exit 7").exitCode()).isEqualTo(7);
+  }
+
+  @Test
+  void exec_thatTimesOut_exits124() {
+    Run run = box("exec", "--url", url, "--session", "slow", "--timeout", "1", "--", "sleep", "5");
+
+    assertThat(run.exitCode()).isEqualTo(124);
+    assertThat(run.err()).contains("timed out");
+  }
+
+  @Test
+  void exec_quotesEachOfSeveralWords_soTheShellSeesThemAsArguments() {
+    Run run = box("exec", "--url", url, "--", "printf", "%s|", "a b", "it's", "$HOME", "*");
+
+    assertThat(run).isEqualTo(new Run(0, "a b|it's|$HOME|*|", ""));
+  }
+
+  @Test
+  void exec_runsOneWordAsAShellCommand() {
+    assertThat(box("exec", "--url", url, "--", "echo hi | wc -c").out().strip()).isEqualTo("3");
+  }
+
+  @Test
+  void exec_withoutDoubleDash_leavesOptionsAfterTheCommandToTheCommand() {
+    assertThat(box("exec", "--url", url, "ls", "-d", "/workspace"))
+        .isEqualTo(new Run(0, "/workspace\n", ""));
+  }
+
+  @Test
+  void exec_passesEnvironmentVariables() {
+    Run run =
+        box(
+            "exec",
+            "--url",
+            url,
+            "-e",
+            "GREETING=hello",
+            "-e",
+            "EQ=a=b",
+            "--",
+            "echo $GREETING $EQ");
+
+    assertThat(run).isEqualTo(new Run(0, "hello a=b\n", ""));
+  }
+
+  @Test
+  void exec_withAnEnvironmentEntryWithoutEquals_isAUsageError() {
+    Run run = box("exec", "--url", url, "-e", "NOEQUALS", "--", "true");
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).contains("NOEQUALS");
+  }
+
+  @Test
+  void sessions_listsASessionAsATableOrJson() throws IOException {
+    box("exec", "--url", url, "--session", "listed", "--", "true");
+
+    Run table = box("sessions", "--url", url);
+    Run json = box("sessions", "--url", url, "--json");
+
+    assertThat(table.exitCode()).isZero();
+    assertThat(table.out().lines().findFirst())
+        .hasValueSatisfying(
+            header ->
+                assertThat(header.split(" {2,}"))
+                    .containsExactly(
+                        "SESSION", "BACKEND", "NETWORK", "PERSISTENT", "CREATED", "LAST USED"));
+    assertThat(table.out().lines().filter(l -> l.startsWith("listed ")))
+        .singleElement()
+        .satisfies(line -> assertThat(line.split(" +")).startsWith("listed", "bwrap", "off", "no"));
+    List<String> ids = new ArrayList<>();
+    BoxJson.newMapper().readTree(json.out()).forEach(s -> ids.add(s.path("session_id").asText()));
+    assertThat(ids).contains("listed");
+  }
+
+  @Test
+  void sessionRm_deletesTheSession() {
+    box("exec", "--url", url, "--session", "doomed", "--", "true");
+
+    Run run = box("session", "rm", "--url", url, "doomed");
+
+    assertThat(run).isEqualTo(new Run(0, "deleted doomed\n", ""));
+    assertThat(box("sessions", "--url", url).out()).doesNotContain("doomed");
+  }
+
+  @Test
+  void sessionRm_ofAMissingSession_reportsSessionNotFound_andExits1() {
+    Run run = box("session", "rm", "--url", url, "missing");
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.out()).isEmpty();
+    assertThat(run.err()).startsWith("box: session_not_found: ");
+  }
+
+  @Test
+  void status_showsTheBackendAndLimits() throws IOException {
+    Run human = box("status", "--url", url);
+    JsonNode json = BoxJson.newMapper().readTree(box("status", "--url", url, "--json").out());
+
+    assertThat(human.exitCode()).isZero();
+    assertThat(human.out())
+        .contains("backend:         bwrap (available)")
+        .contains("max_sessions=64")
+        .contains("session ttl:     300 s idle");
+    assertThat(json.path("backend").path("name").asText()).isEqualTo("bwrap");
+  }
+
+  @Test
+  void clientCommand_withNoServerListening_exits3WithAHint() throws IOException {
+    Run run = box("status", "--url", "http://127.0.0.1:" + closedPort());
+
+    assertThat(run.exitCode()).isEqualTo(3);
+    assertThat(run.err())
+        .startsWith("box: runtime_unavailable: box runtime unavailable: ")
+        .contains("is the server running");
+  }
+
+  @Test
+  void serve_withAnInvalidPort_printsTheReason_andExits2(@TempDir Path otherDataDir) {
+    Run run = box("serve", "--port", "70000", "--data-dir", otherDataDir.toString());
+
+    assertThat(run).isEqualTo(new Run(2, "", "box: port must be between 0 and 65535\n"));
+  }
+
+  @Test
+  void serve_onAPortInUse_printsTheReason_andExits2(@TempDir Path otherDataDir) {
+    String port = String.valueOf(server.port());
+
+    Run run = box("serve", "--port", port, "--data-dir", otherDataDir.toString());
+
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.err()).startsWith("box: cannot listen on 127.0.0.1:" + port + ": ");
+  }
+
+  @Test
+  void version_printsTheServerVersion() {
+    assertThat(box("--version")).isEqualTo(new Run(0, "box " + BoxServer.VERSION + "\n", ""));
+  }
+
+  private record Run(int exitCode, String out, String err) {}
+
+  private static Run box(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cli = BoxCli.newCommandLine();
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(err, true));
+    int exitCode = cli.execute(args);
+    return new Run(exitCode, out.toString(), err.toString());
+  }
+
+  private static int closedPort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+}
