@@ -41,8 +41,8 @@ public enum BoxErrorCode {
   }
 
   /**
-   * The code that best describes an HTTP error status when the answer carries no Box error body
-   * (a proxy's answer, or the HTTP layer's own).
+   * The code that best describes an HTTP error status when the answer carries no Box error body (a
+   * proxy's answer, or the HTTP layer's own).
    */
   public static BoxErrorCode forHttpStatus(int status) {
     return switch (status) {

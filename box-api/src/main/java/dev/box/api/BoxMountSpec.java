@@ -23,10 +23,10 @@ public record BoxMountSpec(String hostPath, String mountPath, BoxHostMountMode m
   static BoxMountSpec fromJson(
       @JsonProperty("host_path") @Nullable String hostPath,
       @JsonProperty("mount_path") @Nullable String mountPath,
-      @JsonProperty("mode") @Nullable BoxHostMountMode mode) {
+      @JsonProperty("mode") @Nullable String mode) {
     return new BoxMountSpec(
         ModelRules.required("host_path", hostPath),
         ModelRules.required("mount_path", mountPath),
-        mode == null ? BoxHostMountMode.RW : mode);
+        mode == null ? BoxHostMountMode.RW : WireEnums.parse(BoxHostMountMode.class, "mode", mode));
   }
 }

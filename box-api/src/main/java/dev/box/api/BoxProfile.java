@@ -137,7 +137,9 @@ public record BoxProfile(
     if (locked.contains("memory_mb")) b.memoryMb(memoryMb);
     if (locked.contains("pids_limit")) b.pidsLimit(pidsLimit);
     if (locked.contains("image")) b.image(image);
-    b.timeoutSec(Math.min(spec.timeoutSec(), maxTimeoutSec));
+    if (locked.contains("workspace_quota_mb")) b.workspaceQuotaMb(workspaceQuotaMb);
+    int timeout = locked.contains("timeout_sec") ? timeoutSec : spec.timeoutSec();
+    b.timeoutSec(Math.min(timeout, maxTimeoutSec));
     return b.build();
   }
 }

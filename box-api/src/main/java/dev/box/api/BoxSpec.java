@@ -154,8 +154,13 @@ public record BoxSpec(
     Builder b = new Builder(sessionId == null ? "" : sessionId);
     if (cmd != null) b.cmd = cmd;
     if (mountPath != null) b.mountPath = mountPath;
-    // As the reference: a missing workdir follows mount_path.
-    b.workdir = workdir == null || workdir.isEmpty() ? b.mountPath : workdir;
+    // As the reference: a missing or empty workdir follows a non-empty mount_path.
+    boolean noWorkdir = workdir == null || workdir.isEmpty();
+    if (noWorkdir && mountPath != null && !mountPath.isEmpty()) {
+      b.workdir = mountPath;
+    } else if (workdir != null) {
+      b.workdir = workdir;
+    }
     if (timeoutSec != null) b.timeoutSec = timeoutSec;
     if (network != null) b.network = network;
     if (env != null) b.env = nonNullEntries(env);

@@ -9,9 +9,8 @@ final class WireEnums {
   private WireEnums() {}
 
   static <E extends Enum<E>> E parse(Class<E> type, String field, String value) {
-    String wanted = value.strip().toUpperCase(Locale.ROOT);
     for (E constant : type.getEnumConstants()) {
-      if (constant.name().equals(wanted)) {
+      if (constant.name().toLowerCase(Locale.ROOT).equals(value)) {
         return constant;
       }
     }

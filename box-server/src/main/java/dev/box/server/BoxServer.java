@@ -89,7 +89,11 @@ public final class BoxServer implements AutoCloseable {
               config.dataDir().resolve("box.lock"),
               StandardOpenOption.CREATE,
               StandardOpenOption.WRITE);
-      lock = channel.tryLock();
+      try {
+        lock = channel.tryLock();
+      } catch (java.nio.channels.OverlappingFileLockException e) {
+        lock = null; // held by another server in this JVM
+      }
       if (lock == null) {
         throw new IllegalStateException(
             "data dir " + config.dataDir() + " is in use by another Box server");
@@ -200,6 +204,11 @@ public final class BoxServer implements AutoCloseable {
   /** The port the server listens on. */
   public int port() {
     return http.port();
+  }
+
+  /** The sessions this server serves. */
+  SessionManager sessions() {
+    return sessions;
   }
 
   /** The server's settings. */

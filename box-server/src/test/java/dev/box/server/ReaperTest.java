@@ -1,0 +1,90 @@
+package dev.box.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/** Idle reaping, with time advanced by a clock the test controls instead of by sleeping. */
+class ReaperTest {
+
+  /** A clock that moves only when told to. */
+  static final class ManualClock extends Clock {
+    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
+
+    void advance(Duration step) {
+      now = now.plus(step);
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      return now;
+    }
+  }
+
+  @Test
+  void idleSessionsAreReapedAfterTheTtl_persistentAndBusyOnesAreNot() throws Exception {
+    ManualClock clock = new ManualClock();
+    try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
+      box.exec("idle", "true");
+      box.exec("persistent", "true", "\"persistent\":true");
+      box.exec("busy", "true");
+      CompletableFuture<TestServer.Answer> busy =
+          CompletableFuture.supplyAsync(
+              () ->
+                  box.exec(
+                      "busy",
+                      "touch /tmp/started; while [ ! -f /tmp/go ]; do sleep 0.05; done",
+                      "\"timeout_sec\":60"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> box.exec("busy", "test -f /tmp/started").body().path("ok").asBoolean());
+
+      clock.advance(Duration.ofSeconds(59));
+      assertThat(box.server.sessions().reapIdle()).isZero();
+      clock.advance(Duration.ofSeconds(2));
+      int reaped = box.server.sessions().reapIdle();
+
+      assertThat(reaped).isEqualTo(1);
+      assertThat(box.get("/v1/sessions/idle").status()).isEqualTo(404);
+      assertThat(box.get("/v1/sessions/persistent").status()).isEqualTo(200);
+      assertThat(box.get("/v1/sessions/busy").status()).isEqualTo(200);
+      box.exec("busy", "touch /tmp/go");
+      assertThat(busy.get().text("status")).isEqualTo("completed");
+      clock.advance(Duration.ofSeconds(61));
+      assertThat(box.server.sessions().reapIdle()).isEqualTo(1);
+      assertThat(box.get("/v1/sessions/busy").status()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void usingASession_resetsItsIdleTime() {
+    ManualClock clock = new ManualClock();
+    try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
+      box.exec("used", "true");
+      clock.advance(Duration.ofSeconds(50));
+      box.exec("used", "true");
+      clock.advance(Duration.ofSeconds(50));
+
+      assertThat(box.server.sessions().reapIdle()).isZero();
+      assertThat(box.get("/v1/sessions/used").text("last_used_at"))
+          .isEqualTo("2026-01-01T00:00:50Z");
+    }
+  }
+}
