@@ -166,7 +166,7 @@ public final class HttpApi {
   }
 
   private void fail(Context ctx, BoxException e) {
-    ctx.attribute(ERROR_SET, Boolean.TRUE);
+    ctx.attribute(ERROR_SET, true);
     try {
       json(ctx, e.code().httpStatus(), ErrorMapper.body(e));
     } catch (JsonProcessingException impossible) {

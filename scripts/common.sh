@@ -1,0 +1,63 @@
+# Shared by the scripts of this repository: pick a JDK, make sure the host tools Box needs exist.
+# Source it; it defines functions only.
+
+# Prints the major version of the java binary $1 (17, 21, 25, ...), or nothing.
+box_java_major() {
+  local version
+  version="$("$1" -version 2>&1 | sed -n 's/^[^"]*version "\([^"]*\)".*$/\1/p' | head -n 1)"
+  version="${version#1.}"
+  printf '%s' "${version%%[!0-9]*}"
+}
+
+# Sets and exports JAVA_HOME to a JDK 21 or newer: the newest Temurin 25+ under /usr/lib/jvm,
+# else another JDK 21+ there, else $JAVA_HOME, else the java on PATH. Fails with a message.
+box_pick_jdk() {
+  local candidate major best="" best_major=0
+  for candidate in /usr/lib/jvm/temurin-2[5-9]* /usr/lib/jvm/*; do
+    [ -x "$candidate/bin/javac" ] || continue
+    major="$(box_java_major "$candidate/bin/java")"
+    if [ -n "$major" ] && [ "$major" -ge 21 ] && [ "$major" -gt "$best_major" ]; then
+      best="$candidate"
+      best_major="$major"
+    fi
+  done
+  if [ -z "$best" ] && [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
+    major="$(box_java_major "$JAVA_HOME/bin/java")"
+    [ -n "$major" ] && [ "$major" -ge 21 ] && best="$JAVA_HOME"
+  fi
+  if [ -z "$best" ] && command -v javac >/dev/null 2>&1; then
+    candidate="$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")"
+    major="$(box_java_major "$candidate/bin/java")"
+    [ -n "$major" ] && [ "$major" -ge 21 ] && best="$candidate"
+  fi
+  if [ -z "$best" ]; then
+    echo "box: no JDK 21 or newer found (JDK 25 preferred). Install one, for example Temurin 25," >&2
+    echo "box: under /usr/lib/jvm, or set JAVA_HOME to it. The default java 17 cannot build Box." >&2
+    return 1
+  fi
+  export JAVA_HOME="$best"
+  export PATH="$JAVA_HOME/bin:$PATH"
+}
+
+# Installs with apt-get the Debian packages named, when running as root; otherwise prints the
+# command to run and fails.
+box_apt_install() {
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "box: missing: $*. Install with: sudo apt-get install -y $*" >&2
+    return 1
+  fi
+  echo "box: installing $* with apt-get ..." >&2
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
+}
+
+# Makes sure bubblewrap, util-linux's nsenter/setpriv and Maven are present.
+box_ensure_tools() {
+  local missing=()
+  command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+  { command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
+  command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  if [ "${#missing[@]}" -gt 0 ]; then
+    box_apt_install "${missing[@]}"
+  fi
+}
