@@ -38,13 +38,9 @@ public class BoxException extends RuntimeException {
       case CAPACITY_EXCEEDED -> new BoxCapacityExceededException(message);
       case BACKEND_UNAVAILABLE -> new BoxBackendUnavailableException(message);
       case RUNTIME_UNAVAILABLE -> new BoxRuntimeUnavailableException(message);
-      case UNAUTHORIZED,
-          NOT_FOUND,
-          METHOD_NOT_ALLOWED,
-          MANAGED_PROCESS_NOT_FOUND,
-          MANAGED_PROCESS_CONFLICT,
-          PAYLOAD_TOO_LARGE,
-          INTERNAL_ERROR ->
+      case MANAGED_PROCESS_NOT_FOUND -> new BoxManagedProcessNotFoundException(message);
+      case MANAGED_PROCESS_CONFLICT -> new BoxManagedProcessConflictException(message);
+      case UNAUTHORIZED, NOT_FOUND, METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, INTERNAL_ERROR ->
           new BoxException(code, message);
     };
   }

@@ -13,17 +13,61 @@ import java.util.List;
  * @param maxOutputBytes the bytes of each output stream an exec keeps
  * @param allowedMountRoots host directories under which mounts are allowed; empty allows all that
  *     is not blocked
+ * @param processes the limits of managed processes
  */
 public record RuntimeConfig(
     Path dataDir,
     Duration sessionTtl,
     int maxSessions,
     int maxOutputBytes,
-    List<Path> allowedMountRoots) {
+    List<Path> allowedMountRoots,
+    ProcessLimits processes) {
+
+  /**
+   * The limits of managed processes.
+   *
+   * @param maxRunning the most managed processes running at once, all sessions together
+   * @param maxCompleted the most exited records kept (oldest evicted first)
+   * @param completedRetention how long an exited record is kept
+   * @param stdoutBufferBytes the stdout buffer of each process
+   */
+  public record ProcessLimits(
+      int maxRunning, int maxCompleted, Duration completedRetention, int stdoutBufferBytes) {
+
+    /** The reference's defaults and a 1 MiB stdout buffer. */
+    public static final ProcessLimits DEFAULTS =
+        new ProcessLimits(64, 256, Duration.ofSeconds(300), 1024 * 1024);
+
+    /** Checks ranges. */
+    public ProcessLimits {
+      if (maxRunning < 0 || maxCompleted < 0 || completedRetention.isNegative()) {
+        throw new IllegalArgumentException("managed process limits must not be negative");
+      }
+      if (stdoutBufferBytes < 1024) {
+        throw new IllegalArgumentException("the stdout buffer must be at least 1024 bytes");
+      }
+    }
+  }
+
+  /** Settings with the default managed-process limits. */
+  public RuntimeConfig(
+      Path dataDir,
+      Duration sessionTtl,
+      int maxSessions,
+      int maxOutputBytes,
+      List<Path> allowedMountRoots) {
+    this(
+        dataDir,
+        sessionTtl,
+        maxSessions,
+        maxOutputBytes,
+        allowedMountRoots,
+        ProcessLimits.DEFAULTS);
+  }
 
   /** The reference's defaults, with {@code dataDir}. */
   public static RuntimeConfig defaults(Path dataDir) {
-    return new RuntimeConfig(dataDir, Duration.ofSeconds(300), 64, 1024 * 1024, List.of());
+    return new RuntimeConfig(dataDir, Duration.ofMinutes(5), 64, 1024 * 1024, List.of());
   }
 
   /** Checks ranges and copies the list. */
@@ -42,11 +86,13 @@ public record RuntimeConfig(
 
   /** A copy with another session TTL. */
   public RuntimeConfig withSessionTtl(Duration ttl) {
-    return new RuntimeConfig(dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots);
+    return new RuntimeConfig(
+        dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots, processes);
   }
 
   /** A copy with another session capacity. */
   public RuntimeConfig withMaxSessions(int max) {
-    return new RuntimeConfig(dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots);
+    return new RuntimeConfig(
+        dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots, processes);
   }
 }

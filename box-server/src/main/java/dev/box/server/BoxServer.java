@@ -107,7 +107,8 @@ public final class BoxServer implements AutoCloseable {
               config.sessionTtl(),
               config.maxSessions(),
               config.maxOutputBytes(),
-              config.allowedMountRoots());
+              config.allowedMountRoots(),
+              config.processLimits());
       sessions = new SessionManager(backend, runtime, clock, instanceId);
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
@@ -167,20 +168,19 @@ public final class BoxServer implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
-    if (!ttl.isZero()) {
-      long period = Math.max(1, Math.min(30, ttl.toSeconds()));
-      reaper.scheduleWithFixedDelay(
-          () -> {
-            try {
-              sessions.reapIdle();
-            } catch (RuntimeException e) {
-              log.warn("session reaper failed; it keeps running", e);
-            }
-          },
-          period,
-          period,
-          TimeUnit.SECONDS);
-    }
+    long period = ttl.isZero() ? 30 : Math.max(1, Math.min(30, ttl.toSeconds()));
+    reaper.scheduleWithFixedDelay(
+        () -> {
+          try {
+            sessions.reapIdle();
+            sessions.processes().reapCompleted();
+          } catch (RuntimeException e) {
+            log.warn("session reaper failed; it keeps running", e);
+          }
+        },
+        period,
+        period,
+        TimeUnit.SECONDS);
     return reaper;
   }
 

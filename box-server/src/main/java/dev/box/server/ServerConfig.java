@@ -2,6 +2,7 @@ package dev.box.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.box.core.RuntimeConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +30,7 @@ import org.jspecify.annotations.Nullable;
  * @param maxSessions the session capacity
  * @param maxOutputBytes bytes kept per output stream of an exec
  * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
+ * @param processLimits the limits of managed processes
  */
 public record ServerConfig(
     String host,
@@ -40,7 +42,8 @@ public record ServerConfig(
     Duration sessionTtl,
     int maxSessions,
     int maxOutputBytes,
-    List<Path> allowedMountRoots) {
+    List<Path> allowedMountRoots,
+    RuntimeConfig.ProcessLimits processLimits) {
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -55,6 +58,10 @@ public record ServerConfig(
           "max_sessions",
           "max_output_bytes",
           "allowed_mount_roots",
+          "max_managed_processes",
+          "max_completed_processes",
+          "completed_process_retention_sec",
+          "process_buffer_bytes",
           "config");
 
   /** Copies the list. */
@@ -79,7 +86,8 @@ public record ServerConfig(
         sessionTtl,
         maxSessions,
         maxOutputBytes,
-        allowedMountRoots);
+        allowedMountRoots,
+        processLimits);
   }
 
   /**
@@ -113,7 +121,12 @@ public record ServerConfig(
         Duration.ofSeconds(intValue(values, "session_ttl_sec", 300, 0, 30 * 86400)),
         intValue(values, "max_sessions", 64, 0, 5000),
         intValue(values, "max_output_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024),
-        roots(values.getOrDefault("allowed_mount_roots", "")));
+        roots(values.getOrDefault("allowed_mount_roots", "")),
+        new RuntimeConfig.ProcessLimits(
+            intValue(values, "max_managed_processes", 64, 0, 1024),
+            intValue(values, "max_completed_processes", 256, 0, 10000),
+            Duration.ofSeconds(intValue(values, "completed_process_retention_sec", 300, 0, 86400)),
+            intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)));
   }
 
   private static List<Path> roots(String value) {

@@ -102,6 +102,17 @@ final class BwrapProcess implements SandboxProcess {
   }
 
   @Override
+  public java.util.concurrent.CompletableFuture<Integer> onExit() {
+    return launcher.onExit().thenApply(Process::exitValue);
+  }
+
+  @Override
+  public void terminateTree() {
+    group.terminate(launcher.pid());
+    launcher.descendants().forEach(ProcessHandle::destroy);
+  }
+
+  @Override
   public void killTree() {
     group.kill();
     // Backstop for hosts without cgroups: the launcher and what the host can still see of it.

@@ -53,7 +53,7 @@ final class BwrapSandbox implements Sandbox {
     if (!isAlive()) {
       throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "sandbox " + name + " is not running");
     }
-    CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup();
+    CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
     try {
       Process process = launcher.start(initPid, group.procsFiles(), spec);
       return BwrapProcess.release(process, group, spec.stdin());

@@ -25,8 +25,12 @@ interface CgroupDriver {
   /** The cgroups of one sandbox. */
   interface SessionCgroup {
 
-    /** Creates the cgroup of one process tree spawned in the sandbox. */
-    ProcessCgroup createProcessGroup();
+    /**
+     * Creates the cgroup of one process tree spawned in the sandbox.
+     *
+     * @param memoryMb a memory limit of the tree's own within the sandbox's, or 0 for none
+     */
+    ProcessCgroup createProcessGroup(int memoryMb);
 
     /** Kills every process in the sandbox's cgroups and removes them. */
     void destroy();
@@ -40,6 +44,12 @@ interface CgroupDriver {
 
     /** Kills every process in the group, waiting until it is empty or a deadline passes. */
     void kill();
+
+    /**
+     * Sends SIGTERM to every process in the group but {@code launcherPid}, without waiting: the
+     * host-side launcher reports the process's own exit code, so it must outlive the signal.
+     */
+    void terminate(long launcherPid);
 
     /** Removes the group if it is empty; a group with survivors stays until the sandbox ends. */
     void releaseIfEmpty();

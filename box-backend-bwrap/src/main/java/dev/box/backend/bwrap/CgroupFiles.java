@@ -72,6 +72,15 @@ final class CgroupFiles {
     }
   }
 
+  /** Sends SIGTERM to every process in {@code dir} and its descendants but {@code except}. */
+  static void terminateAll(Path dir, long except) {
+    for (long pid : allPids(dir)) {
+      if (pid != except) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+      }
+    }
+  }
+
   private static List<Long> allPids(Path dir) {
     List<Long> pids = new ArrayList<>(pids(dir));
     for (Path child : children(dir)) {

@@ -151,14 +151,27 @@ final class CgroupV1Driver implements CgroupDriver {
     }
 
     @Override
-    public ProcessCgroup createProcessGroup() {
+    public ProcessCgroup createProcessGroup(int memoryMb) {
       try {
-        Path group = Files.createDirectory(pids.resolve("p" + counter.incrementAndGet()));
+        String name = "p" + counter.incrementAndGet();
+        Path group = Files.createDirectory(pids.resolve(name));
         List<Path> files = new ArrayList<>();
         files.add(group.resolve("cgroup.procs"));
-        if (memory != null) files.add(memory.resolve("cgroup.procs"));
+        Path ownMemory = null;
+        if (memory != null && memoryMb > 0) {
+          // A child of the session's memory cgroup: both limits apply.
+          ownMemory = Files.createDirectory(memory.resolve(name));
+          String bytes = Long.toString(memoryMb * 1024L * 1024L);
+          CgroupFiles.write(ownMemory.resolve("memory.limit_in_bytes"), bytes);
+          if (Files.exists(ownMemory.resolve("memory.memsw.limit_in_bytes"))) {
+            CgroupFiles.write(ownMemory.resolve("memory.memsw.limit_in_bytes"), bytes);
+          }
+          files.add(ownMemory.resolve("cgroup.procs"));
+        } else if (memory != null) {
+          files.add(memory.resolve("cgroup.procs"));
+        }
         if (cpu != null) files.add(cpu.resolve("cgroup.procs"));
-        return new V1ProcessGroup(group, files);
+        return new V1ProcessGroup(group, ownMemory, files);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
@@ -179,10 +192,16 @@ final class CgroupV1Driver implements CgroupDriver {
     }
   }
 
-  private record V1ProcessGroup(Path dir, List<Path> procsFiles) implements ProcessCgroup {
+  private record V1ProcessGroup(Path dir, @Nullable Path memory, List<Path> procsFiles)
+      implements ProcessCgroup {
     @Override
     public void kill() {
       CgroupFiles.killAll(dir);
+    }
+
+    @Override
+    public void terminate(long launcherPid) {
+      CgroupFiles.terminateAll(dir, launcherPid);
     }
 
     @Override
@@ -190,6 +209,9 @@ final class CgroupV1Driver implements CgroupDriver {
       if (CgroupFiles.pids(dir).isEmpty()) {
         try {
           Files.deleteIfExists(dir);
+          if (memory != null) {
+            Files.deleteIfExists(memory);
+          }
         } catch (IOException e) {
           // A process joined meanwhile, or teardown is not finished: the sandbox removes it.
         }

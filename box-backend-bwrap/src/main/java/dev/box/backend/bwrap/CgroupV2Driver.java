@@ -104,9 +104,14 @@ final class CgroupV2Driver implements CgroupDriver {
     }
 
     @Override
-    public ProcessCgroup createProcessGroup() {
+    public ProcessCgroup createProcessGroup(int memoryMb) {
       try {
         Path group = Files.createDirectory(dir.resolve("p" + counter.incrementAndGet()));
+        if (memoryMb > 0) {
+          // Needs the memory controller delegated to the session's children.
+          CgroupFiles.write(dir.resolve("cgroup.subtree_control"), "+memory");
+          CgroupFiles.write(group.resolve("memory.max"), Long.toString(memoryMb * 1024L * 1024L));
+        }
         return new V2ProcessGroup(group);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
@@ -129,6 +134,11 @@ final class CgroupV2Driver implements CgroupDriver {
     @Override
     public void kill() {
       CgroupV2Driver.kill(dir);
+    }
+
+    @Override
+    public void terminate(long launcherPid) {
+      CgroupFiles.terminateAll(dir, launcherPid);
     }
 
     @Override

@@ -18,7 +18,7 @@ final class NoCgroupDriver implements CgroupDriver {
   public SessionCgroup createSession(String name, int memoryMb, int pidsLimit, double cpus) {
     return new SessionCgroup() {
       @Override
-      public ProcessCgroup createProcessGroup() {
+      public ProcessCgroup createProcessGroup(int memoryMb) {
         return new ProcessCgroup() {
           @Override
           public List<java.nio.file.Path> procsFiles() {
@@ -27,6 +27,9 @@ final class NoCgroupDriver implements CgroupDriver {
 
           @Override
           public void kill() {}
+
+          @Override
+          public void terminate(long launcherPid) {}
 
           @Override
           public void releaseIfEmpty() {}

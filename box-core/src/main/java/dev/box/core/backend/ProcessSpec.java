@@ -11,12 +11,19 @@ import java.util.Map;
  * @param env environment variables on top of the sandbox's defaults ({@code PATH}, {@code HOME},
  *     ...)
  * @param stdin whether the caller writes to the process's stdin; when false it reads /dev/null
+ * @param memoryMb a memory limit for this process tree in MiB, within the sandbox's; 0 for none
  */
-public record ProcessSpec(Command command, String workdir, Map<String, String> env, boolean stdin) {
+public record ProcessSpec(
+    Command command, String workdir, Map<String, String> env, boolean stdin, int memoryMb) {
 
   /** Copies {@code env}. */
   public ProcessSpec {
     env = Map.copyOf(env);
+  }
+
+  /** A spec with no limit of its own. */
+  public ProcessSpec(Command command, String workdir, Map<String, String> env, boolean stdin) {
+    this(command, workdir, env, stdin, 0);
   }
 
   /** What a process runs: a shell script or an argument vector. */

@@ -29,6 +29,15 @@ public interface SandboxProcess {
    */
   OptionalInt waitFor(Duration timeout) throws InterruptedException;
 
+  /** Completes with the exit code (128+N when killed by signal N) when the process exits. */
+  java.util.concurrent.CompletableFuture<Integer> onExit();
+
+  /**
+   * Sends SIGTERM to the process and everything it started, so they can exit cleanly; {@link
+   * #killTree} is the forceful follow-up.
+   */
+  void terminateTree();
+
   /**
    * Kills the process and everything it started, including descendants that double-forked or called
    * setsid, and returns once they are gone or the backend cannot tell.

@@ -5,12 +5,14 @@ import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.process.ManagedProcess;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
@@ -23,7 +25,9 @@ final class Session {
   private final @Nullable Path privateWorkspace;
   private final Instant createdAt;
   private final AtomicInteger activeExecs = new AtomicInteger();
+  private final ConcurrentHashMap<String, ManagedProcess> processes = new ConcurrentHashMap<>();
   private volatile Instant lastUsedAt;
+  private volatile boolean closing;
 
   Session(
       BoxSpec template,
@@ -65,6 +69,23 @@ final class Session {
 
   void touch(Instant now) {
     lastUsedAt = now;
+  }
+
+  /** The managed processes, running and exited, by process id. */
+  ConcurrentHashMap<String, ManagedProcess> processes() {
+    return processes;
+  }
+
+  boolean hasRunningProcess() {
+    return processes.values().stream().anyMatch(ManagedProcess::isRunning);
+  }
+
+  boolean closing() {
+    return closing;
+  }
+
+  void markClosing() {
+    closing = true;
   }
 
   int activeExecs() {

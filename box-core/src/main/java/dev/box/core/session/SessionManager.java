@@ -56,6 +56,7 @@ public final class SessionManager implements AutoCloseable {
   private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
   private final KeyedLocks locks = new KeyedLocks();
   private final AtomicInteger occupied = new AtomicInteger();
+  private final ProcessManager processes;
   private volatile boolean shuttingDown;
 
   /**
@@ -80,6 +81,12 @@ public final class SessionManager implements AutoCloseable {
     this.policy = new HostPathPolicy(config.dataDir(), config.allowedMountRoots());
     this.workspaces = new WorkspaceStore(config.dataDir());
     this.runner = new ExecRunner(config.maxOutputBytes());
+    this.processes = new ProcessManager(this, config.processes(), clock);
+  }
+
+  /** The managed processes of these sessions. */
+  public ProcessManager processes() {
+    return processes;
   }
 
   /** Removes what earlier instances of this data directory left behind. */
@@ -212,6 +219,7 @@ public final class SessionManager implements AutoCloseable {
   private boolean isIdle(Session session, Duration ttl) {
     return !session.persistent()
         && session.activeExecs() == 0
+        && !session.hasRunningProcess()
         && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());
   }
 
@@ -249,7 +257,15 @@ public final class SessionManager implements AutoCloseable {
     shutdown();
   }
 
-  private Session require(String id) {
+  KeyedLocks.Held lock(String id) {
+    return locks.lock(id);
+  }
+
+  @Nullable Session find(String id) {
+    return sessions.get(id);
+  }
+
+  Session require(String id) {
     Session session = sessions.get(id);
     if (session == null) {
       throw new BoxSessionNotFoundException("session " + id + " not found");
@@ -388,7 +404,9 @@ public final class SessionManager implements AutoCloseable {
   }
 
   private void destroy(Session session, boolean removeWorkspace) {
+    session.markClosing();
     try {
+      processes.stopAll(session);
       session.sandbox().destroy();
     } catch (RuntimeException e) {
       log.warn("destroying session {} failed: {}", session.id(), e.toString());

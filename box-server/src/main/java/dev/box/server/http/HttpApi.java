@@ -59,6 +59,12 @@ public final class HttpApi {
           virtual.setMaxConcurrentTasks(4096);
           pool.setVirtualThreadsExecutor(virtual);
           config.jetty.threadPool = pool;
+          config.jetty.modifyWebSocketServletFactory(
+              factory -> {
+                factory.setMaxTextMessageSize(MAX_REQUEST_BYTES);
+                factory.setMaxBinaryMessageSize(MAX_REQUEST_BYTES);
+                factory.setIdleTimeout(java.time.Duration.ofMinutes(5));
+              });
           config.startup.showJavalinBanner = false;
           config.startup.showOldJavalinVersionWarning = false;
           config.http.maxRequestSize = MAX_REQUEST_BYTES;
@@ -70,12 +76,15 @@ public final class HttpApi {
           config.routes.get("/v1/health", ctx -> api.json(ctx, 200, api.health()));
           config.routes.get("/v1/status", api::status);
           config.routes.get("/v1/sessions", ctx -> api.json(ctx, 200, sessions.list()));
+          ProcessRoutes processRoutes = new ProcessRoutes(sessions, api.mapper, api);
           config.routes.get(
-              "/v1/sessions/{id}", ctx -> api.json(ctx, 200, sessions.get(ctx.pathParam("id"))));
+              "/v1/sessions/{id}",
+              ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx.pathParam("id"))));
           config.routes.post("/v1/sessions/{id}", api::createSession);
           config.routes.delete("/v1/sessions/{id}", api::deleteSession);
           config.routes.post(
               "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
+          processRoutes.register(config);
           config.routes.exception(
               Exception.class, (e, ctx) -> api.fail(ctx, ErrorMapper.toBoxException(e)));
           config.routes.error(
@@ -93,7 +102,7 @@ public final class HttpApi {
         });
   }
 
-  private void authenticate(Context ctx) {
+  void authenticate(Context ctx) {
     if (token == null || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
       return;
     }
@@ -136,7 +145,11 @@ public final class HttpApi {
         ctx,
         200,
         new BoxRuntimeStatus(
-            health(), sessions.size(), 0, sessions.config().sessionTtl().toSeconds(), limits));
+            health(),
+            sessions.size(),
+            sessions.processes().running(),
+            sessions.config().sessionTtl().toSeconds(),
+            limits));
   }
 
   private void createSession(Context ctx) throws JsonProcessingException {
@@ -161,7 +174,7 @@ public final class HttpApi {
     return mapper.treeToValue(object, BoxSpec.class);
   }
 
-  private void json(Context ctx, int status, Object body) throws JsonProcessingException {
+  void json(Context ctx, int status, Object body) throws JsonProcessingException {
     ctx.status(status).contentType("application/json").result(mapper.writeValueAsString(body));
   }
 

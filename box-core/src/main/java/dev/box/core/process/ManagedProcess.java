@@ -1,0 +1,247 @@
+package dev.box.core.process;
+
+import dev.box.api.BoxManagedProcessInfo;
+import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxManagedProcessStatus;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One long-running process in a session: its stdout is read continuously into a {@link
+ * StdoutBuffer}, its stderr into a preview, its exit is recorded, and one relay at a time may
+ * attach to its stdio.
+ */
+public final class ManagedProcess {
+  private static final Logger log = LoggerFactory.getLogger(ManagedProcess.class);
+  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
+
+  private final String sessionId;
+  private final BoxManagedProcessSpec spec;
+  private final SandboxProcess process;
+  private final Instant startedAt;
+  private final StdoutBuffer stdout;
+  private final StderrPreview stderr;
+  private final Semaphore attachment = new Semaphore(1, true);
+  private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+  private volatile @Nullable Instant exitedAt;
+  private volatile boolean stdinClosed;
+
+  private ManagedProcess(
+      String sessionId,
+      BoxManagedProcessSpec spec,
+      SandboxProcess process,
+      Instant startedAt,
+      int bufferBytes) {
+    this.sessionId = sessionId;
+    this.spec = spec;
+    this.process = process;
+    this.startedAt = startedAt;
+    this.stdout = new StdoutBuffer(bufferBytes);
+    this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId());
+  }
+
+  /**
+   * Starts {@code spec} in {@code sandbox}.
+   *
+   * @param onExit called once, after the exit was recorded
+   */
+  public static ManagedProcess start(
+      String sessionId,
+      BoxManagedProcessSpec spec,
+      Sandbox sandbox,
+      int bufferBytes,
+      Clock clock,
+      Consumer<ManagedProcess> onExit) {
+    List<String> argv = new ArrayList<>();
+    argv.add(spec.command());
+    argv.addAll(spec.args());
+    SandboxProcess process =
+        sandbox.spawn(
+            new ProcessSpec(
+                new ProcessSpec.Argv(argv), spec.cwd(), spec.env(), true, spec.memoryMb()));
+    ManagedProcess managed =
+        new ManagedProcess(sessionId, spec, process, clock.instant(), bufferBytes);
+    managed.pump("stdout", process.stdout(), managed::onStdout, managed.stdout::close);
+    managed.pump("stderr", process.stderr(), managed.stderr::append, () -> {});
+    process
+        .onExit()
+        .whenComplete(
+            (code, failure) -> {
+              managed.exitedAt = clock.instant();
+              int exitCode = code == null ? -1 : code;
+              log.info(
+                  "managed process exited session_id={} process_id={} return_code={}",
+                  sessionId,
+                  spec.processId(),
+                  exitCode);
+              managed.exit.complete(exitCode);
+              process.release();
+              onExit.accept(managed);
+            });
+    return managed;
+  }
+
+  private interface Sink {
+    void accept(byte[] bytes, int length) throws InterruptedException;
+  }
+
+  private void onStdout(byte[] bytes, int length) throws InterruptedException {
+    stdout.write(bytes, 0, length);
+  }
+
+  /** Reads a stream on a platform thread: a blocking pipe read would pin a virtual thread. */
+  private void pump(String stream, InputStream in, Sink sink, Runnable atEnd) {
+    Thread.ofPlatform()
+        .daemon()
+        .name("box-process-" + stream)
+        .start(
+            () -> {
+              byte[] buffer = new byte[64 * 1024];
+              try (in) {
+                int n;
+                while ((n = in.read(buffer)) >= 0) {
+                  sink.accept(buffer, n);
+                }
+              } catch (IOException e) {
+                log.debug("{} of {} ended: {}", stream, spec.processId(), e.toString());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                atEnd.run();
+              }
+            });
+  }
+
+  /** The session it runs in. */
+  public String sessionId() {
+    return sessionId;
+  }
+
+  /** Its spec. */
+  public BoxManagedProcessSpec spec() {
+    return spec;
+  }
+
+  /** Whether it still runs. */
+  public boolean isRunning() {
+    return !exit.isDone();
+  }
+
+  /** Completes with the exit code. */
+  public CompletableFuture<Integer> exit() {
+    return exit;
+  }
+
+  /** When it exited, or null. */
+  public @Nullable Instant exitedAt() {
+    return exitedAt;
+  }
+
+  /** Its stdout. */
+  public StdoutBuffer stdout() {
+    return stdout;
+  }
+
+  /**
+   * Waits until no other relay is attached, then attaches; the returned handle detaches.
+   *
+   * @return null when {@code timeout} passed first
+   */
+  public @Nullable Attachment attach(Duration timeout) throws InterruptedException {
+    if (!attachment.tryAcquire(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+      return null;
+    }
+    return attachment::release;
+  }
+
+  /** An attachment to the process's stdio; closing it lets the next relay attach. */
+  public interface Attachment extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  /** Writes to the process's stdin; ignored once stdin is closed or the process has exited. */
+  public void writeStdin(byte[] bytes) throws IOException {
+    OutputStream in = process.stdin();
+    synchronized (in) {
+      if (stdinClosed) {
+        return;
+      }
+      in.write(bytes);
+      in.flush();
+    }
+  }
+
+  /** Closes the process's stdin: it reads end-of-file. */
+  public void closeStdin() {
+    OutputStream in = process.stdin();
+    synchronized (in) {
+      stdinClosed = true;
+      try {
+        in.close();
+      } catch (IOException e) {
+        // Already gone.
+      }
+    }
+  }
+
+  /**
+   * Stops the process and everything it started: stdin closed, SIGTERM to the tree, 5 s of grace,
+   * then SIGKILL. Returns once it has exited.
+   */
+  public void stop() {
+    closeStdin();
+    if (isRunning()) {
+      process.terminateTree();
+      try {
+        exit.get(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (Exception e) {
+        log.info("managed process {} ignored SIGTERM for 5 s: SIGKILL", spec.processId());
+      }
+    }
+    // SIGKILL what is left even after the main process exited: daemonised children.
+    process.killTree();
+    try {
+      exit.get(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      log.warn("managed process {} did not exit after SIGKILL", spec.processId());
+    }
+    process.release();
+  }
+
+  /** The process as the API reports it. */
+  public BoxManagedProcessInfo info() {
+    Integer code = exit.isDone() ? exit.getNow(-1) : null;
+    return new BoxManagedProcessInfo(
+        sessionId,
+        spec.processId(),
+        isRunning() ? BoxManagedProcessStatus.RUNNING : BoxManagedProcessStatus.EXITED,
+        spec.command(),
+        spec.args(),
+        spec.cwd(),
+        spec.env().keySet().stream().sorted().toList(),
+        attachment.availablePermits() == 0,
+        startedAt,
+        exitedAt,
+        code,
+        stderr.text(),
+        stdout.end(),
+        stdout.delivered());
+  }
+}

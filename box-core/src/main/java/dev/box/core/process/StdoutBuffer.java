@@ -1,0 +1,190 @@
+package dev.box.core.process;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * A bounded buffer of a process's stdout, addressed by absolute byte offsets.
+ *
+ * <p>It keeps the bytes in {@code [start, end)}. Bytes below the delivered offset may be dropped to
+ * make room (they can still be replayed until then); bytes not yet delivered never are: when the
+ * buffer is full of them, {@link #write} blocks, the pump stops reading, and the process blocks on
+ * its own write. Nothing is ever dropped silently.
+ *
+ * <p>Thread-safe: one producer, any number of readers (the relay allows one attachment at a time).
+ */
+public final class StdoutBuffer {
+  private final byte[] ring;
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  private long start;
+  private long end;
+  private long delivered;
+  private boolean eof;
+
+  /** A buffer of {@code capacity} bytes. */
+  public StdoutBuffer(int capacity) {
+    if (capacity < 1) {
+      throw new IllegalArgumentException("capacity must be positive");
+    }
+    this.ring = new byte[capacity];
+  }
+
+  /** The capacity in bytes. */
+  public int capacity() {
+    return ring.length;
+  }
+
+  /** Appends bytes, waiting while the buffer is full of undelivered bytes. */
+  public void write(byte[] bytes, int offset, int length) throws InterruptedException {
+    int done = 0;
+    lock.lock();
+    try {
+      while (done < length) {
+        while (end - delivered >= ring.length) {
+          changed.await();
+        }
+        int free = ring.length - (int) (end - start);
+        if (free == 0) {
+          // Make room by forgetting delivered bytes, oldest first.
+          start = Math.min(delivered, end);
+          free = ring.length - (int) (end - start);
+        }
+        int n = Math.min(free, length - done);
+        copyIn(bytes, offset + done, n);
+        end += n;
+        done += n;
+        changed.signalAll();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void copyIn(byte[] bytes, int offset, int n) {
+    int at = (int) (end % ring.length);
+    int first = Math.min(n, ring.length - at);
+    System.arraycopy(bytes, offset, ring, at, first);
+    System.arraycopy(bytes, offset + first, ring, 0, n - first);
+  }
+
+  /** Marks the end of the stream: readers see it once they reach {@link #end()}. */
+  public void close() {
+    lock.lock();
+    try {
+      eof = true;
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Reads bytes from offset {@code from}, waiting up to {@code timeout} for some to arrive.
+   *
+   * @return the bytes (empty when the timeout passed, or at the end of the stream: see {@link
+   *     #isEndOfStream})
+   * @throws OffsetGoneException when {@code from} is older than the oldest byte kept
+   */
+  public byte[] read(long from, int max, Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    lock.lock();
+    try {
+      if (from < start) {
+        throw new OffsetGoneException(from, start);
+      }
+      while (from >= end && !eof) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return new byte[0];
+        }
+        changed.await(left, TimeUnit.NANOSECONDS);
+        if (from < start) {
+          throw new OffsetGoneException(from, start);
+        }
+      }
+      int n = (int) Math.min(max, Math.max(0, end - from));
+      byte[] out = new byte[n];
+      int at = (int) (from % ring.length);
+      int first = Math.min(n, ring.length - at);
+      System.arraycopy(ring, at, out, 0, first);
+      System.arraycopy(ring, 0, out, first, n - first);
+      return out;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether {@code offset} is the end of a closed stream. */
+  public boolean isEndOfStream(long offset) {
+    lock.lock();
+    try {
+      return eof && offset >= end;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Records that a client received everything below {@code offset}; frees room for the pump. */
+  public void markDelivered(long offset) {
+    lock.lock();
+    try {
+      delivered = Math.max(start, Math.min(offset, end));
+      changed.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The offset of the oldest byte still kept. */
+  public long start() {
+    lock.lock();
+    try {
+      return start;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The offset after the newest byte: how many bytes the process wrote so far. */
+  public long end() {
+    lock.lock();
+    try {
+      return end;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The offset up to which clients received the stream; the next attachment starts here. */
+  public long delivered() {
+    lock.lock();
+    try {
+      return delivered;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A read asked for bytes that were already dropped after their delivery. */
+  public static final class OffsetGoneException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final long firstAvailable;
+
+    OffsetGoneException(long requested, long firstAvailable) {
+      super(
+          "offset "
+              + requested
+              + " is no longer buffered; the first available is "
+              + firstAvailable);
+      this.firstAvailable = firstAvailable;
+    }
+
+    /** The oldest offset that can still be read. */
+    public long firstAvailable() {
+      return firstAvailable;
+    }
+  }
+}

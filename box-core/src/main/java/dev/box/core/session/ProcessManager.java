@@ -1,0 +1,214 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxCapacityExceededException;
+import dev.box.api.BoxManagedProcessConflictException;
+import dev.box.api.BoxManagedProcessInfo;
+import dev.box.api.BoxManagedProcessNotFoundException;
+import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxSessionNotFoundException;
+import dev.box.core.RuntimeConfig;
+import dev.box.core.process.ManagedProcess;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The managed processes of all sessions: start (replacing a running one with the same id), stop,
+ * capacity, and the retention of exited records.
+ *
+ * <p>Start and stop hold the session's lock, so they never race with the session's deletion.
+ */
+public final class ProcessManager {
+  private final SessionManager sessions;
+  private final RuntimeConfig.ProcessLimits limits;
+  private final Clock clock;
+  private final AtomicInteger running = new AtomicInteger();
+  private final ConcurrentLinkedDeque<ManagedProcess> completed = new ConcurrentLinkedDeque<>();
+
+  ProcessManager(SessionManager sessions, RuntimeConfig.ProcessLimits limits, Clock clock) {
+    this.sessions = sessions;
+    this.limits = limits;
+    this.clock = clock;
+  }
+
+  /**
+   * Starts {@code spec} in session {@code sessionId}; a running process with the same id is stopped
+   * first.
+   *
+   * @throws BoxSessionNotFoundException when the session does not exist or is being deleted
+   * @throws BoxCapacityExceededException when {@code max_managed_processes} run already
+   */
+  public BoxManagedProcessInfo start(String sessionId, BoxManagedProcessSpec spec) {
+    try (KeyedLocks.Held held = sessions.lock(sessionId)) {
+      Session session = requireOpen(sessionId);
+      ManagedProcess old = session.processes().get(spec.processId());
+      if (old != null && old.isRunning()) {
+        old.stop();
+      }
+      reserve();
+      ManagedProcess process;
+      try {
+        process =
+            ManagedProcess.start(
+                sessionId,
+                spec,
+                session.sandbox(),
+                limits.stdoutBufferBytes(),
+                clock,
+                p -> exited(session, p));
+      } catch (RuntimeException e) {
+        running.decrementAndGet();
+        throw e;
+      }
+      session.processes().put(spec.processId(), process);
+      session.touch(clock.instant());
+      return process.info();
+    }
+  }
+
+  /** The process {@code processId} of session {@code sessionId}. */
+  public BoxManagedProcessInfo get(String sessionId, String processId) {
+    return require(sessionId, processId).info();
+  }
+
+  /** The processes of session {@code sessionId}, running and exited, oldest first. */
+  public List<BoxManagedProcessInfo> list(String sessionId) {
+    return sessions.require(sessionId).processes().values().stream()
+        .map(ManagedProcess::info)
+        .sorted(Comparator.comparing(BoxManagedProcessInfo::startedAt))
+        .toList();
+  }
+
+  /** Stops the process and everything it started, and forgets it. */
+  public void stop(String sessionId, String processId) {
+    ManagedProcess process;
+    try (KeyedLocks.Held held = sessions.lock(sessionId)) {
+      Session session = sessions.require(sessionId);
+      process = session.processes().remove(processId);
+      if (process == null) {
+        throw notFound(sessionId, processId);
+      }
+      process.stop();
+      session.touch(clock.instant());
+    }
+  }
+
+  /**
+   * The running process a relay attaches to.
+   *
+   * @throws BoxManagedProcessConflictException when it exists but has exited
+   */
+  public ManagedProcess attachable(String sessionId, String processId) {
+    ManagedProcess process = require(sessionId, processId);
+    if (!process.isRunning() && process.stdout().isEndOfStream(process.stdout().delivered())) {
+      throw new BoxManagedProcessConflictException(
+          "managed process " + processId + " in session " + sessionId + " is not running");
+    }
+    return process;
+  }
+
+  /** Records that the session of {@code process} was used now (every relay message). */
+  public void touch(ManagedProcess process) {
+    Session session = sessions.find(process.sessionId());
+    if (session != null) {
+      session.touch(clock.instant());
+    }
+  }
+
+  /** How many managed processes run, all sessions together. */
+  public int running() {
+    return running.get();
+  }
+
+  /** Drops exited records older than the retention, and the oldest beyond the maximum. */
+  public void reapCompleted() {
+    Instant cutoff = clock.instant().minus(limits.completedRetention());
+    List<ManagedProcess> expired = new ArrayList<>();
+    while (true) {
+      ManagedProcess oldest = completed.peekFirst();
+      if (oldest == null) {
+        break;
+      }
+      Instant exitedAt = oldest.exitedAt();
+      boolean tooOld = exitedAt != null && !exitedAt.isAfter(cutoff);
+      if (!tooOld && completed.size() <= limits.maxCompleted()) {
+        break;
+      }
+      if (completed.remove(oldest)) {
+        expired.add(oldest);
+      }
+    }
+    for (ManagedProcess process : expired) {
+      Session session = sessions.find(process.sessionId());
+      if (session != null) {
+        session.processes().remove(process.spec().processId(), process);
+      }
+    }
+  }
+
+  /** Stops every process of {@code session}; called while it is being deleted. */
+  void stopAll(Session session) {
+    List<Thread> stoppers = new ArrayList<>();
+    for (ManagedProcess process : session.processes().values()) {
+      if (process.isRunning()) {
+        stoppers.add(Thread.ofVirtual().start(process::stop));
+      }
+    }
+    for (Thread stopper : stoppers) {
+      try {
+        stopper.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    session.processes().values().forEach(completed::remove);
+    session.processes().clear();
+  }
+
+  private void exited(Session session, ManagedProcess process) {
+    running.decrementAndGet();
+    session.touch(clock.instant());
+    completed.addLast(process);
+    reapCompleted();
+  }
+
+  private void reserve() {
+    int max = limits.maxRunning();
+    while (true) {
+      int current = running.get();
+      if (current >= max) {
+        throw new BoxCapacityExceededException(
+            "Box managed process capacity reached (" + max + ")");
+      }
+      if (running.compareAndSet(current, current + 1)) {
+        return;
+      }
+    }
+  }
+
+  private Session requireOpen(String sessionId) {
+    Session session = sessions.require(sessionId);
+    if (session.closing()) {
+      throw new BoxSessionNotFoundException("session " + sessionId + " is being deleted");
+    }
+    return session;
+  }
+
+  private ManagedProcess require(String sessionId, String processId) {
+    ManagedProcess process = sessions.require(sessionId).processes().get(processId);
+    if (process == null) {
+      throw notFound(sessionId, processId);
+    }
+    return process;
+  }
+
+  private static BoxManagedProcessNotFoundException notFound(String sessionId, String processId) {
+    return new BoxManagedProcessNotFoundException(
+        "session " + sessionId + " has no managed process with process_id=" + processId);
+  }
+}
