@@ -92,8 +92,13 @@ final class ProcessRoutes {
     try {
       api.authenticate(ctx);
       mode(ctx.queryParam("mode"));
-      from(ctx.queryParam("from"));
-      processes.attachable(id(ctx), processId);
+      Long from = from(ctx.queryParam("from"));
+      ManagedProcess process = processes.attachable(id(ctx), processId);
+      long end = process.stdout().end();
+      if (from != null && from > end) {
+        throw new BoxValidationException(
+            "from " + from + " is beyond the end of stdout (" + end + " bytes so far)");
+      }
     } catch (RuntimeException e) {
       BoxException error = ErrorMapper.toBoxException(e);
       byte[] body = mapper.writeValueAsBytes(BoxError.of(error));
