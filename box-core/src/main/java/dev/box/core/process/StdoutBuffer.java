@@ -46,11 +46,13 @@ public final class StdoutBuffer {
         while (end - delivered >= ring.length) {
           changed.await();
         }
+        int want = length - done;
         int free = ring.length - (int) (end - start);
-        if (free == 0) {
-          // Make room by forgetting delivered bytes, oldest first.
-          start = Math.min(delivered, end);
-          free = ring.length - (int) (end - start);
+        if (free < want) {
+          // Make room by forgetting delivered bytes, oldest first, only as many as needed.
+          long drop = Math.min(want - free, delivered - start);
+          start += drop;
+          free += (int) drop;
         }
         int n = Math.min(free, length - done);
         copyIn(bytes, offset + done, n);

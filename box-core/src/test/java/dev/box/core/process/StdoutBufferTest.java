@@ -1,0 +1,122 @@
+package dev.box.core.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+class StdoutBufferTest {
+  private static final Duration NO_WAIT = Duration.ZERO;
+
+  private static byte[] bytes(String s) {
+    return s.getBytes(StandardCharsets.US_ASCII);
+  }
+
+  private static String text(byte[] b) {
+    return new String(b, StandardCharsets.US_ASCII);
+  }
+
+  @Test
+  void readsByAbsoluteOffset_acrossTheRingsWrap() throws Exception {
+    StdoutBuffer buffer = new StdoutBuffer(8);
+    buffer.write(bytes("abcdef"), 0, 6);
+    buffer.markDelivered(6);
+    buffer.write(bytes("ghijk"), 0, 5);
+
+    assertThat(buffer.start()).isEqualTo(3);
+    assertThat(buffer.end()).isEqualTo(11);
+    assertThat(text(buffer.read(6, 100, NO_WAIT))).isEqualTo("ghijk");
+    assertThat(text(buffer.read(3, 100, NO_WAIT))).isEqualTo("defghijk");
+  }
+
+  @Test
+  void anOffsetOlderThanTheBuffer_isGone_withTheFirstAvailableOne() throws Exception {
+    StdoutBuffer buffer = new StdoutBuffer(4);
+    buffer.write(bytes("abcd"), 0, 4);
+    buffer.markDelivered(4);
+    buffer.write(bytes("ef"), 0, 2);
+
+    assertThatThrownBy(() -> buffer.read(0, 10, NO_WAIT))
+        .isInstanceOfSatisfying(
+            StdoutBuffer.OffsetGoneException.class,
+            e -> assertThat(e.firstAvailable()).isEqualTo(2));
+  }
+
+  @Test
+  void undeliveredBytesAreNeverDropped_theWriterWaitsInstead() throws Exception {
+    StdoutBuffer buffer = new StdoutBuffer(4);
+    buffer.write(bytes("abcd"), 0, 4);
+    CompletableFuture<Void> writer =
+        CompletableFuture.runAsync(
+            () -> {
+              try {
+                buffer.write(bytes("efgh"), 0, 4);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+
+    await()
+        .during(Duration.ofMillis(200))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> !writer.isDone());
+    assertThat(text(buffer.read(0, 10, NO_WAIT))).isEqualTo("abcd");
+
+    buffer.markDelivered(2);
+    await().atMost(Duration.ofSeconds(5)).until(() -> buffer.end() == 6);
+    buffer.markDelivered(6);
+    writer.get();
+    assertThat(text(buffer.read(4, 10, NO_WAIT))).isEqualTo("efgh");
+  }
+
+  @Test
+  void readWaitsForData_andSeesTheEndOfTheStream() throws Exception {
+    StdoutBuffer buffer = new StdoutBuffer(16);
+    CompletableFuture<byte[]> reader =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return buffer.read(0, 16, Duration.ofSeconds(10));
+              } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    buffer.write(bytes("hi"), 0, 2);
+    buffer.close();
+
+    assertThat(text(reader.get())).isEqualTo("hi");
+    assertThat(buffer.isEndOfStream(0)).isFalse();
+    assertThat(buffer.isEndOfStream(2)).isTrue();
+    assertThat(buffer.read(2, 16, Duration.ofSeconds(10))).isEmpty();
+  }
+
+  @Test
+  void aWriteLargerThanTheBuffer_goesThroughAsTheReaderDelivers() throws Exception {
+    StdoutBuffer buffer = new StdoutBuffer(3);
+    CompletableFuture<Void> writer =
+        CompletableFuture.runAsync(
+            () -> {
+              try {
+                buffer.write(bytes("0123456789"), 0, 10);
+                buffer.close();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    StringBuilder received = new StringBuilder();
+    long offset = 0;
+    while (!buffer.isEndOfStream(offset)) {
+      byte[] chunk = buffer.read(offset, 2, Duration.ofSeconds(5));
+      received.append(text(chunk));
+      offset += chunk.length;
+      buffer.markDelivered(offset);
+    }
+    writer.get();
+
+    assertThat(received).hasToString("0123456789");
+  }
+}
