@@ -2,6 +2,7 @@ package dev.box.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxJson;
 import java.io.IOException;
 import java.net.URI;
@@ -9,16 +10,21 @@ import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
- * The benchmark's view of the Box HTTP API: one shared HTTP/1.1 client, and a record of every
- * session it may have created so that {@link #deleteAll()} leaves none behind. Thread-safe.
+ * The benchmark's view of the Box HTTP API and the stdio relay: one shared HTTP/1.1 client, which
+ * also opens the relay's WebSockets, and a record of every session it may have created so that
+ * {@link #deleteAll()} leaves none behind. Thread-safe.
  *
  * <p>Every unexpected answer is an {@link IllegalStateException} naming the request and quoting the
  * response, so that a misbehaving server is reported precisely.
@@ -29,11 +35,13 @@ final class BenchClient {
 
   private final HttpClient http;
   private final String base;
+  private final String wsBase;
   private final ObjectMapper mapper = BoxJson.newMapper();
   private final Set<String> live = ConcurrentHashMap.newKeySet();
 
   BenchClient(int port) {
     this.base = "http://127.0.0.1:" + port;
+    this.wsBase = "ws://127.0.0.1:" + port;
     this.http =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -56,6 +64,37 @@ final class BenchClient {
     if (!result.path("status").asText().equals("completed")
         || result.path("exit_code").asInt(-1) != 0) {
       throw unexpected("POST", path, EXEC_TRUE, 200, body);
+    }
+  }
+
+  /**
+   * Starts {@code argv} as the managed process {@code processId} in the existing session {@code
+   * id}.
+   */
+  void startProcess(String id, String processId, List<String> argv)
+      throws IOException, InterruptedException {
+    ObjectNode spec = mapper.createObjectNode().put("process_id", processId);
+    spec.put("command", argv.get(0)).set("args", mapper.valueToTree(argv.subList(1, argv.size())));
+    send("POST", sessionPath(id) + "/managed-process", mapper.writeValueAsString(spec), 201);
+  }
+
+  /**
+   * Attaches {@code listener} to the stdio relay of the managed process {@code processId}.
+   *
+   * @param query the query string with its {@code ?}, or empty for the line mode
+   */
+  WebSocket relay(String id, String processId, String query, WebSocket.Listener listener)
+      throws IOException, InterruptedException {
+    URI uri = URI.create(wsBase + relayPath(id, processId) + query);
+    try {
+      return http.newWebSocketBuilder()
+          .connectTimeout(Duration.ofSeconds(10))
+          .buildAsync(uri, listener)
+          .get(REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new IOException("could not attach to " + uri + ": " + e.getCause(), e);
+    } catch (TimeoutException e) {
+      throw new IOException("could not attach to " + uri + " within " + REQUEST_TIMEOUT, e);
     }
   }
 
@@ -124,6 +163,13 @@ final class BenchClient {
 
   private static String sessionPath(String id) {
     return "/v1/sessions/" + URLEncoder.encode(id, StandardCharsets.UTF_8);
+  }
+
+  private static String relayPath(String id, String processId) {
+    return sessionPath(id)
+        + "/managed-process/"
+        + URLEncoder.encode(processId, StandardCharsets.UTF_8)
+        + "/ws";
   }
 
   private static IllegalStateException unexpected(

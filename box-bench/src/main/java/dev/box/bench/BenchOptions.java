@@ -17,6 +17,15 @@ record BenchOptions(double scale, @Nullable Path markdown) {
   /** Clients and sessions of the concurrency measurement; not scaled, it is the point. */
   static final int CONCURRENT_CLIENTS = 50;
 
+  /**
+   * Round trips discarded before each round-trip measurement; not scaled: the server, the JDK's
+   * WebSocket and the JIT need them whatever the scale.
+   */
+  static final int ROUND_TRIP_WARMUP = 500;
+
+  private static final long KIB = 1024;
+  private static final long MIB = 1024 * KIB;
+
   static final String USAGE =
       """
       usage: BoxBench [--quick] [--iterations-scale X] [--markdown FILE]
@@ -93,6 +102,24 @@ record BenchOptions(double scale, @Nullable Path markdown) {
   /** Execs timed by each of the {@link #CONCURRENT_CLIENTS} clients. */
   int execsPerClient() {
     return scaled(20);
+  }
+
+  /** Line round trips timed through the relay, and through a plain {@code cat} child. */
+  int relayRoundTrips() {
+    return scaled(2000);
+  }
+
+  /** Bytes streamed through the relay in raw mode: 256 MiB in the full run, at least 4 MiB. */
+  long relayRawBytes() {
+    return Math.max(4, scaled(256)) * MIB;
+  }
+
+  /**
+   * Bytes streamed through the relay in line mode as 2-byte lines ({@code yes}): 2 MiB in the full
+   * run. Far fewer than in raw mode: every line is a frame of its own, a few microseconds each.
+   */
+  long relayLineBytes() {
+    return scaled(2048) * KIB;
   }
 
   /** Idle sessions held while memory is measured. */

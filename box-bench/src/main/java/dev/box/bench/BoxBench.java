@@ -7,12 +7,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.stream.Collectors;
 
 /**
  * The Box benchmark: starts a Box server in this JVM and measures it over HTTP against a bare
- * bubblewrap spawn and a plain fork and exec, then prints a table with the targets met or missed.
- * It is a measurement, not a test: nothing fails on a slow machine.
+ * bubblewrap spawn and a plain fork and exec, and its stdio relay over WebSocket against a plain
+ * {@code cat} child, then prints tables with the targets met or missed. It is a measurement, not a
+ * test: nothing fails on a slow machine.
  *
  * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}; {@code bench/run}
  * builds the module and runs it.
@@ -96,10 +98,43 @@ public final class BoxBench {
     int clients = BenchOptions.CONCURRENT_CLIENTS;
     progress(out, "concurrent: " + clients + " clients x " + options.execsPerClient() + " execs");
     HttpScenarios.Concurrent concurrent = http.concurrent(clients, options.execsPerClient());
+    RelayScenarios.Result relay = measureRelay(options, client, out);
     progress(out, "memory: " + options.memorySessions() + " idle sessions");
     MemoryScenario.Result memory = new MemoryScenario(client).measure(options.memorySessions());
     return new BenchReport(
-        options, machine, backend, floorBwrap, floorForkExec, cold, warm, concurrent, memory);
+        options,
+        machine,
+        backend,
+        floorBwrap,
+        floorForkExec,
+        cold,
+        warm,
+        concurrent,
+        relay,
+        memory);
+  }
+
+  private static RelayScenarios.Result measureRelay(
+      BenchOptions options, BenchClient client, PrintStream out)
+      throws IOException, InterruptedException {
+    RelayScenarios relay = new RelayScenarios(client, BenchOptions.ROUND_TRIP_WARMUP);
+    int roundTrips = options.relayRoundTrips();
+    progress(out, "floor 3: " + roundTrips + " line round trips through a plain cat");
+    Latencies floor = relay.floorRoundTrips(roundTrips);
+    progress(out, "relay: " + roundTrips + " line round trips through cat in a session");
+    Latencies roundTrip = relay.relayRoundTrips(roundTrips);
+    long rawBytes = options.relayRawBytes();
+    progress(out, "floor 4: " + mib(rawBytes) + " through a plain pipe");
+    RelayScenarios.Throughput floorRaw = relay.floorRaw(rawBytes);
+    progress(out, "relay: " + mib(rawBytes) + " in raw mode");
+    RelayScenarios.Throughput raw = relay.raw(rawBytes);
+    progress(out, "relay: " + mib(options.relayLineBytes()) + " of 2-byte lines in line mode");
+    RelayScenarios.Throughput lines = relay.lines(options.relayLineBytes());
+    return new RelayScenarios.Result(floor, roundTrip, floorRaw, raw, lines);
+  }
+
+  private static String mib(long bytes) {
+    return String.format(Locale.ROOT, "%.1f MiB", bytes / (1024.0 * 1024));
   }
 
   private static String describeBackend(JsonNode status) {

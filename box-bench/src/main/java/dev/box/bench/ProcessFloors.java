@@ -2,6 +2,7 @@ package dev.box.bench;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,9 +11,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The two floors Box is compared with: a bare bubblewrap sandbox running {@code /bin/true}, and
- * {@code /bin/true} started directly. Both are started with {@link ProcessBuilder}, as Box starts
- * its processes, and waited for.
+ * The process floors Box is compared with: a bare bubblewrap sandbox running {@code /bin/true},
+ * {@code /bin/true} started directly, and a child's stdout read through a plain pipe. All are
+ * started with {@link ProcessBuilder}, as Box starts its processes, and waited for.
  */
 final class ProcessFloors {
   private static final List<String> BWRAP_LOCATIONS =
@@ -23,6 +24,9 @@ final class ProcessFloors {
       List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
 
   private static final long SPAWN_TIMEOUT_SECONDS = 30;
+
+  /** What the server's stdout pump reads at once. */
+  private static final int PIPE_READ = 64 * 1024;
 
   private ProcessFloors() {}
 
@@ -65,20 +69,55 @@ final class ProcessFloors {
   }
 
   /**
+   * Starts {@code command} and reads its stdout to the end through the pipe, {@value #PIPE_READ}
+   * bytes at most at a time, as the server does with a managed process's stdout; the time runs from
+   * the first byte read to the end.
+   *
+   * @throws IllegalStateException when it does not exit 0 in time
+   */
+  static RelayScenarios.Throughput readThroughPipe(List<String> command)
+      throws IOException, InterruptedException {
+    Process process = builder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+    byte[] buffer = new byte[PIPE_READ];
+    long bytes = 0;
+    long reads = 0;
+    long first = 0;
+    try (InputStream stdout = process.getInputStream()) {
+      int n;
+      while ((n = stdout.read(buffer)) >= 0) {
+        if (reads++ == 0) {
+          first = System.nanoTime();
+        }
+        bytes += n;
+      }
+    }
+    long end = System.nanoTime();
+    awaitSuccess(command, process, "");
+    return new RelayScenarios.Throughput(bytes, reads, (end - first) / 1e9);
+  }
+
+  /**
    * Starts {@code command}, reads its output to the end and waits for it.
    *
    * @throws IllegalStateException when it does not exit 0 in time, with its output
    */
   static void run(List<String> command) throws IOException, InterruptedException {
+    Process process = builder(command).redirectErrorStream(true).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    awaitSuccess(command, process, output);
+  }
+
+  /** {@code command} with stdin from /dev/null, in /, with nothing in its environment but PATH. */
+  static ProcessBuilder builder(List<String> command) {
     ProcessBuilder builder =
-        new ProcessBuilder(command)
-            .redirectInput(new File("/dev/null"))
-            .redirectErrorStream(true)
-            .directory(new File("/"));
+        new ProcessBuilder(command).redirectInput(new File("/dev/null")).directory(new File("/"));
     builder.environment().clear();
     builder.environment().put("PATH", "/usr/bin:/bin");
-    Process process = builder.start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    return builder;
+  }
+
+  private static void awaitSuccess(List<String> command, Process process, String output)
+      throws InterruptedException {
     if (!process.waitFor(SPAWN_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
       process.destroyForcibly();
       throw new IllegalStateException(

@@ -19,6 +19,9 @@ class BenchOptionsTest {
     assertThat(options.execsPerClient()).isEqualTo(20);
     assertThat(options.memorySessions()).isEqualTo(500);
     assertThat(options.warmupIterations()).isEqualTo(20);
+    assertThat(options.relayRoundTrips()).isEqualTo(2000);
+    assertThat(options.relayRawBytes()).isEqualTo(256L * 1024 * 1024);
+    assertThat(options.relayLineBytes()).isEqualTo(2L * 1024 * 1024);
     assertThat(options.markdown()).isNull();
   }
 
@@ -31,16 +34,22 @@ class BenchOptionsTest {
     assertThat(options.warmIterations()).isEqualTo(60);
     assertThat(options.execsPerClient()).isEqualTo(4);
     assertThat(options.memorySessions()).isEqualTo(100);
+    assertThat(options.relayRoundTrips()).isEqualTo(400);
+    assertThat(options.relayRawBytes()).isEqualTo(51L * 1024 * 1024);
+    assertThat(options.relayLineBytes()).isEqualTo(410L * 1024);
     assertThat(options.markdown()).isEqualTo(Path.of("out.md"));
   }
 
   @Test
-  void tinyScale_keepsAtLeastOneIterationAndTenSessions() {
+  void tinyScale_keepsAtLeastOneIterationTenSessionsAndFourMiB() {
     BenchOptions options = BenchOptions.parse(List.of("--iterations-scale", "0.001"));
 
     assertThat(options.coldIterations()).isEqualTo(1);
     assertThat(options.warmupIterations()).isEqualTo(2);
     assertThat(options.memorySessions()).isEqualTo(10);
+    assertThat(options.relayRoundTrips()).isEqualTo(2);
+    assertThat(options.relayRawBytes()).isEqualTo(4L * 1024 * 1024);
+    assertThat(options.relayLineBytes()).isEqualTo(2L * 1024);
   }
 
   @Test

@@ -40,6 +40,13 @@ class BoxBenchTest {
             "warm: exec true in a session (HTTP)",
             "concurrent: 50 clients x 1 execs (HTTP)",
             "throughput at 50-way concurrency:",
+            "relay round trip (ms)",
+            "floor 3: a line through a plain cat child",
+            "relay: text frame -> cat in a session -> text frame",
+            "the relay's own cost at p50",
+            "floor 4: head -c N /dev/zero, 64 KiB pipe reads",
+            "raw: head -c N /dev/zero, binary frames",
+            "line (info): yes | head -c N, a text frame per line",
             "memory, 10 idle sessions",
             "server JVM heap growth",
             "sandbox processes Pss",
@@ -47,14 +54,28 @@ class BoxBenchTest {
             "warm p50 / floor 1 p50",
             "warm p50 / floor 2 p50",
             "p99 / p50 at 50-way concurrency",
+            "relay round trip p50 (ms)",
+            "relay throughput, raw mode (MB/s)",
             "memory per idle session (MiB)");
-    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(5);
+    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(7);
     assertThat(report.floorBwrap().count()).isEqualTo(4);
     assertThat(report.cold().count()).isEqualTo(2);
     assertThat(report.warm().count()).isEqualTo(6);
     assertThat(report.concurrent().latencies().count()).isEqualTo(50);
+    assertThat(report.relay().floor().count()).isEqualTo(40);
+    assertThat(report.relay().roundTrip().count()).isEqualTo(40);
+    assertThat(report.relay().floorRaw().bytes()).isEqualTo(5L * 1024 * 1024);
+    assertThat(report.relay().raw().bytes()).isEqualTo(5L * 1024 * 1024);
+    assertThat(report.relay().lines().bytes()).isEqualTo(41L * 1024);
+    assertThat(report.relay().lines().messages()).as("one frame per 2-byte line").isEqualTo(20992);
     assertThat(Files.readString(markdown))
-        .contains("| floor 1: bare bwrap /bin/true |", "## Targets", "| cold p50 / floor 1 p50 |");
+        .contains(
+            "| floor 1: bare bwrap /bin/true |",
+            "## Relay",
+            "| raw: head -c N /dev/zero, binary frames |",
+            "## Targets",
+            "| cold p50 / floor 1 p50 |",
+            "| relay throughput, raw mode (MB/s) |");
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(() -> assertThat(ProcessHandle.current().descendants()).isEmpty());
