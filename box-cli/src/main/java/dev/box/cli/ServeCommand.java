@@ -1,7 +1,13 @@
 package dev.box.cli;
 
+import dev.box.langbot.StdioControl;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -33,8 +39,18 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--host", paramLabel = "HOST", description = "Address to bind (127.0.0.1).")
   private @Nullable String host;
 
-  @Option(names = "--port", paramLabel = "PORT", description = "Port to bind, 0 for any (5410).")
+  @Option(
+      names = {"--port", "--ws-control-port"},
+      paramLabel = "PORT",
+      description = "Port to bind, 0 for any (5410).")
   private @Nullable String port;
+
+  @Option(
+      names = {"-s", "--stdio-control"},
+      description =
+          "Run LangBot's control channel over stdin/stdout (as LangBot launches its runtime);"
+              + " requires LANGBOT_BOX_TRUSTED_INSTANCE_UUID.")
+  private boolean stdioControl;
 
   @Option(names = "--config", paramLabel = "FILE", description = "A YAML or JSON config file.")
   private @Nullable String config;
@@ -81,10 +97,20 @@ final class ServeCommand implements Callable<Integer> {
   private @Nullable String allowedMountRoots;
 
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() throws InterruptedException, IOException {
+    // In stdio mode stdout carries the protocol only: anything else printed goes to stderr.
+    OutputStream protocol = new FileOutputStream(FileDescriptor.out);
+    if (stdioControl) {
+      System.setOut(System.err);
+    }
     BoxServer server;
     try {
-      server = BoxServer.start(ServerConfig.resolve(flags(), System.getenv()));
+      server =
+          BoxServer.start(
+              ServerConfig.resolve(flags(), System.getenv()),
+              Clock.systemUTC(),
+              System.getenv(),
+              stdioControl);
     } catch (IllegalArgumentException | IllegalStateException e) {
       Objects.requireNonNull(spec, "picocli injects the spec")
           .commandLine()
@@ -101,6 +127,11 @@ final class ServeCommand implements Callable<Integer> {
                   stopped.countDown();
                 },
                 "box-shutdown"));
+    if (stdioControl) {
+      new StdioControl(server.langbot(), System.in, protocol).run();
+      server.close();
+      return 0;
+    }
     stopped.await();
     return 0;
   }

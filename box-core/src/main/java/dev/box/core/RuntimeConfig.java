@@ -95,4 +95,10 @@ public record RuntimeConfig(
     return new RuntimeConfig(
         dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots, processes);
   }
+
+  /** A copy with other managed-process limits. */
+  public RuntimeConfig withProcesses(ProcessLimits limits) {
+    return new RuntimeConfig(
+        dataDir, sessionTtl, maxSessions, maxOutputBytes, allowedMountRoots, limits);
+  }
 }

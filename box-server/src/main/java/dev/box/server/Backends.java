@@ -14,9 +14,9 @@ final class Backends {
    *
    * @throws IllegalArgumentException for a name this version does not know
    */
-  static SandboxBackend open(String name, Path dataDir, String instanceId) {
+  static SandboxBackend open(String name, Path dataDir, String instanceId, boolean cgroups) {
     return switch (name) {
-      case "local", "bwrap", "bubblewrap" -> new BwrapBackend(dataDir, instanceId);
+      case "local", "bwrap", "bubblewrap" -> new BwrapBackend(dataDir, instanceId, cgroups);
       case "docker", "podman", "nsjail", "e2b" ->
           throw new IllegalArgumentException(
               "backend '"

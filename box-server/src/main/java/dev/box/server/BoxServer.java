@@ -4,6 +4,7 @@ import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.session.SessionManager;
+import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
 import io.javalin.Javalin;
 import java.io.IOException;
@@ -42,6 +43,7 @@ public final class BoxServer implements AutoCloseable {
   private final SessionManager sessions;
   private final ScheduledExecutorService reaper;
   private final Javalin http;
+  private final LangBotControl langbot;
   private final FileChannel lockChannel;
   private final FileLock lock;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -52,8 +54,10 @@ public final class BoxServer implements AutoCloseable {
       SessionManager sessions,
       ScheduledExecutorService reaper,
       Javalin http,
+      LangBotControl langbot,
       FileChannel lockChannel,
       FileLock lock) {
+    this.langbot = langbot;
     this.config = config;
     this.backend = backend;
     this.sessions = sessions;
@@ -76,7 +80,24 @@ public final class BoxServer implements AutoCloseable {
 
   /** Starts a server whose sessions read time from {@code clock}. */
   public static BoxServer start(ServerConfig config, Clock clock) {
-    refusePublicWithoutToken(config);
+    return start(config, clock, Map.of(), false);
+  }
+
+  /**
+   * Starts a server that also serves LangBot's control plane as configured by {@code langbotEnv}
+   * ({@code LANGBOT_BOX_CONTROL_TOKEN}, {@code LANGBOT_BOX_TRUSTED_INSTANCE_UUID}).
+   *
+   * @param stdioControl whether the control channel will run over stdio: the trusted instance is
+   *     then required, and a port that cannot be bound is only a warning
+   */
+  public static BoxServer start(
+      ServerConfig config, Clock clock, Map<String, String> langbotEnv, boolean stdioControl) {
+    String langbotToken = langbotEnv.get("LANGBOT_BOX_CONTROL_TOKEN");
+    String restToken =
+        config.controlToken() != null
+            ? config.controlToken()
+            : langbotToken == null || langbotToken.isBlank() ? null : langbotToken.strip();
+    refusePublicWithoutToken(config, restToken);
     FileChannel channel = null;
     FileLock lock = null;
     SandboxBackend backend = null;
@@ -100,7 +121,7 @@ public final class BoxServer implements AutoCloseable {
       }
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
-      backend = Backends.open(config.backend(), config.dataDir(), instanceId);
+      backend = Backends.open(config.backend(), config.dataDir(), instanceId, config.cgroups());
       RuntimeConfig runtime =
           new RuntimeConfig(
               config.dataDir(),
@@ -112,9 +133,19 @@ public final class BoxServer implements AutoCloseable {
       sessions = new SessionManager(backend, runtime, clock, instanceId);
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
-      Javalin http = HttpApi.create(sessions, config.controlToken(), VERSION);
-      startListening(http, config);
-      BoxServer server = new BoxServer(config, backend, sessions, reaper, http, channel, lock);
+      LangBotControl langbot =
+          LangBotControl.fromEnvironment(sessions, langbotEnv, config.controlToken(), stdioControl);
+      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot);
+      try {
+        startListening(http, config);
+      } catch (IllegalStateException e) {
+        if (!stdioControl) {
+          throw e;
+        }
+        log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
+      }
+      BoxServer server =
+          new BoxServer(config, backend, sessions, reaper, http, langbot, channel, lock);
       server.logStartup();
       return server;
     } catch (IOException e) {
@@ -141,8 +172,8 @@ public final class BoxServer implements AutoCloseable {
     }
   }
 
-  private static void refusePublicWithoutToken(ServerConfig config) {
-    if (config.controlToken() != null || config.insecure()) {
+  private static void refusePublicWithoutToken(ServerConfig config, @Nullable String token) {
+    if (token != null || config.insecure()) {
       return;
     }
     boolean loopback;
@@ -204,6 +235,11 @@ public final class BoxServer implements AutoCloseable {
   /** The port the server listens on. */
   public int port() {
     return http.port();
+  }
+
+  /** LangBot's control plane of this server, for the stdio channel. */
+  public LangBotControl langbot() {
+    return langbot;
   }
 
   /** The sessions this server serves. */

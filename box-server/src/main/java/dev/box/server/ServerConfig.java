@@ -31,6 +31,7 @@ import org.jspecify.annotations.Nullable;
  * @param maxOutputBytes bytes kept per output stream of an exec
  * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
  * @param processLimits the limits of managed processes
+ * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  */
 public record ServerConfig(
     String host,
@@ -43,7 +44,8 @@ public record ServerConfig(
     int maxSessions,
     int maxOutputBytes,
     List<Path> allowedMountRoots,
-    RuntimeConfig.ProcessLimits processLimits) {
+    RuntimeConfig.ProcessLimits processLimits,
+    boolean cgroups) {
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -62,6 +64,7 @@ public record ServerConfig(
           "max_completed_processes",
           "completed_process_retention_sec",
           "process_buffer_bytes",
+          "cgroups",
           "config");
 
   /** Copies the list. */
@@ -87,7 +90,8 @@ public record ServerConfig(
         maxSessions,
         maxOutputBytes,
         allowedMountRoots,
-        processLimits);
+        processLimits,
+        cgroups);
   }
 
   /**
@@ -126,7 +130,8 @@ public record ServerConfig(
             intValue(values, "max_managed_processes", 64, 0, 1024),
             intValue(values, "max_completed_processes", 256, 0, 10000),
             Duration.ofSeconds(intValue(values, "completed_process_retention_sec", 300, 0, 86400)),
-            intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)));
+            intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)),
+        !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"));
   }
 
   private static List<Path> roots(String value) {

@@ -41,6 +41,10 @@ final class WsClient implements AutoCloseable {
   }
 
   static WsClient connect(TestServer box, String path, Map<String, String> headers) {
+    return connect(box.server.port(), path, headers);
+  }
+
+  static WsClient connect(int port, String path, Map<String, String> headers) {
     Recorder recorder = new Recorder();
     WebSocket.Builder builder =
         HttpClient.newHttpClient()
@@ -49,9 +53,7 @@ final class WsClient implements AutoCloseable {
             .connectTimeout(Duration.ofSeconds(10));
     headers.forEach(builder::header);
     WebSocket socket =
-        builder
-            .buildAsync(URI.create("ws://127.0.0.1:" + box.server.port() + path), recorder)
-            .join();
+        builder.buildAsync(URI.create("ws://127.0.0.1:" + port + path), recorder).join();
     return new WsClient(socket, recorder.frames);
   }
 

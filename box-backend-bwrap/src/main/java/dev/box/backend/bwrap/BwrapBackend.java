@@ -80,6 +80,17 @@ public final class BwrapBackend implements SandboxBackend {
    * @param instanceId the id of this server instance
    */
   public BwrapBackend(Path dataDir, String instanceId) {
+    this(dataDir, instanceId, true);
+  }
+
+  /**
+   * Probes the host and prepares the backend.
+   *
+   * @param dataDir the runtime's data directory
+   * @param instanceId the id of this server instance
+   * @param useCgroups false to limit with rlimits only, as on a host without writable cgroups
+   */
+  public BwrapBackend(Path dataDir, String instanceId, boolean useCgroups) {
     this.instanceId = instanceId;
     this.baseName = "box-" + shortHash(dataDir.toAbsolutePath().normalize().toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
@@ -87,7 +98,7 @@ public final class BwrapBackend implements SandboxBackend {
     Path nsenter = find("nsenter");
     Path setpriv = find("setpriv");
     this.launcher = nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter) : null;
-    this.cgroups = probeCgroups(baseName);
+    this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsenter, setpriv);
     log.info(
         "bwrap backend: {} ({})",
@@ -115,7 +126,9 @@ public final class BwrapBackend implements SandboxBackend {
     if (v1 != null) {
       return v1;
     }
-    log.warn("no writable cgroup hierarchy: memory, pids and cpu limits are NOT enforced");
+    log.warn(
+        "no writable cgroup hierarchy: memory is limited per process by rlimit only; pids and cpu"
+            + " limits are NOT enforced");
     return new NoCgroupDriver();
   }
 

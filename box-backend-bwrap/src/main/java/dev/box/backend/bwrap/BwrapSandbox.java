@@ -55,7 +55,7 @@ final class BwrapSandbox implements Sandbox {
     }
     CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
     try {
-      Process process = launcher.start(initPid, group.procsFiles(), spec);
+      Process process = launcher.start(initPid, group, spec);
       return BwrapProcess.release(process, group, spec.stdin());
     } catch (IOException | RuntimeException e) {
       group.releaseIfEmpty();

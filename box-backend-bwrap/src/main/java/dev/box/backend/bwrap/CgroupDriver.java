@@ -53,5 +53,13 @@ interface CgroupDriver {
 
     /** Removes the group if it is empty; a group with survivors stays until the sandbox ends. */
     void releaseIfEmpty();
+
+    /**
+     * The address-space rlimit in KiB the launcher applies where no cgroup limits memory, or 0 when
+     * a cgroup does.
+     */
+    default long addressSpaceLimitKib() {
+      return 0;
+    }
   }
 }

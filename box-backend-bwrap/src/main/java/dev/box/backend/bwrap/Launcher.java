@@ -27,10 +27,11 @@ final class Launcher {
       String.join(
           "\n",
           "[ -n \"$__BOX_STDIN\" ] || exec </dev/null",
+          "[ -z \"$__BOX_ULIMIT_V\" ] || ulimit -v \"$__BOX_ULIMIT_V\" || exit 125",
           "cd -- \"$__BOX_WORKDIR\" 2>/dev/null"
               + " || { mkdir -p -- \"$__BOX_WORKDIR\" && cd -- \"$__BOX_WORKDIR\"; }"
               + " || { echo \"box: cannot enter workdir $__BOX_WORKDIR\" >&2; exit 126; }",
-          "unset __BOX_WORKDIR __BOX_STDIN",
+          "unset __BOX_WORKDIR __BOX_STDIN __BOX_ULIMIT_V",
           "if [ -n \"${__BOX_ARGC:-}\" ]; then",
           "  __box_i=0; set --",
           "  while [ \"$__box_i\" -lt \"$__BOX_ARGC\" ]; do",
@@ -61,7 +62,9 @@ final class Launcher {
     this.nsenter = nsenter;
   }
 
-  Process start(long initPid, List<Path> procsFiles, ProcessSpec spec) throws IOException {
+  Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
+      throws IOException {
+    List<Path> procsFiles = group.procsFiles();
     List<String> argv = new ArrayList<>();
     argv.addAll(List.of("/bin/sh", "-c", LAUNCHER, "box-launch"));
     procsFiles.forEach(f -> argv.add(f.toString()));
@@ -77,6 +80,8 @@ final class Launcher {
     env.putAll(spec.env());
     env.put("__BOX_WORKDIR", spec.workdir());
     env.put("__BOX_STDIN", spec.stdin() ? "1" : "");
+    long addressSpace = group.addressSpaceLimitKib();
+    env.put("__BOX_ULIMIT_V", addressSpace > 0 ? Long.toString(addressSpace) : "");
     switch (spec.command()) {
       case ProcessSpec.Shell shell -> env.put("__BOX_SCRIPT", shell.script());
       case ProcessSpec.Argv argvCommand -> {

@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class ProcessManager {
   private final SessionManager sessions;
-  private final RuntimeConfig.ProcessLimits limits;
+  private volatile RuntimeConfig.ProcessLimits limits;
   private final Clock clock;
   private final AtomicInteger running = new AtomicInteger();
   private final ConcurrentLinkedDeque<ManagedProcess> completed = new ConcurrentLinkedDeque<>();
@@ -33,6 +33,11 @@ public final class ProcessManager {
     this.sessions = sessions;
     this.limits = limits;
     this.clock = clock;
+  }
+
+  /** Replaces the limits; called by {@link SessionManager#applyLimits}. */
+  void limits(RuntimeConfig.ProcessLimits replacement) {
+    limits = replacement;
   }
 
   /**

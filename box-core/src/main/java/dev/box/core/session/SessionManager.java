@@ -47,7 +47,7 @@ public final class SessionManager implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
 
   private final SandboxBackend backend;
-  private final RuntimeConfig config;
+  private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
   private final HostPathPolicy policy;
@@ -134,6 +134,15 @@ public final class SessionManager implements AutoCloseable {
   /** The backend's status. */
   public BackendStatus backendStatus() {
     return backend.status();
+  }
+
+  /**
+   * Replaces the session and managed-process capacities (and the retention of exited processes)
+   * while running; what exists already is kept even when it exceeds a lower capacity.
+   */
+  public void applyLimits(int maxSessions, RuntimeConfig.ProcessLimits processLimits) {
+    config = config.withMaxSessions(maxSessions).withProcesses(processLimits);
+    processes.limits(processLimits);
   }
 
   /** The runtime's settings. */

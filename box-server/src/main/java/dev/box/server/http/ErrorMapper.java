@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.JsonMappingException;
 import dev.box.api.BoxError;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxJson;
 import dev.box.api.BoxValidationException;
 import io.javalin.http.HttpResponseException;
-import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,7 +28,7 @@ final class ErrorMapper {
       }
     }
     if (failure instanceof JsonMappingException mapping) {
-      return new BoxValidationException(describe(mapping));
+      return new BoxValidationException(BoxJson.describe(mapping, "invalid request body"));
     }
     if (failure instanceof JsonProcessingException json) {
       return new BoxValidationException("malformed JSON: " + json.getOriginalMessage());
@@ -44,20 +44,5 @@ final class ErrorMapper {
 
   static BoxError body(BoxException e) {
     return BoxError.of(e);
-  }
-
-  private static String describe(JsonMappingException e) {
-    String path =
-        e.getPath().stream()
-            .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
-            .collect(Collectors.joining("."));
-    String detail = e.getOriginalMessage();
-    int newline = detail.indexOf('\n');
-    if (newline >= 0) {
-      detail = detail.substring(0, newline);
-    }
-    return path.isEmpty()
-        ? "invalid request body: " + detail
-        : "invalid value for " + path + ": " + detail;
   }
 }

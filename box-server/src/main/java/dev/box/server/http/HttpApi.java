@@ -13,6 +13,7 @@ import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
+import dev.box.langbot.LangBotControl;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
@@ -46,9 +47,13 @@ public final class HttpApi {
    * @param sessions the sessions it serves
    * @param controlToken the token required on every route but /healthz and /readyz, or null
    * @param version the version reported by /healthz
+   * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
    */
   public static Javalin create(
-      SessionManager sessions, @Nullable String controlToken, String version) {
+      SessionManager sessions,
+      @Nullable String controlToken,
+      String version,
+      LangBotControl langbot) {
     HttpApi api = new HttpApi(sessions, controlToken);
     return Javalin.create(
         config -> {
@@ -70,13 +75,12 @@ public final class HttpApi {
           config.http.maxRequestSize = MAX_REQUEST_BYTES;
           config.http.prefer405over404 = true;
           config.routes.before(api::authenticate);
-          config.routes.get(
-              "/healthz", ctx -> api.json(ctx, 200, Map.of("live", true, "version", version)));
+          config.routes.get("/healthz", ctx -> api.healthz(ctx, version));
           config.routes.get("/readyz", api::readyz);
           config.routes.get("/v1/health", ctx -> api.json(ctx, 200, api.health()));
           config.routes.get("/v1/status", api::status);
           config.routes.get("/v1/sessions", ctx -> api.json(ctx, 200, sessions.list()));
-          ProcessRoutes processRoutes = new ProcessRoutes(sessions, api.mapper, api);
+          ProcessRoutes processRoutes = new ProcessRoutes(sessions, api.mapper, api, langbot);
           config.routes.get(
               "/v1/sessions/{id}",
               ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx.pathParam("id"))));
@@ -85,6 +89,7 @@ public final class HttpApi {
           config.routes.post(
               "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
           processRoutes.register(config);
+          new ControlRoutes(langbot).register(config);
           config.routes.exception(
               Exception.class, (e, ctx) -> api.fail(ctx, ErrorMapper.toBoxException(e)));
           config.routes.error(
@@ -123,6 +128,22 @@ public final class HttpApi {
         status.name(), status.available(), status.reason(), status.enforced());
   }
 
+  private void healthz(Context ctx, String version) throws JsonProcessingException {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("live", true);
+    body.put("version", version);
+    body.put("resources", resources());
+    json(ctx, 200, body);
+  }
+
+  /** Cheap counters for /healthz and /readyz. */
+  private Map<String, Object> resources() {
+    Map<String, Object> resources = new LinkedHashMap<>();
+    resources.put("sessions", sessions.size());
+    resources.put("managed_processes", sessions.processes().running());
+    return resources;
+  }
+
   private void readyz(Context ctx) throws JsonProcessingException {
     BoxBackendHealth health = health();
     Map<String, Object> body = new LinkedHashMap<>();
@@ -131,6 +152,7 @@ public final class HttpApi {
     body.put(
         "backend", Map.of("name", String.valueOf(health.name()), "available", health.available()));
     body.put("checks", Map.of("backend_available", health.available()));
+    body.put("resources", resources());
     json(ctx, health.available() ? 200 : 503, body);
   }
 

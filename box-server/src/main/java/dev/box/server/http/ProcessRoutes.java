@@ -12,6 +12,7 @@ import dev.box.api.BoxValidationException;
 import dev.box.core.process.ManagedProcess;
 import dev.box.core.session.ProcessManager;
 import dev.box.core.session.SessionManager;
+import dev.box.langbot.LangBotControl;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
@@ -37,8 +38,10 @@ final class ProcessRoutes {
   private final ObjectMapper mapper;
   private final HttpApi api;
   private final ConcurrentHashMap<String, Relay> relays = new ConcurrentHashMap<>();
+  private final LangBotControl langbot;
 
-  ProcessRoutes(SessionManager sessions, ObjectMapper mapper, HttpApi api) {
+  ProcessRoutes(SessionManager sessions, ObjectMapper mapper, HttpApi api, LangBotControl langbot) {
+    this.langbot = langbot;
     this.sessions = sessions;
     this.processes = sessions.processes();
     this.mapper = mapper;
@@ -89,8 +92,14 @@ final class ProcessRoutes {
    * HTTP framework does not render errors itself.
    */
   private void beforeUpgrade(Context ctx, String processId) throws IOException {
+    boolean fromLangBot = LangBotRelayCheck.applies(ctx, langbot);
+    if (fromLangBot && !LangBotRelayCheck.allows(ctx, langbot)) {
+      ControlRoutes.unauthorized(ctx);
+    }
     try {
-      api.authenticate(ctx);
+      if (!fromLangBot) {
+        api.authenticate(ctx);
+      }
       mode(ctx.queryParam("mode"));
       Long from = from(ctx.queryParam("from"));
       ManagedProcess process = processes.attachable(id(ctx), processId);
@@ -101,9 +110,12 @@ final class ProcessRoutes {
       }
     } catch (RuntimeException e) {
       BoxException error = ErrorMapper.toBoxException(e);
-      byte[] body = mapper.writeValueAsBytes(BoxError.of(error));
+      byte[] body =
+          fromLangBot
+              ? mapper.writeValueAsBytes(LangBotRelayCheck.errorBody(error))
+              : mapper.writeValueAsBytes(BoxError.of(error));
       HttpServletResponse response = ctx.res();
-      response.setStatus(error.code().httpStatus());
+      response.setStatus(fromLangBot ? 400 : error.code().httpStatus());
       response.setContentType("application/json");
       response.setContentLength(body.length);
       response.getOutputStream().write(body);

@@ -1,0 +1,163 @@
+package dev.box.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code box serve -s} launched exactly as LangBot launches its runtime child: the same flags and
+ * environment, and raw JSON lines on its stdin and stdout.
+ */
+class StdioControlProcessTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String INSTANCE = "langbot-instance-7";
+  private static final String CONTEXT =
+      "{\"instance_uuid\": \"" + INSTANCE + "\", \"workspace_uuid\": \"ws-1\"}";
+
+  @TempDir Path dataDir;
+
+  @Test
+  void stdioMode_answersPingAndExec_andStdoutCarriesOnlyProtocolLines() throws Exception {
+    Process process = launch("0");
+    List<String> lines = new ArrayList<>();
+    try {
+      OutputStream stdin = process.getOutputStream();
+      BufferedReader stdout =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+
+      send(stdin, "{\"seq_id\": 1, \"action\": \"__ping\", \"data\": {}}");
+      JsonNode ping = JSON.readTree(readLine(stdout, lines));
+      assertThat(ping.path("seq_id").asInt()).isEqualTo(1);
+      assertThat(ping.path("code").asInt()).isZero();
+
+      send(
+          stdin,
+          "{\"seq_id\": 2, \"action\": \"box_exec\", \"data\": {\"session_id\": \"s\", \"cmd\":"
+              + " \"echo hi from stdio\"}, \"context\": "
+              + CONTEXT
+              + "}");
+      JsonNode exec = JSON.readTree(readLine(stdout, lines));
+      assertThat(exec.path("seq_id").asInt()).isEqualTo(2);
+      assertThat(exec.path("message").asText()).isEqualTo("success");
+      assertThat(exec.path("data").path("stdout").asText()).isEqualTo("hi from stdio");
+      assertThat(exec.path("data").path("session_id").asText()).isEqualTo("s");
+
+      send(
+          stdin,
+          "{\"seq_id\": 3, \"action\": \"box_exec\", \"data\": {\"session_id\": \"s\", \"cmd\":"
+              + " \"printf '%0100000d' 0\"}, \"context\": "
+              + CONTEXT
+              + "}");
+      assertThat(readLine(stdout, lines)).startsWith("{\"type\":\"chunk_start\"");
+      StringBuilder big = new StringBuilder();
+      for (String line = readLine(stdout, lines);
+          !line.equals("{\"type\":\"chunk_end\"}");
+          line = readLine(stdout, lines)) {
+        big.append(JSON.readTree(line).path("data").asText());
+      }
+      JsonNode chunked = JSON.readTree(big.toString());
+      assertThat(chunked.path("seq_id").asInt()).isEqualTo(3);
+      assertThat(chunked.path("data").path("stdout").asText()).hasSize(100_000);
+
+      String longRequest =
+          "{\"seq_id\": 4, \"action\": \"box_exec\", \"data\": {\"session_id\": \"s\","
+              + " \"cmd\": \"echo "
+              + "b".repeat(40_000)
+              + " | wc -c\"}, \"context\": "
+              + CONTEXT
+              + "}";
+      send(stdin, "{\"type\":\"chunk_start\",\"total_size\":" + longRequest.length() + "}");
+      for (int offset = 0; offset < longRequest.length(); offset += 16 * 1024) {
+        String piece =
+            longRequest.substring(offset, Math.min(longRequest.length(), offset + 16 * 1024));
+        send(
+            stdin,
+            "{\"type\":\"chunk_data\",\"data\":"
+                + JSON.writeValueAsString(piece)
+                + ",\"offset\":"
+                + offset
+                + "}");
+      }
+      send(stdin, "{\"type\":\"chunk_end\"}");
+      JsonNode fromChunks = JSON.readTree(readLine(stdout, lines));
+      assertThat(fromChunks.path("seq_id").asInt()).isEqualTo(4);
+      assertThat(fromChunks.path("data").path("stdout").asText()).isEqualTo("40001");
+
+      stdin.close();
+      assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      String rest = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(rest).isEmpty();
+      for (String protocolLine : lines) {
+        assertThat(JSON.readTree(protocolLine).isObject()).as(protocolLine).isTrue();
+      }
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
+  void aPortThatCannotBeBound_isOnlyAWarningInStdioMode() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Process process = launch(String.valueOf(taken.getLocalPort()));
+      try {
+        BufferedReader stdout =
+            new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        send(process.getOutputStream(), "{\"seq_id\": 1, \"action\": \"__ping\", \"data\": {}}");
+        JsonNode ping = JSON.readTree(readLine(stdout, new ArrayList<>()));
+        assertThat(ping.path("code").asInt()).isZero();
+      } finally {
+        process.destroyForcibly();
+      }
+    }
+  }
+
+  /** Launches {@code box serve -s} as LangBot launches its runtime: flags and environment. */
+  private Process launch(String port) throws IOException {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                java,
+                "-cp",
+                System.getProperty("java.class.path"),
+                "dev.box.cli.BoxCli",
+                "serve",
+                "-s",
+                "--ws-control-port",
+                port,
+                "--data-dir",
+                dataDir.toString())
+            .redirectError(ProcessBuilder.Redirect.DISCARD);
+    builder.environment().put("LANGBOT_BOX_CONTROL_TOKEN", "x".repeat(16) + "Y".repeat(48));
+    builder.environment().put("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE);
+    builder.environment().put("LANGBOT_BOX_CONFIG", "{}");
+    return builder.start();
+  }
+
+  private static void send(OutputStream stdin, String line) throws IOException {
+    stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+    stdin.flush();
+  }
+
+  private static String readLine(BufferedReader stdout, List<String> lines) throws IOException {
+    String line = stdout.readLine();
+    assertThat(line).as("a line on stdout").isNotNull();
+    lines.add(line);
+    return line;
+  }
+}

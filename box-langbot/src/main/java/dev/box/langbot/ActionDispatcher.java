@@ -1,0 +1,300 @@
+package dev.box.langbot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxManagedProcessInfo;
+import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSpec;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.session.SessionManager;
+import java.util.List;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The actions of the reference (its §5.1) over {@link SessionManager}: host-control actions need
+ * only an authenticated connection; tenant actions need a context of the trusted instance, pass the
+ * generation fence, and see logical session ids while the core sees physical ones.
+ */
+public final class ActionDispatcher implements ActionHandler {
+  private static final Logger log = LoggerFactory.getLogger(ActionDispatcher.class);
+
+  private static final Set<String> SKILL_ACTIONS =
+      Set.of(
+          "box_list_skills",
+          "box_get_skill",
+          "box_create_skill",
+          "box_update_skill",
+          "box_delete_skill",
+          "box_scan_skill_directory",
+          "box_list_skill_files",
+          "box_read_skill_file",
+          "box_write_skill_file",
+          "box_preview_skill_zip",
+          "box_install_skill_zip");
+
+  private final SessionManager sessions;
+  private final Tenancy tenancy;
+  private final ControlAuth auth;
+  private final ObjectMapper mapper;
+  private final BoxInit init;
+
+  /** A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}. */
+  public ActionDispatcher(
+      SessionManager sessions, Tenancy tenancy, ControlAuth auth, ObjectMapper mapper) {
+    this.sessions = sessions;
+    this.tenancy = tenancy;
+    this.auth = auth;
+    this.mapper = mapper;
+    this.init = new BoxInit(sessions, tenancy, mapper);
+  }
+
+  /** Applies LangBot's {@code box} config section, as {@code box_init} does. */
+  public void applyConfig(JsonNode section) {
+    init.apply(section);
+  }
+
+  @Override
+  public JsonNode handle(String action, JsonNode data, @Nullable JsonNode context)
+      throws Exception {
+    JsonNode host = host(action, data);
+    if (host != null) {
+      return host;
+    }
+    if (SKILL_ACTIONS.contains(action)) {
+      throw new ActionError(
+          "BoxError", "Box skills are not supported by this runtime yet (action " + action + ")");
+    }
+    if (!isTenantAction(action)) {
+      throw new ActionError("BoxError", "unknown action " + action);
+    }
+    ActionContext tenant = trustedContext(context);
+    tenancy.observe(tenant);
+    Tenant view = new Tenant(tenant);
+    JsonNode result;
+    try {
+      result = tenantAction(action, data, view);
+    } catch (BoxException e) {
+      throw new ActionError(
+          ErrorRendering.className(e.code()), view.toLogicalText(String.valueOf(e.getMessage())));
+    }
+    tenancy.requireCurrent(tenant);
+    view.toLogical(result);
+    return result;
+  }
+
+  private @Nullable JsonNode host(String action, JsonNode data) {
+    return switch (action) {
+      case "__ping" -> mapper.createObjectNode();
+      case "__file_chunk" ->
+          throw new ActionError(
+              "BoxError", "__file_chunk is not supported by this runtime yet (skill uploads)");
+      case "box_init" -> {
+        init.apply(data);
+        yield mapper.createObjectNode().put("initialized", true);
+      }
+      case "box_health", "box_get_backend_info" -> backend();
+      case "box_shutdown" -> {
+        shutdownSessions();
+        yield mapper.createObjectNode();
+      }
+      default -> null;
+    };
+  }
+
+  private static boolean isTenantAction(String action) {
+    return switch (action) {
+      case "box_status",
+          "box_exec",
+          "box_create_session",
+          "box_get_session",
+          "box_get_sessions",
+          "box_delete_session",
+          "box_start_managed_process",
+          "box_get_managed_process",
+          "box_stop_managed_process" ->
+          true;
+      default -> false;
+    };
+  }
+
+  private JsonNode tenantAction(String action, JsonNode data, Tenant tenant) throws Exception {
+    return switch (action) {
+      case "box_status" -> status(tenant);
+      case "box_exec" -> stripped(mapper.valueToTree(sessions.exec(spec(data, tenant))));
+      case "box_create_session" ->
+          mapper.valueToTree(sessions.createOrReuse(spec(data, tenant)).info());
+      case "box_get_session" -> session(tenant.physical(required(data, "session_id")));
+      case "box_get_sessions" -> {
+        ObjectNode result = mapper.createObjectNode();
+        result.set("sessions", mapper.valueToTree(tenancy.sessionsOf(tenant.context)));
+        yield result;
+      }
+      case "box_delete_session" -> {
+        String logical = required(data, "session_id");
+        sessions.delete(tenant.physical(logical));
+        yield mapper.createObjectNode().put("deleted", logical);
+      }
+      case "box_start_managed_process" -> {
+        String physical = tenant.physical(required(data, "session_id"));
+        JsonNode spec = data.path("spec");
+        if (spec.isMissingNode()) {
+          throw ActionError.missingKey("spec");
+        }
+        yield mapper.valueToTree(
+            sessions
+                .processes()
+                .start(physical, mapper.treeToValue(spec, BoxManagedProcessSpec.class)));
+      }
+      case "box_get_managed_process" ->
+          mapper.valueToTree(
+              sessions
+                  .processes()
+                  .get(tenant.physical(required(data, "session_id")), processId(data)));
+      case "box_stop_managed_process" -> {
+        String processId = processId(data);
+        sessions.processes().stop(tenant.physical(required(data, "session_id")), processId);
+        yield mapper.createObjectNode().put("stopped", processId);
+      }
+      default -> throw new ActionError("BoxError", "unknown action " + action);
+    };
+  }
+
+  private ActionContext trustedContext(@Nullable JsonNode context) {
+    if (context == null || context.isNull() || context.isMissingNode()) {
+      throw ActionError.permission("Box tenant action requires a trusted Workspace context");
+    }
+    ActionContext parsed = ActionContext.fromJson(context);
+    if (!auth.isTrusted(parsed.instanceUuid())) {
+      throw ActionError.permission("Box action context does not match the trusted instance");
+    }
+    return parsed;
+  }
+
+  private BoxSpec spec(JsonNode data, Tenant tenant) throws Exception {
+    if (!(data instanceof ObjectNode object)) {
+      throw new ActionError("BoxValidationError", "data must be an object");
+    }
+    ObjectNode copy = object.deepCopy();
+    copy.put("session_id", tenant.physical(required(data, "session_id")));
+    return mapper.treeToValue(copy, BoxSpec.class);
+  }
+
+  /** The reference strips both streams of an exec result (its §8.4); Box's REST API does not. */
+  private static ObjectNode stripped(ObjectNode result) {
+    for (String stream : List.of("stdout", "stderr")) {
+      JsonNode text = result.get(stream);
+      if (text != null && text.isTextual()) {
+        result.put(stream, text.asText().strip());
+      }
+    }
+    return result;
+  }
+
+  private JsonNode session(String physical) {
+    ObjectNode node = mapper.valueToTree(sessions.get(physical));
+    List<BoxManagedProcessInfo> processes = sessions.processes().list(physical);
+    ObjectNode byId = mapper.createObjectNode();
+    for (BoxManagedProcessInfo process : processes) {
+      byId.set(process.processId(), mapper.valueToTree(process));
+    }
+    node.set("managed_processes", byId);
+    JsonNode defaultProcess = byId.get(BoxManagedProcessSpec.DEFAULT_PROCESS_ID);
+    if (defaultProcess != null) {
+      node.set("managed_process", defaultProcess);
+    }
+    return node;
+  }
+
+  private JsonNode status(Tenant tenant) {
+    List<BoxSessionInfo> mine = tenancy.sessionsOf(tenant.context);
+    long running =
+        mine.stream()
+            .flatMap(s -> sessions.processes().list(s.sessionId()).stream())
+            .filter(p -> p.status() == dev.box.api.BoxManagedProcessStatus.RUNNING)
+            .count();
+    ObjectNode result = mapper.createObjectNode();
+    result.set("backend", backend());
+    result.put("active_sessions", mine.size());
+    result.put("managed_processes", running);
+    result.put("session_ttl_sec", sessions.config().sessionTtl().toSeconds());
+    ObjectNode limits = result.putObject("limits");
+    BoxInit.Limits applied = init.limits();
+    limits.put("max_sessions", applied.maxSessions());
+    limits.put("max_managed_processes", applied.maxManagedProcesses());
+    limits.put("max_completed_processes", applied.maxCompletedProcesses());
+    limits.put("max_admission_records", applied.maxAdmissionRecords());
+    limits.put("max_rpc_file_bytes", applied.maxRpcFileBytes());
+    return result;
+  }
+
+  private ObjectNode backend() {
+    BackendStatus status = sessions.backendStatus();
+    ObjectNode node = mapper.createObjectNode();
+    node.put("name", status.name());
+    node.put("available", status.available());
+    return node;
+  }
+
+  private void shutdownSessions() {
+    for (BoxSessionInfo session : sessions.list()) {
+      try {
+        sessions.delete(session.sessionId());
+      } catch (BoxException e) {
+        log.debug("session {} was gone before box_shutdown reached it", session.sessionId());
+      }
+    }
+  }
+
+  private static String required(JsonNode data, String key) {
+    JsonNode value = data.get(key);
+    if (value == null || value.isNull()) {
+      throw ActionError.missingKey(key);
+    }
+    return value.isTextual() ? value.asText() : value.toString();
+  }
+
+  private static String processId(JsonNode data) {
+    JsonNode value = data.get("process_id");
+    return value == null || value.isNull()
+        ? BoxManagedProcessSpec.DEFAULT_PROCESS_ID
+        : value.asText();
+  }
+
+  /** One tenant request's view: its physical prefix, and the mapping of ids back to logical. */
+  private static final class Tenant {
+    final ActionContext context;
+    final String prefix;
+
+    Tenant(ActionContext context) {
+      this.context = context;
+      this.prefix = Tenancy.prefix(context);
+    }
+
+    String physical(String logical) {
+      return Tenancy.physicalId(context, logical);
+    }
+
+    String toLogicalText(String text) {
+      return text.replace(prefix, "");
+    }
+
+    /** Rewrites every {@code session_id} value under {@code node} to its logical id. */
+    void toLogical(JsonNode node) {
+      if (node instanceof ObjectNode object) {
+        JsonNode id = object.get("session_id");
+        if (id != null && id.isTextual() && id.asText().startsWith(prefix)) {
+          object.put("session_id", id.asText().substring(prefix.length()));
+        }
+        object.forEach(this::toLogical);
+      } else if (node.isArray()) {
+        node.forEach(this::toLogical);
+      }
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package dev.box.langbot;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.box.api.BoxJson;
+import dev.box.api.BoxValidationException;
+import dev.box.core.session.SessionManager;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * LangBot's control plane over one {@link SessionManager}: its auth, its tenancy and its actions,
+ * shared by every transport (the {@code /rpc/ws} WebSocket, the stdio channel and the relay's
+ * pre-upgrade checks).
+ */
+public final class LangBotControl {
+  private static final Logger log = LoggerFactory.getLogger(LangBotControl.class);
+
+  private final ControlAuth auth;
+  private final Tenancy tenancy;
+  private final ActionDispatcher dispatcher;
+  private final ObjectMapper mapper = BoxJson.newMapper();
+
+  /**
+   * Creates the control plane.
+   *
+   * @param sessions the sessions the actions act on
+   * @param auth who may connect
+   */
+  public LangBotControl(SessionManager sessions, ControlAuth auth) {
+    this.auth = auth;
+    this.tenancy = new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS);
+    this.dispatcher = new ActionDispatcher(sessions, tenancy, auth, mapper);
+  }
+
+  /**
+   * The control plane configured from LangBot's environment variables: {@code
+   * LANGBOT_BOX_CONTROL_TOKEN} and {@code LANGBOT_BOX_TRUSTED_INSTANCE_UUID}.
+   *
+   * @param boxToken Box's own control token, also accepted on the control channel, or null
+   * @param stdio whether the channel runs over stdio, which requires a trusted instance
+   * @throws IllegalArgumentException with the reference's message when a value is refused
+   */
+  public static LangBotControl fromEnvironment(
+      SessionManager sessions, Map<String, String> env, @Nullable String boxToken, boolean stdio) {
+    String trusted = blankToNull(env.get("LANGBOT_BOX_TRUSTED_INSTANCE_UUID"));
+    if (stdio && trusted == null) {
+      throw new IllegalArgumentException(
+          "LANGBOT_BOX_TRUSTED_INSTANCE_UUID is required for stdio Box control");
+    }
+    ControlAuth auth =
+        new ControlAuth(blankToNull(env.get("LANGBOT_BOX_CONTROL_TOKEN")), boxToken, trusted);
+    LangBotControl control = new LangBotControl(sessions, auth);
+    String config = blankToNull(env.get("LANGBOT_BOX_CONFIG"));
+    if (config != null) {
+      control.applyEnvironmentConfig(config);
+    }
+    return control;
+  }
+
+  private void applyEnvironmentConfig(String json) {
+    JsonNode section;
+    try {
+      section = mapper.readTree(json);
+    } catch (JsonProcessingException e) {
+      log.warn("Failed to parse LANGBOT_BOX_CONFIG: {}", e.getOriginalMessage());
+      return;
+    }
+    if (!section.isObject()) {
+      log.warn("Failed to parse LANGBOT_BOX_CONFIG: not a JSON object");
+      return;
+    }
+    try {
+      dispatcher.applyConfig(section);
+    } catch (BoxValidationException e) {
+      throw new IllegalArgumentException("LANGBOT_BOX_CONFIG: " + e.getMessage(), e);
+    }
+  }
+
+  /** Opens a connection whose messages go out through {@code sender}. */
+  public ControlConnection open(ControlConnection.Sender sender) {
+    return new ControlConnection(dispatcher, sender, mapper);
+  }
+
+  /** Who may connect. */
+  public ControlAuth auth() {
+    return auth;
+  }
+
+  /** The namespacing and the generation fence. */
+  public Tenancy tenancy() {
+    return tenancy;
+  }
+
+  ObjectMapper mapper() {
+    return mapper;
+  }
+
+  private static @Nullable String blankToNull(@Nullable String value) {
+    return value == null || value.isBlank() ? null : value.strip();
+  }
+}

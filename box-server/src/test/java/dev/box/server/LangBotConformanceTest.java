@@ -1,0 +1,455 @@
+package dev.box.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocketHandshakeException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * LangBot's control channel driven at the byte level, as LangBot's Python client would: raw JSON
+ * envelopes from the reference over {@code /rpc/ws}, with real sandboxes behind them.
+ */
+class LangBotConformanceTest {
+  static final String TOKEN = "langbot-shared-secret-0123456789abcdef";
+  static final String INSTANCE = "instance-1";
+
+  private static BoxServer server;
+
+  @BeforeAll
+  static void start() throws IOException {
+    server =
+        startServer(
+            Map.of(),
+            Map.of(
+                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
+            false);
+  }
+
+  /** A server on a fresh data dir with Box {@code settings} and LangBot's {@code env}. */
+  private static BoxServer startServer(
+      Map<String, String> settings, Map<String, String> env, boolean stdio) throws IOException {
+    Map<String, String> flags = new HashMap<>(settings);
+    flags.put("port", "0");
+    flags.put("data_dir", Files.createTempDirectory("box-langbot-").toString());
+    return BoxServer.start(ServerConfig.resolve(flags, Map.of()), Clock.systemUTC(), env, stdio);
+  }
+
+  @AfterAll
+  static void stop() {
+    server.close();
+  }
+
+  private static RpcClient connect() {
+    return RpcClient.connect(
+        server.port(),
+        Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
+  }
+
+  private static String context(String workspace, int generation) {
+    return "{\"instance_uuid\": \""
+        + INSTANCE
+        + "\", \"workspace_uuid\": \""
+        + workspace
+        + "\", \"placement_generation\": "
+        + generation
+        + "}";
+  }
+
+  private static JsonNode ok(JsonNode response) {
+    assertThat(response.path("message").asText()).isEqualTo("success");
+    assertThat(response.path("code").asInt()).isZero();
+    assertThat(response.path("chunk_status").asText()).isEqualTo("end");
+    return response.path("data");
+  }
+
+  private static String error(JsonNode response) {
+    assertThat(response.path("code").asInt()).isEqualTo(1);
+    assertThat(response.path("data").isEmpty()).isTrue();
+    return response.path("message").asText();
+  }
+
+  @Test
+  void ping_andHostActions_needNoContext() {
+    try (RpcClient rpc = connect()) {
+      assertThat(ok(rpc.call("__ping", "{}", null)).isEmpty()).isTrue();
+      JsonNode health = ok(rpc.call("box_health", "{}", null));
+      assertThat(health.path("available").asBoolean()).isTrue();
+      assertThat(health.path("name").asText()).isNotEmpty();
+      assertThat(ok(rpc.call("box_get_backend_info", "{}", null)).path("available").asBoolean())
+          .isTrue();
+      assertThat(
+              ok(rpc.call("box_init", "{\"backend\": \"local\"}", null))
+                  .path("initialized")
+                  .asBoolean())
+          .isTrue();
+    }
+  }
+
+  @Test
+  void sessionLifecycle_seesLogicalIds() {
+    String ctx = context("ws-life", 1);
+    try (RpcClient rpc = connect()) {
+      JsonNode created =
+          ok(rpc.call("box_create_session", "{\"session_id\": \"chat-1\", \"cmd\": \"\"}", ctx));
+      assertThat(created.path("session_id").asText()).isEqualTo("chat-1");
+
+      JsonNode exec =
+          ok(
+              rpc.call(
+                  "box_exec",
+                  "{\"session_id\": \"chat-1\", \"cmd\": \"echo hello; echo oops >&2; exit 3\"}",
+                  ctx));
+      assertThat(exec.path("session_id").asText()).isEqualTo("chat-1");
+      assertThat(exec.path("status").asText()).isEqualTo("completed");
+      assertThat(exec.path("exit_code").asInt()).isEqualTo(3);
+      assertThat(exec.path("stdout").asText()).isEqualTo("hello");
+      assertThat(exec.path("stderr").asText()).isEqualTo("oops");
+
+      JsonNode got = ok(rpc.call("box_get_session", "{\"session_id\": \"chat-1\"}", ctx));
+      assertThat(got.path("session_id").asText()).isEqualTo("chat-1");
+      assertThat(got.path("managed_processes").isObject()).isTrue();
+
+      JsonNode all = ok(rpc.call("box_get_sessions", "{}", ctx));
+      assertThat(all.path("sessions")).hasSize(1);
+      assertThat(all.path("sessions").get(0).path("session_id").asText()).isEqualTo("chat-1");
+
+      JsonNode status = ok(rpc.call("box_status", "{}", ctx));
+      assertThat(status.path("active_sessions").asInt()).isEqualTo(1);
+      assertThat(status.path("limits").path("max_sessions").asInt()).isEqualTo(64);
+
+      assertThat(
+              ok(rpc.call("box_delete_session", "{\"session_id\": \"chat-1\"}", ctx))
+                  .path("deleted")
+                  .asText())
+          .isEqualTo("chat-1");
+      assertThat(error(rpc.call("box_get_session", "{\"session_id\": \"chat-1\"}", ctx)))
+          .isEqualTo("BoxSessionNotFoundError: session chat-1 not found");
+      assertThat(error(rpc.call("box_delete_session", "{\"session_id\": \"chat-1\"}", ctx)))
+          .isEqualTo("BoxSessionNotFoundError: session chat-1 not found");
+    }
+  }
+
+  @Test
+  void errors_carryTheReferenceClassNames() {
+    String ctx = context("ws-errors", 1);
+    try (RpcClient rpc = connect()) {
+      assertThat(error(rpc.call("box_exec", "{\"session_id\": \"e\", \"cmd\": \"  \"}", ctx)))
+          .isEqualTo("BoxValidationError: cmd must not be empty");
+      assertThat(error(rpc.call("box_delete_session", "{}", ctx)))
+          .isEqualTo("KeyError: 'session_id'");
+      assertThat(
+              error(
+                  rpc.call(
+                      "box_exec",
+                      "{\"session_id\": \"e\", \"cmd\": \"true\", \"timeout_sec\": 0}",
+                      ctx)))
+          .isEqualTo("BoxValidationError: timeout_sec must be greater than 0");
+      assertThat(error(rpc.call("box_get_managed_process", "{\"session_id\": \"nope\"}", ctx)))
+          .startsWith("BoxSessionNotFoundError: ");
+      assertThat(error(rpc.call("box_list_skills", "{}", ctx)))
+          .isEqualTo(
+              "BoxError: Box skills are not supported by this runtime yet (action"
+                  + " box_list_skills)");
+    }
+  }
+
+  @Test
+  void tenantActions_failClosedWithoutATrustedContext() {
+    try (RpcClient rpc = connect()) {
+      assertThat(error(rpc.call("box_get_sessions", "{}", null)))
+          .isEqualTo("PermissionError: Box tenant action requires a trusted Workspace context");
+      String foreign =
+          "{\"instance_uuid\": \"other\", \"workspace_uuid\": \"w\", \"placement_generation\": 1}";
+      assertThat(error(rpc.call("box_get_sessions", "{}", foreign)))
+          .isEqualTo("PermissionError: Box action context does not match the trusted instance");
+    }
+  }
+
+  @Test
+  void malformedJson_isIgnoredAndTheConnectionSurvives() {
+    try (RpcClient rpc = connect()) {
+      rpc.sendRaw("{this is not json");
+      assertThat(ok(rpc.call("__ping", "{}", null)).isEmpty()).isTrue();
+    }
+  }
+
+  @Test
+  void wrongTokenOrInstance_isRefusedWith401BeforeTheUpgrade() {
+    assertRefused(
+        Map.of("X-LangBot-Box-Control-Token", "x".repeat(40), "X-LangBot-Instance-Id", INSTANCE));
+    assertRefused(Map.of("X-LangBot-Instance-Id", INSTANCE));
+    assertRefused(
+        Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", "intruder"));
+    assertRefused(Map.of("X-LangBot-Box-Control-Token", TOKEN));
+  }
+
+  private static void assertRefused(Map<String, String> headers) {
+    assertThatThrownBy(() -> RpcClient.connect(server.port(), headers))
+        .isInstanceOf(CompletionException.class)
+        .cause()
+        .isInstanceOfSatisfying(
+            WebSocketHandshakeException.class,
+            e -> {
+              assertThat(e.getResponse().statusCode()).isEqualTo(401);
+              assertThat(String.valueOf(e.getResponse().body())).isEqualTo("Unauthorized");
+            });
+  }
+
+  @Test
+  void twoWorkspaces_withTheSameLogicalId_getSeparateSandboxes() {
+    String a = context("ws-a", 1);
+    String b = context("ws-b", 1);
+    try (RpcClient rpc = connect()) {
+      JsonNode inA =
+          ok(
+              rpc.call(
+                  "box_exec",
+                  "{\"session_id\": \"shared\", \"cmd\": \"echo from-a > /workspace/mark; cat"
+                      + " /workspace/mark\"}",
+                  a));
+      assertThat(inA.path("stdout").asText()).isEqualTo("from-a");
+      JsonNode inB =
+          ok(
+              rpc.call(
+                  "box_exec",
+                  "{\"session_id\": \"shared\", \"cmd\": \"cat /workspace/mark || echo absent\"}",
+                  b));
+      assertThat(inB.path("session_id").asText()).isEqualTo("shared");
+      assertThat(inB.path("stdout").asText()).isEqualTo("absent");
+      JsonNode sessionA = ok(rpc.call("box_get_session", "{\"session_id\": \"shared\"}", a));
+      JsonNode sessionB = ok(rpc.call("box_get_session", "{\"session_id\": \"shared\"}", b));
+      assertThat(sessionA.path("backend_session_id").asText())
+          .isNotEqualTo(sessionB.path("backend_session_id").asText());
+      assertThat(ok(rpc.call("box_get_sessions", "{}", a)).path("sessions")).hasSize(1);
+    }
+  }
+
+  @Test
+  void newerGeneration_retiresTheOlderSessions_andTheOlderIsRefused() {
+    try (RpcClient rpc = connect()) {
+      ok(rpc.call("box_create_session", "{\"session_id\": \"g\"}", context("ws-gen", 1)));
+      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))).path("sessions"))
+          .hasSize(1);
+
+      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 2))).path("sessions"))
+          .isEmpty();
+
+      assertThat(error(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))))
+          .isEqualTo("PermissionError: Stale Box placement generation");
+      assertThat(
+              server.sessions().list().stream()
+                  .filter(s -> s.sessionId().endsWith("-g1-g"))
+                  .toList())
+          .isEmpty();
+    }
+  }
+
+  @Test
+  void relay_checksTheLangBotHeadersBeforeTheUpgrade() throws Exception {
+    String ctx = context("ws-relay", 1);
+    String physical =
+        dev.box.langbot.Tenancy.physicalId(
+            new dev.box.langbot.ActionContext(INSTANCE, "ws-relay", 1, null), "mcp");
+    try (RpcClient rpc = connect()) {
+      ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
+      JsonNode started =
+          ok(
+              rpc.call(
+                  "box_start_managed_process",
+                  "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
+                  ctx));
+      assertThat(started.path("session_id").asText()).isEqualTo("mcp");
+      assertThat(started.path("status").asText()).isEqualTo("running");
+
+      Map<String, String> headers = new HashMap<>();
+      headers.put("X-LangBot-Box-Control-Token", TOKEN);
+      headers.put("X-LangBot-Instance-Id", INSTANCE);
+      headers.put("X-LangBot-Workspace-Id", "ws-relay");
+      headers.put("X-LangBot-Placement-Generation", "1");
+      String path = "/v1/sessions/" + physical + "/managed-process/ws";
+      try (WsClient relay = WsClient.connect(server.port(), path, headers)) {
+        relay.send("{\"jsonrpc\":\"2.0\"}");
+        assertThat(relay.next())
+            .isInstanceOfSatisfying(
+                WsClient.Text.class, t -> assertThat(t.text()).startsWith("{\"jsonrpc\":\"2.0\"}"));
+      }
+
+      assertThat(upgradeStatus(path, withHeader(headers, "X-LangBot-Placement-Generation", "01")))
+          .isEqualTo(401);
+      assertThat(upgradeStatus(path, withHeader(headers, "X-LangBot-Workspace-Id", "ws-other")))
+          .isEqualTo(401);
+      assertThat(upgradeStatus(path, withHeader(headers, "X-LangBot-Box-Control-Token", "bad")))
+          .isEqualTo(401);
+      assertThat(upgradeStatus("/v1/sessions/" + physical + "/managed-process/nope/ws", headers))
+          .isEqualTo(400);
+
+      assertThat(
+              ok(rpc.call("box_stop_managed_process", "{\"session_id\": \"mcp\"}", ctx))
+                  .path("stopped")
+                  .asText())
+          .isEqualTo("default");
+    }
+  }
+
+  private static Map<String, String> withHeader(
+      Map<String, String> headers, String name, String value) {
+    Map<String, String> copy = new HashMap<>(headers);
+    copy.put(name, value);
+    return copy;
+  }
+
+  private static int upgradeStatus(String path, Map<String, String> headers) {
+    var builder = HttpClient.newHttpClient().newWebSocketBuilder();
+    headers.forEach(builder::header);
+    try {
+      builder
+          .buildAsync(
+              URI.create("ws://127.0.0.1:" + server.port() + path),
+              new java.net.http.WebSocket.Listener() {})
+          .join()
+          .abort();
+      return 101;
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof WebSocketHandshakeException handshake) {
+        return handshake.getResponse().statusCode();
+      }
+      throw e;
+    }
+  }
+
+  @Test
+  void boxsOwnControlToken_isAcceptedOnRpcWsToo_whenBothAreSet() throws IOException {
+    String boxToken = "box-own-rest-token-abcdefghijklmnopqrstuvwxyz";
+    try (BoxServer both =
+        startServer(
+            Map.of("control_token", boxToken), Map.of("LANGBOT_BOX_CONTROL_TOKEN", TOKEN), false)) {
+      for (String token : new String[] {TOKEN, boxToken}) {
+        try (RpcClient rpc =
+            RpcClient.connect(
+                both.port(),
+                Map.of("X-LangBot-Box-Control-Token", token, "X-LangBot-Instance-Id", INSTANCE))) {
+          assertThat(ok(rpc.call("__ping", "{}", null)).isEmpty()).isTrue();
+        }
+      }
+    }
+  }
+
+  @Test
+  void newerGeneration_closesTheOlderGenerationsRelays() throws Exception {
+    String physical =
+        dev.box.langbot.Tenancy.physicalId(
+            new dev.box.langbot.ActionContext(INSTANCE, "ws-relay-gen", 1, null), "mcp");
+    try (RpcClient rpc = connect()) {
+      ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", context("ws-relay-gen", 1)));
+      ok(
+          rpc.call(
+              "box_start_managed_process",
+              "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
+              context("ws-relay-gen", 1)));
+      Map<String, String> headers =
+          Map.of(
+              "X-LangBot-Box-Control-Token",
+              TOKEN,
+              "X-LangBot-Instance-Id",
+              INSTANCE,
+              "X-LangBot-Workspace-Id",
+              "ws-relay-gen",
+              "X-LangBot-Placement-Generation",
+              "1");
+      try (WsClient relay =
+          WsClient.connect(
+              server.port(), "/v1/sessions/" + physical + "/managed-process/ws", headers)) {
+        ok(rpc.call("box_get_sessions", "{}", context("ws-relay-gen", 2)));
+
+        WsClient.Frame frame;
+        do {
+          frame = relay.next();
+        } while (!(frame instanceof WsClient.Close));
+      }
+      assertThat(upgradeStatus("/v1/sessions/" + physical + "/managed-process/ws", headers))
+          .isEqualTo(401);
+    }
+  }
+
+  @Test
+  void boxInit_appliesLimitsAtomically_andLangBotBoxConfigIsReadAtStartup() throws IOException {
+    try (BoxServer configured =
+        startServer(
+            Map.of(),
+            Map.of(
+                "LANGBOT_BOX_TRUSTED_INSTANCE_UUID",
+                INSTANCE,
+                "LANGBOT_BOX_CONFIG",
+                "{\"backend\": \"local\", \"limits\": {\"max_sessions\": 5}}"),
+            false)) {
+      try (RpcClient rpc =
+          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+        String ctx = context("ws-init", 1);
+        assertThat(
+                ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
+            .isEqualTo(5);
+
+        assertThat(ok(rpc.call("box_init", "{\"limits\": {\"max_sessions\": 1}}", null)))
+            .isEqualTo(RpcClient.JSON.createObjectNode().put("initialized", true));
+        ok(rpc.call("box_create_session", "{\"session_id\": \"one\"}", ctx));
+        assertThat(error(rpc.call("box_create_session", "{\"session_id\": \"two\"}", ctx)))
+            .isEqualTo("BoxCapacityExceededError: Box session capacity reached (1)");
+
+        assertThat(error(rpc.call("box_init", "{\"limits\": {\"max_sessions\": true}}", null)))
+            .isEqualTo("BoxValidationError: box.limits.max_sessions must be an integer");
+        assertThat(
+                error(
+                    rpc.call(
+                        "box_init",
+                        "{\"limits\": {\"max_sessions\": 9, \"max_managed_processes\": 5000}}",
+                        null)))
+            .isEqualTo(
+                "BoxValidationError: box.limits.max_managed_processes must be between 0 and 1024");
+        assertThat(
+                ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
+            .isEqualTo(1);
+      }
+    }
+  }
+
+  @Test
+  void invalidLangBotBoxConfig_isIgnored() throws IOException {
+    try (BoxServer started =
+        startServer(Map.of(), Map.of("LANGBOT_BOX_CONFIG", "{not json"), false)) {
+      assertThat(started.port()).isPositive();
+    }
+  }
+
+  @Test
+  void stdioModeWithoutATrustedInstance_isRefused() throws IOException {
+    assertThatThrownBy(() -> startServer(Map.of(), Map.of(), true))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("LANGBOT_BOX_TRUSTED_INSTANCE_UUID is required for stdio Box control");
+  }
+
+  @Test
+  void healthz_reportsResources() throws Exception {
+    var response =
+        HttpClient.newHttpClient()
+            .send(
+                java.net.http.HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + server.port() + "/healthz"))
+                    .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    JsonNode body = RpcClient.JSON.readTree(response.body());
+    assertThat(body.path("live").asBoolean()).isTrue();
+    assertThat(body.path("resources").has("sessions")).isTrue();
+  }
+}

@@ -1,0 +1,114 @@
+package dev.box.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.box.api.BoxJson;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A foreign client of {@code /rpc/ws}: it writes the reference's JSON envelopes as raw text frames
+ * on the JDK's WebSocket and reads raw frames back, with none of this project's classes.
+ */
+final class RpcClient implements AutoCloseable {
+  static final ObjectMapper JSON = BoxJson.newMapper();
+
+  private final WebSocket socket;
+  private final BlockingQueue<String> received;
+  private final AtomicInteger seq = new AtomicInteger(100);
+
+  private RpcClient(WebSocket socket, BlockingQueue<String> received) {
+    this.socket = socket;
+    this.received = received;
+  }
+
+  /** Connects with {@code headers}; fails with the handshake exception when refused. */
+  static RpcClient connect(int port, Map<String, String> headers) {
+    BlockingQueue<String> received = new LinkedBlockingQueue<>();
+    WebSocket.Builder builder =
+        HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10));
+    headers.forEach(builder::header);
+    WebSocket socket =
+        builder
+            .buildAsync(
+                URI.create("ws://127.0.0.1:" + port + "/rpc/ws"),
+                new WebSocket.Listener() {
+                  private final StringBuilder text = new StringBuilder();
+
+                  @Override
+                  public void onOpen(WebSocket ws) {
+                    ws.request(Long.MAX_VALUE);
+                  }
+
+                  @Override
+                  public @Nullable CompletionStage<?> onText(
+                      WebSocket ws, CharSequence data, boolean last) {
+                    text.append(data);
+                    if (last) {
+                      received.add(text.toString());
+                      text.setLength(0);
+                    }
+                    return null;
+                  }
+                })
+            .join();
+    return new RpcClient(socket, received);
+  }
+
+  /** Sends a raw text frame. */
+  void sendRaw(String text) {
+    socket.sendText(text, true).join();
+  }
+
+  /** Sends {@code {"seq_id", "action", "data", "context"?}} and returns the matching response. */
+  JsonNode call(String action, String data, @Nullable String context) {
+    int id = seq.incrementAndGet();
+    sendRaw(
+        "{\"seq_id\": "
+            + id
+            + ", \"action\": \""
+            + action
+            + "\", \"data\": "
+            + data
+            + (context == null ? "" : ", \"context\": " + context)
+            + "}");
+    return awaitResponse(id);
+  }
+
+  JsonNode awaitResponse(int id) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    try {
+      while (System.nanoTime() < deadline) {
+        String text = received.poll(1, TimeUnit.SECONDS);
+        if (text == null) {
+          continue;
+        }
+        JsonNode node = JSON.readTree(text);
+        if (node.path("seq_id").asInt() == id && node.has("code")) {
+          return node;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    throw new AssertionError("no response to seq_id " + id);
+  }
+
+  @Override
+  public void close() {
+    socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+  }
+}
