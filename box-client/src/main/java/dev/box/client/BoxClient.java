@@ -9,6 +9,8 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxJson;
+import dev.box.api.BoxManagedProcessInfo;
+import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxRuntimeStatus;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
@@ -22,10 +24,18 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,6 +61,7 @@ public final class BoxClient implements AutoCloseable {
   private final Duration requestTimeout;
   private final HttpClient http;
   private final ObjectMapper mapper = BoxJson.newMapper();
+  private final Set<ProcessAttachment> attachments = ConcurrentHashMap.newKeySet();
 
   private BoxClient(URI baseUri, @Nullable String controlToken, Duration requestTimeout) {
     this.baseUri = baseUri;
@@ -156,10 +167,169 @@ public final class BoxClient implements AutoCloseable {
         "POST", sessionPath(spec.sessionId()) + "/exec", spec, timeout, BoxExecutionResult.class);
   }
 
-  /** Releases the connections; requests in flight complete first. */
+  /**
+   * Starts a long-running process in a session, replacing a running process with the same id (the
+   * old one is stopped first). Attach to its stdio with {@link #attach}.
+   *
+   * @throws dev.box.api.BoxSessionNotFoundException when no session has this id (create it first)
+   * @throws dev.box.api.BoxCapacityExceededException when the server runs its maximum of processes
+   */
+  public BoxManagedProcessInfo startProcess(String sessionId, BoxManagedProcessSpec spec) {
+    return call(
+        "POST",
+        sessionPath(sessionId) + "/managed-process",
+        spec,
+        requestTimeout,
+        BoxManagedProcessInfo.class);
+  }
+
+  /**
+   * A managed process as the server reports it now: running or exited, with its exit code and the
+   * tail of its stderr.
+   *
+   * @throws dev.box.api.BoxManagedProcessNotFoundException when the session has no process with
+   *     this id (never started, stopped, or its exited record expired)
+   */
+  public BoxManagedProcessInfo process(String sessionId, String processId) {
+    return call(
+        "GET",
+        processPath(sessionId, processId),
+        null,
+        requestTimeout,
+        BoxManagedProcessInfo.class);
+  }
+
+  /**
+   * Stops a managed process and forgets it: closes its stdin, sends SIGTERM to its whole process
+   * tree, and SIGKILL after a grace period. An attached client sees stdout end.
+   *
+   * @throws dev.box.api.BoxManagedProcessNotFoundException when the session has no process with
+   *     this id
+   */
+  public void stopProcess(String sessionId, String processId) {
+    call("DELETE", processPath(sessionId, processId), null, requestTimeout, Map.class);
+  }
+
+  /**
+   * Attaches {@code listener} to a managed process's stdio with the {@linkplain
+   * AttachOptions#defaults() default options}: stdout lines, starting where the previous
+   * attachment's delivery ended, reconnecting when the connection drops.
+   *
+   * @see #attach(String, String, ProcessListener, AttachOptions)
+   */
+  public ProcessAttachment attach(String sessionId, String processId, ProcessListener listener) {
+    return attach(sessionId, processId, listener, AttachOptions.defaults());
+  }
+
+  /**
+   * Attaches {@code listener} to a managed process's stdio: stdout goes to the listener, and the
+   * returned attachment writes to stdin. Returns once the server accepted the connection; the
+   * server relays to one client at a time, so while another client is attached, stdout starts (and
+   * sent lines reach stdin) only when that one detaches.
+   *
+   * <p>When the connection drops, the attachment reconnects and resumes at the byte after the last
+   * one delivered (see {@link AttachOptions#reconnectAttempts()}). The process keeps running when
+   * the attachment ends.
+   *
+   * <p>The JDK's WebSocket finishes its opening handshake on {@link
+   * java.util.concurrent.ForkJoinPool#commonPool()}: while every thread of that pool is blocked
+   * (for example by blocking calls inside {@code CompletableFuture.supplyAsync} without an
+   * executor, on a machine with few cores), connecting and reconnecting wait for one to be free.
+   *
+   * @throws dev.box.api.BoxManagedProcessNotFoundException when the session has no process with
+   *     this id
+   * @throws dev.box.api.BoxManagedProcessConflictException when the process exited and all of its
+   *     stdout was delivered
+   * @throws BoxRuntimeUnavailableException when the server cannot be reached
+   */
+  public ProcessAttachment attach(
+      String sessionId, String processId, ProcessListener listener, AttachOptions options) {
+    processPath(sessionId, processId); // Validates before connecting.
+    return RelayAttachment.open(this, sessionId.strip(), processId.strip(), listener, options);
+  }
+
+  /**
+   * Detaches every attachment still open (their processes keep running), then releases the
+   * connections; requests in flight complete first.
+   */
   @Override
   public void close() {
+    // The JDK's HttpClient.close() waits for open WebSockets to end.
+    List.copyOf(attachments).forEach(ProcessAttachment::close);
     http.close();
+  }
+
+  /** {@code attachment} is open: {@link #close()} detaches it. */
+  void opened(ProcessAttachment attachment) {
+    attachments.add(attachment);
+  }
+
+  /** {@code attachment} has ended. */
+  void ended(ProcessAttachment attachment) {
+    attachments.remove(attachment);
+  }
+
+  /** The time a request, a connection or a detach may take. */
+  Duration requestTimeout() {
+    return requestTimeout;
+  }
+
+  /**
+   * Opens one raw-mode relay connection and returns once the server accepted it.
+   *
+   * @param from the stdout offset to start at, or null for where the last delivery ended
+   * @throws BoxException the server's refusal, or {@link BoxRuntimeUnavailableException}
+   */
+  WebSocket openRelay(
+      String sessionId, String processId, @Nullable Long from, WebSocket.Listener listener) {
+    String scheme = baseUri.getScheme().equalsIgnoreCase("https") ? "wss" : "ws";
+    URI uri =
+        URI.create(
+            scheme
+                + base.substring(baseUri.getScheme().length())
+                + processPath(sessionId, processId)
+                + "/ws?mode=raw"
+                + (from == null ? "" : "&from=" + from));
+    WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(requestTimeout);
+    if (authorization != null) {
+      builder.header("Authorization", authorization);
+    }
+    CompletableFuture<WebSocket> opening = builder.buildAsync(uri, listener);
+    try {
+      return opening.get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof WebSocketHandshakeException refused) {
+        HttpResponse<?> answer = refused.getResponse();
+        String body = answer.body() instanceof String text ? text : "";
+        throw ErrorAnswers.toException(answer.statusCode(), body, "GET", uri);
+      }
+      throw ErrorAnswers.unavailable(e.getCause() instanceof Exception cause ? cause : e);
+    } catch (TimeoutException e) {
+      abortWhenOpen(opening);
+      throw ErrorAnswers.unavailable(e);
+    } catch (InterruptedException e) {
+      abortWhenOpen(opening);
+      Thread.currentThread().interrupt();
+      throw ErrorAnswers.unavailable(e);
+    }
+  }
+
+  /** A connection given up on may still open later: it is closed then. */
+  private static void abortWhenOpen(CompletableFuture<WebSocket> opening) {
+    var unused = opening.thenAccept(WebSocket::abort);
+  }
+
+  private static String processPath(String sessionId, String processId) {
+    String id = processId.strip();
+    if (id.isEmpty()) {
+      throw new BoxValidationException("process_id must not be empty");
+    }
+    return sessionPath(sessionId) + "/managed-process/" + encodePathSegment(id);
+  }
+
+  private static String encodePathSegment(String segment) {
+    // URLEncoder encodes for forms, where a space is '+'; in a path '+' is a literal plus.
+    return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
   }
 
   private static String sessionPath(String sessionId) {
@@ -167,8 +337,7 @@ public final class BoxClient implements AutoCloseable {
     if (id.isEmpty()) {
       throw new BoxValidationException("session_id must not be empty");
     }
-    // URLEncoder encodes for forms, where a space is '+'; in a path '+' is a literal plus.
-    return "/v1/sessions/" + URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
+    return "/v1/sessions/" + encodePathSegment(id);
   }
 
   private <T> T call(

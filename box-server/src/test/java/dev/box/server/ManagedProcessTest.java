@@ -81,6 +81,13 @@ class ManagedProcessTest {
       assertThat(client.nextText()).isEqualTo("tail");
       assertThat(client.nextClose()).isEqualTo(new Close(1000, "exit_code=3"));
     }
+    try (WsClient replay = WsClient.connect(box, ws("exit", "default") + "?from=0")) {
+      assertThat(replay.nextText())
+          .as("an exited process replays what it still has")
+          .isEqualTo("bye");
+      assertThat(replay.nextText()).isEqualTo("tail");
+      assertThat(replay.nextClose()).isEqualTo(new Close(1000, "exit_code=3"));
+    }
     Answer info = box.get("/v1/sessions/exit/managed-process/default");
     assertThat(info.text("status")).isEqualTo("exited");
     assertThat(info.body().path("exit_code").asInt()).isEqualTo(3);
@@ -283,6 +290,7 @@ class ManagedProcessTest {
     assertThat(exited.errorMessage())
         .isEqualTo("managed process default in session refused is not running");
     assertThat(badMode.status()).isEqualTo(400);
+
     assertThat(noSession.errorCode()).isEqualTo("session_not_found");
     assertThat(noCommand.errorMessage()).isEqualTo("command must not be empty");
   }

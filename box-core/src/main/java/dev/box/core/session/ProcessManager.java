@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The managed processes of all sessions: start (replacing a running one with the same id), stop,
@@ -103,13 +104,16 @@ public final class ProcessManager {
   }
 
   /**
-   * The running process a relay attaches to.
+   * The process a relay attaches to, reading stdout from {@code from} (null: where the last
+   * delivery ended). An exited process can still be attached to while stdout remains to be read
+   * from that offset, so a client can replay what it lost and learn the exit code.
    *
-   * @throws BoxManagedProcessConflictException when it exists but has exited
+   * @throws BoxManagedProcessConflictException when it has exited and nothing is left to read
    */
-  public ManagedProcess attachable(String sessionId, String processId) {
+  public ManagedProcess attachable(String sessionId, String processId, @Nullable Long from) {
     ManagedProcess process = require(sessionId, processId);
-    if (!process.isRunning() && process.stdout().isEndOfStream(process.stdout().delivered())) {
+    long start = from != null ? from : process.stdout().delivered();
+    if (!process.isRunning() && process.stdout().isEndOfStream(start)) {
       throw new BoxManagedProcessConflictException(
           "managed process " + processId + " in session " + sessionId + " is not running");
     }

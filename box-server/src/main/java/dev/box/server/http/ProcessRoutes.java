@@ -102,7 +102,7 @@ final class ProcessRoutes {
       }
       mode(ctx.queryParam("mode"));
       Long from = from(ctx.queryParam("from"));
-      ManagedProcess process = processes.attachable(id(ctx), processId);
+      ManagedProcess process = processes.attachable(id(ctx), processId, from);
       long end = process.stdout().end();
       if (from != null && from > end) {
         throw new BoxValidationException(
@@ -131,7 +131,9 @@ final class ProcessRoutes {
           ctx.enableAutomaticPings(30, TimeUnit.SECONDS);
           ManagedProcess process;
           try {
-            process = processes.attachable(ctx.pathParam("id"), processId.apply(ctx));
+            process =
+                processes.attachable(
+                    ctx.pathParam("id"), processId.apply(ctx), from(ctx.queryParam("from")));
           } catch (RuntimeException e) {
             ctx.closeSession(4404, String.valueOf(e.getMessage()));
             return;
