@@ -192,13 +192,12 @@ class ProcessAttachmentTest {
   }
 
   /**
-   * The server counts bytes as delivered once written to the socket, and refuses to relay a process
-   * that exited with everything delivered, even when the client asks to resume from an earlier
-   * offset. So stdout lost in flight with the connection cannot be fetched again: the client says
-   * so with a gap and still reports the exit code from the process's record.
+   * The server counts bytes as delivered once written to the socket, so stdout lost in flight with
+   * the connection looks delivered; after the process exited the client still replays it from its
+   * own offset, and learns the exit code.
    */
   @Test
-  void exitWhoseLastBytesWereLostInFlight_isAGap_thenTheExitCode() {
+  void exitWhoseLastBytesWereLostInFlight_isReplayed_thenTheExitCode() {
     startShell("read x; echo done; exit 7");
     ProcessAttachment attachment = viaProxy.attach(session, "default", recorder);
     await().atMost(Duration.ofSeconds(10)).until(() -> attachment.offset() == 0);
@@ -215,7 +214,8 @@ class ProcessAttachmentTest {
     proxy.dropConnections();
 
     recorder
-        .expect(new Gap(0, 5))
+        .expect(new Reconnect(0))
+        .expectLine("done")
         .expect(new Exit(7))
         .expect(new Closed(1000, "exit_code=7"))
         .expectNothingMore();
