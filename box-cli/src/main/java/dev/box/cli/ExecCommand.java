@@ -72,6 +72,9 @@ final class ExecCommand extends ClientCommand {
     err().print(result.stderr());
     err().flush();
     if (result.status() == BoxExecutionStatus.TIMED_OUT) {
+      if (!result.stderr().isEmpty() && !result.stderr().endsWith("\n")) {
+        err().println();
+      }
       err().println("box: the command timed out after " + (result.durationMs() / 1000) + " s");
       return BoxCli.EXIT_TIMED_OUT;
     }
