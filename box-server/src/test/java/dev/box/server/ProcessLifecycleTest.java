@@ -77,6 +77,31 @@ class ProcessLifecycleTest {
   }
 
   @Test
+  void aSlowDeleteOfOneSession_neverBlocksAnother() throws Exception {
+    try (TestServer box = TestServer.start()) {
+      box.post("/v1/sessions/slow", "{}");
+      // A process that ignores SIGTERM makes the delete wait out the 5 s grace before SIGKILL.
+      box.post(
+          "/v1/sessions/slow/managed-process",
+          "{\"command\":\"sh\",\"args\":[\"-c\",\"trap '' TERM; touch /tmp/ready; exec sleep 1000\"]}");
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> box.exec("slow", "test -f /tmp/ready").body().path("ok").asBoolean());
+      java.util.concurrent.CompletableFuture<Answer> slowDelete =
+          java.util.concurrent.CompletableFuture.supplyAsync(() -> box.delete("/v1/sessions/slow"));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> box.get("/v1/sessions/slow").status() == 404);
+
+      Answer other = box.exec("other", "echo fine");
+
+      assertThat(other.text("stdout")).isEqualTo("fine\n");
+      assertThat(slowDelete).as("the other session did not wait for the delete").isNotDone();
+      assertThat(slowDelete.get().status()).isEqualTo(200);
+    }
+  }
+
+  @Test
   void startingBeyondMaxManagedProcesses_isCapacityExceeded() {
     try (TestServer box = TestServer.start("max_managed_processes", "1")) {
       box.post("/v1/sessions/s", "{}");
