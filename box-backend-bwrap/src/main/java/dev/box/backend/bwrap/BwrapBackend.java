@@ -2,6 +2,7 @@ package dev.box.backend.bwrap;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
@@ -12,9 +13,6 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -92,7 +90,7 @@ public final class BwrapBackend implements SandboxBackend {
    */
   public BwrapBackend(Path dataDir, String instanceId, boolean useCgroups) {
     this.instanceId = instanceId;
-    this.baseName = "box-" + shortHash(dataDir.toAbsolutePath().normalize().toString());
+    this.baseName = "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
     this.bwrap = find("bwrap");
     Path nsenter = find("nsenter");
@@ -330,15 +328,5 @@ public final class BwrapBackend implements SandboxBackend {
   private static String oneLine(String text) {
     String line = text.strip().replaceAll("\\s+", " ");
     return line.length() > 300 ? line.substring(0, 300) : line;
-  }
-
-  private static String shortHash(String value) {
-    try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest, 0, 4);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-    }
   }
 }

@@ -1,9 +1,6 @@
 package dev.box.core.session;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
+import dev.box.core.Hashes;
 import java.util.Locale;
 
 /** Names for what a session creates on the host: safe for files and cgroups, unique per id. */
@@ -26,16 +23,6 @@ final class SandboxNames {
     if (norm.isEmpty()) {
       norm = "session";
     }
-    return instanceId + "_" + norm + "-" + hash(sessionId);
-  }
-
-  private static String hash(String value) {
-    try {
-      byte[] digest =
-          MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest, 0, 4);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required by every Java platform", e);
-    }
+    return instanceId + "_" + norm + "-" + Hashes.shortSha256(sessionId);
   }
 }
