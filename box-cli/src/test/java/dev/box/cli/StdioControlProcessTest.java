@@ -111,6 +111,54 @@ class StdioControlProcessTest {
   }
 
   @Test
+  void aFiveMibExecOutput_arrivesWholeThroughTheChunkedFraming() throws Exception {
+    int size = 5 * 1024 * 1024;
+    Process process = launch("0", "--max-output-bytes", "8388608");
+    List<String> lines = new ArrayList<>();
+    try {
+      BufferedReader stdout =
+          new BufferedReader(
+              new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      send(
+          process.getOutputStream(),
+          "{\"seq_id\": 1, \"action\": \"box_exec\", \"data\": {\"session_id\": \"big\","
+              + " \"cmd\": \"head -c "
+              + size
+              + " /dev/zero | tr '\\\\0' a\", \"timeout_sec\": 120}, \"context\": "
+              + CONTEXT
+              + "}");
+
+      JsonNode start = JSON.readTree(readLine(stdout, lines));
+      assertThat(start.path("type").asText()).isEqualTo("chunk_start");
+      StringBuilder message = new StringBuilder();
+      int pieces = 0;
+      for (String line = readLine(stdout, lines);
+          !line.equals("{\"type\":\"chunk_end\"}");
+          line = readLine(stdout, lines)) {
+        JsonNode piece = JSON.readTree(line);
+        assertThat(piece.path("type").asText()).isEqualTo("chunk_data");
+        message.append(piece.path("data").asText());
+        pieces++;
+      }
+      assertThat(message.toString().getBytes(StandardCharsets.UTF_8))
+          .hasSize(start.path("total_size").asInt());
+      assertThat(pieces).isGreaterThanOrEqualTo(size / (16 * 1024));
+
+      JsonNode response = JSON.readTree(message.toString());
+      assertThat(response.path("seq_id").asInt()).isEqualTo(1);
+      assertThat(response.path("message").asText()).isEqualTo("success");
+      JsonNode result = response.path("data");
+      assertThat(result.path("exit_code").asInt()).isZero();
+      String output = result.path("stdout").asText();
+      assertThat(output.strip()).hasSize(size);
+      assertThat(output).hasSize(size);
+      assertThat(output.chars().allMatch(c -> c == 'a')).as("only a").isTrue();
+    } finally {
+      process.destroyForcibly();
+    }
+  }
+
+  @Test
   void aPortThatCannotBeBound_isOnlyAWarningInStdioMode() throws Exception {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       Process process = launch(String.valueOf(taken.getLocalPort()));
@@ -127,11 +175,15 @@ class StdioControlProcessTest {
     }
   }
 
-  /** Launches {@code box serve -s} as LangBot launches its runtime: flags and environment. */
-  private Process launch(String port) throws IOException {
+  /**
+   * Launches {@code box serve -s} as LangBot launches its runtime: flags and environment, plus
+   * {@code extraFlags}.
+   */
+  private Process launch(String port, String... extraFlags) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    ProcessBuilder builder =
-        new ProcessBuilder(
+    List<String> command =
+        new ArrayList<>(
+            List.of(
                 java,
                 "-cp",
                 System.getProperty("java.class.path"),
@@ -141,8 +193,10 @@ class StdioControlProcessTest {
                 "--ws-control-port",
                 port,
                 "--data-dir",
-                dataDir.toString())
-            .redirectError(ProcessBuilder.Redirect.DISCARD);
+                dataDir.toString()));
+    command.addAll(List.of(extraFlags));
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD);
     builder.environment().put("LANGBOT_BOX_CONTROL_TOKEN", "x".repeat(16) + "Y".repeat(48));
     builder.environment().put("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE);
     builder.environment().put("LANGBOT_BOX_CONFIG", "{}");

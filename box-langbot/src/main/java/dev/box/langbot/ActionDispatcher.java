@@ -10,6 +10,7 @@ import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
+import java.io.IOException;
 import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
@@ -38,11 +39,15 @@ public final class ActionDispatcher implements ActionHandler {
           "box_preview_skill_zip",
           "box_install_skill_zip");
 
+  /** The directory under the data dir that holds the files of {@code __file_chunk}. */
+  public static final String RPC_FILES_DIR = "rpc-files";
+
   private final SessionManager sessions;
   private final Tenancy tenancy;
   private final ControlAuth auth;
   private final ObjectMapper mapper;
   private final BoxInit init;
+  private final RpcFiles files;
 
   /** A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}. */
   public ActionDispatcher(
@@ -52,6 +57,10 @@ public final class ActionDispatcher implements ActionHandler {
     this.auth = auth;
     this.mapper = mapper;
     this.init = new BoxInit(sessions, tenancy, mapper);
+    this.files =
+        new RpcFiles(
+            sessions.config().dataDir().resolve(RPC_FILES_DIR),
+            () -> init.limits().maxRpcFileBytes());
   }
 
   /** Applies LangBot's {@code box} config section, as {@code box_init} does. */
@@ -88,12 +97,13 @@ public final class ActionDispatcher implements ActionHandler {
     return result;
   }
 
-  private @Nullable JsonNode host(String action, JsonNode data) {
+  private @Nullable JsonNode host(String action, JsonNode data) throws IOException {
     return switch (action) {
       case "__ping" -> mapper.createObjectNode();
-      case "__file_chunk" ->
-          throw new ActionError(
-              "BoxError", "__file_chunk is not supported by this runtime yet (skill uploads)");
+      case "__file_chunk" -> {
+        files.receive(data);
+        yield mapper.createObjectNode();
+      }
       case "box_init" -> {
         init.apply(data);
         yield mapper.createObjectNode().put("initialized", true);

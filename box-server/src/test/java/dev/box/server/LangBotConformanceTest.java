@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -95,6 +96,47 @@ class LangBotConformanceTest {
                   .asBoolean())
           .isTrue();
     }
+  }
+
+  @Test
+  void fileChunks_areWrittenUnderTheDataDir_firstTruncatingThenAppending() throws IOException {
+    String key = "0123456789abcdef-00112233445566778899aabbccddeeff.zip";
+    Path file = server.config().dataDir().resolve("rpc-files").resolve(key);
+    try (RpcClient rpc = connect()) {
+      // the bytes 50 4b 03 04 ff 00, split across two chunks of the reference's shape
+      assertThat(ok(rpc.call("__file_chunk", fileChunk(key, 6, "UEsDBA==", 0, 2), null))).isEmpty();
+      assertThat(Files.readAllBytes(file)).containsExactly(0x50, 0x4b, 0x03, 0x04);
+      assertThat(ok(rpc.call("__file_chunk", fileChunk(key, 6, "/wA=", 1, 2), null))).isEmpty();
+      assertThat(Files.readAllBytes(file)).containsExactly(0x50, 0x4b, 0x03, 0x04, 0xff, 0x00);
+
+      assertThat(error(rpc.call("__file_chunk", fileChunk("../escape", 1, "eA==", 0, 1), null)))
+          .startsWith("BoxValidationError: invalid file_key '../escape'");
+      assertThat(
+              error(rpc.call("__file_chunk", fileChunk(key, 21 * 1024 * 1024, "eA==", 0, 2), null)))
+          .isEqualTo(
+              "BoxValidationError: file "
+                  + key
+                  + " is 22020096 bytes, over max_rpc_file_bytes (20971520)");
+      assertThat(error(rpc.call("__file_chunk", fileChunk(key, 2, "eA==", 1, 2), null)))
+          .isEqualTo(
+              "BoxValidationError: chunk 1 of file " + key + " is out of order (expected 0)");
+      assertThat(error(rpc.call("__file_chunk", fileChunk(key, 2, "%%%", 0, 1), null)))
+          .isEqualTo("BoxValidationError: chunk 0 of file " + key + " is not valid base64");
+    }
+  }
+
+  private static String fileChunk(String key, long length, String base64, int index, int amount) {
+    return "{\"file_key\": \""
+        + key
+        + "\", \"file_length\": "
+        + length
+        + ", \"chunk_base64\": \""
+        + base64
+        + "\", \"chunk_index\": "
+        + index
+        + ", \"chunk_amount\": "
+        + amount
+        + ", \"chunk_size\": 16384}";
   }
 
   @Test
