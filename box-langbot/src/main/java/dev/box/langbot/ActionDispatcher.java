@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxProfile;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.BackendStatus;
@@ -192,7 +193,15 @@ public final class ActionDispatcher implements ActionHandler {
     }
     ObjectNode copy = object.deepCopy();
     copy.put("session_id", tenant.physical(required(data, "session_id")));
-    return mapper.treeToValue(copy, BoxSpec.class);
+    BoxInit.Local local = init.local();
+    JsonNode image = copy.get("image");
+    String configuredImage = local.image();
+    if (configuredImage != null && (image == null || image.isNull() || image.asText().isBlank())) {
+      copy.put("image", configuredImage);
+    }
+    BoxSpec spec = mapper.treeToValue(copy, BoxSpec.class);
+    BoxProfile profile = local.profile();
+    return profile == null ? spec : profile.apply(spec);
   }
 
   /** The reference strips both streams of an exec result (its §8.4); Box's REST API does not. */

@@ -3,18 +3,28 @@ package dev.box.langbot;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxProfile;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.policy.HostPathPolicy;
 import dev.box.core.session.SessionManager;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * LangBot's {@code box} config section applied to the running runtime ({@code box_init} and {@code
  * LANGBOT_BOX_CONFIG}): the section is merged key by key into the current one, and {@code limits}
- * are validated as a whole before any is applied, so an invalid one changes nothing.
+ * and {@code local} are validated as a whole before any is applied, so an invalid section changes
+ * nothing.
  */
 final class BoxInit {
   private static final Logger log = LoggerFactory.getLogger(BoxInit.class);
@@ -60,17 +70,155 @@ final class BoxInit {
     }
   }
 
+  /**
+   * The {@code box.local} keys this runtime applies, resolved as the reference's §8.2 does.
+   *
+   * @param hostRoot {@code host_root} relative to the working directory, or null when empty
+   * @param defaultWorkspace {@code default_workspace} under the host root ({@code
+   *     <host_root>/default} when empty), or null when both are empty
+   * @param allowedRoots {@code allowed_mount_roots} relative to the working directory; {@code
+   *     [host_root]} when empty
+   * @param rootsConfigured whether the section names a host root or allowed roots, so that the
+   *     runtime's host-path policy is replaced
+   * @param profile the built-in profile applied to exec and session specs, or null for none
+   * @param image the image for requests that name none, or null
+   */
+  record Local(
+      @Nullable Path hostRoot,
+      @Nullable Path defaultWorkspace,
+      List<Path> allowedRoots,
+      boolean rootsConfigured,
+      @Nullable BoxProfile profile,
+      @Nullable String image) {
+
+    static final Local NONE = new Local(null, null, List.of(), false, null, null);
+
+    Local {
+      allowedRoots = List.copyOf(allowedRoots);
+    }
+
+    static Local read(JsonNode local, Path workingDir) {
+      if (!local.isObject()) {
+        throw new BoxValidationException("box.local must be an object");
+      }
+      String root = text(local, "host_root");
+      Path hostRoot = root == null ? null : workingDir.resolve(root).normalize();
+      String workspace = text(local, "default_workspace");
+      Path defaultWorkspace;
+      if (workspace != null) {
+        defaultWorkspace =
+            (hostRoot != null ? hostRoot : workingDir).resolve(workspace).normalize();
+      } else {
+        defaultWorkspace = hostRoot == null ? null : hostRoot.resolve("default");
+      }
+      List<Path> roots = new ArrayList<>();
+      for (String entry : roots(local.get("allowed_mount_roots"))) {
+        roots.add(workingDir.resolve(entry).normalize());
+      }
+      if (roots.isEmpty() && hostRoot != null) {
+        roots.add(hostRoot);
+      }
+      boolean configured = hostRoot != null || isSet(local.get("allowed_mount_roots"));
+      String profileName = text(local, "profile");
+      BoxProfile profile = profileName == null ? null : BoxProfile.named(profileName);
+      return new Local(
+          hostRoot, defaultWorkspace, roots, configured, profile, text(local, "image"));
+    }
+
+    private static boolean isSet(@Nullable JsonNode node) {
+      return node != null && !node.isNull();
+    }
+
+    private static @Nullable String text(JsonNode local, String key) {
+      JsonNode node = local.get(key);
+      if (node == null || node.isNull()) {
+        return null;
+      }
+      if (!node.isTextual()) {
+        throw new BoxValidationException("box.local." + key + " must be a string");
+      }
+      String value = node.asText().strip();
+      return value.isEmpty() ? null : value;
+    }
+
+    /** A list of strings or one comma-separated string, blank entries dropped. */
+    private static List<String> roots(@Nullable JsonNode node) {
+      List<String> entries = new ArrayList<>();
+      if (node == null || node.isNull()) {
+        return entries;
+      }
+      if (node.isTextual()) {
+        entries.addAll(List.of(node.asText().split(",", -1)));
+      } else if (node.isArray()) {
+        for (JsonNode item : node) {
+          if (!item.isTextual()) {
+            throw new BoxValidationException(
+                "box.local.allowed_mount_roots must be a list of paths or a comma-separated"
+                    + " string");
+          }
+          entries.add(item.asText());
+        }
+      } else {
+        throw new BoxValidationException(
+            "box.local.allowed_mount_roots must be a list of paths or a comma-separated string");
+      }
+      return entries.stream().map(String::strip).filter(e -> !e.isEmpty()).toList();
+    }
+
+    /**
+     * Creates the default workspace when it is missing and under an allowed root, with the
+     * reference's messages otherwise.
+     */
+    void ensureDefaultWorkspace() {
+      if (defaultWorkspace == null) {
+        return;
+      }
+      String notADirectory =
+          "box.local.default_workspace must point to a directory on the Box runtime host";
+      if (Files.exists(defaultWorkspace)) {
+        if (!Files.isDirectory(defaultWorkspace)) {
+          throw new BoxValidationException(notADirectory);
+        }
+        return;
+      }
+      if (allowedRoots.isEmpty()) {
+        throw new BoxValidationException(
+            "box.local.default_workspace cannot be created because no allowed_mount_roots are"
+                + " configured");
+      }
+      Path real = HostPathPolicy.resolve(defaultWorkspace);
+      if (allowedRoots.stream().map(HostPathPolicy::resolve).noneMatch(real::startsWith)) {
+        throw new BoxValidationException(
+            "box.local.default_workspace is outside allowed_mount_roots: "
+                + allowedRoots.stream().map(Path::toString).collect(Collectors.joining(", ")));
+      }
+      try {
+        Files.createDirectories(defaultWorkspace);
+      } catch (IOException e) {
+        throw new BoxValidationException(notADirectory);
+      }
+    }
+  }
+
   /** The reference's defaults, used for keys a {@code limits} section leaves out. */
   static final Limits DEFAULTS = new Limits(64, 64, 256, 100_000, 20 * 1024 * 1024, 300);
 
   private final SessionManager sessions;
   private final Tenancy tenancy;
+  private final Path workingDir;
   private ObjectNode config;
   private volatile Limits limits;
+  private volatile Local local = Local.NONE;
 
   BoxInit(SessionManager sessions, Tenancy tenancy, ObjectMapper mapper) {
+    this(sessions, tenancy, mapper, Path.of("").toAbsolutePath());
+  }
+
+  /** An init that resolves relative {@code box.local} paths against {@code workingDir}. */
+  BoxInit(SessionManager sessions, Tenancy tenancy, ObjectMapper mapper, Path workingDir) {
     this.sessions = sessions;
     this.tenancy = tenancy;
+    this.workingDir = workingDir;
     this.config = mapper.createObjectNode();
     RuntimeConfig current = sessions.config();
     this.limits =
@@ -88,11 +236,16 @@ final class BoxInit {
     return limits;
   }
 
+  /** The {@code box.local} settings in force. */
+  Local local() {
+    return local;
+  }
+
   /**
    * Merges {@code section} into the current config and applies it.
    *
-   * @throws BoxValidationException with the reference's message when a limit is invalid; nothing is
-   *     applied then
+   * @throws BoxValidationException with the reference's message when a limit or a {@code local} key
+   *     is invalid, or the default workspace cannot be ensured; nothing is applied then
    */
   synchronized void apply(JsonNode section) {
     if (!section.isObject()) {
@@ -107,8 +260,16 @@ final class BoxInit {
     JsonNode limitsNode = merged.get("limits");
     Limits next =
         limitsNode != null && limitsNode.isObject() ? Limits.read(limitsNode, DEFAULTS) : limits;
+    JsonNode localNode = merged.get("local");
+    Local nextLocal =
+        localNode == null || localNode.isNull() ? local : Local.read(localNode, workingDir);
+    nextLocal.ensureDefaultWorkspace();
     config = merged;
     limits = next;
+    if (nextLocal.rootsConfigured()) {
+      sessions.applyAllowedMountRoots(nextLocal.allowedRoots());
+    }
+    local = nextLocal;
     RuntimeConfig.ProcessLimits current = sessions.config().processes();
     sessions.applyLimits(
         next.maxSessions(),
@@ -123,11 +284,9 @@ final class BoxInit {
     if (!backend.isEmpty() && !backend.equals("local") && !backend.equals(running)) {
       log.warn("box.backend={} is not available in Box; sandboxes keep using {}", backend, running);
     }
-    if (merged.has("local") || merged.has("admission")) {
-      log.warn(
-          "box.local and box.admission are not applied by this runtime yet; Box's own settings"
-              + " (--data-dir, --allowed-mount-roots) stay in force");
+    if (merged.has("admission")) {
+      log.warn("box.admission is not applied by this runtime yet");
     }
-    log.info("applied LangBot box config: limits {}", next);
+    log.info("applied LangBot box config: limits {}, local {}", next, nextLocal);
   }
 }

@@ -467,6 +467,62 @@ class LangBotConformanceTest {
   }
 
   @Test
+  void boxInit_appliesAllowedMountRootsProfileAndImage() throws IOException {
+    Path allowed = Files.createTempDirectory("box-allowed-").toRealPath();
+    Path inside = Files.createDirectories(allowed.resolve("ws"));
+    Path outside = Files.createTempDirectory("box-outside-").toRealPath();
+    try (BoxServer configured =
+        startServer(Map.of(), Map.of("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE), false)) {
+      try (RpcClient rpc =
+          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+        String ctx = context("ws-local", 1);
+        assertThat(error(rpc.call("box_init", "{\"local\": {\"profile\": \"paranoid\"}}", null)))
+            .isEqualTo(
+                "BoxValidationError: unknown box profile 'paranoid', available profiles: default,"
+                    + " network_basic, network_extended, offline_readonly");
+        ok(
+            rpc.call(
+                "box_init",
+                "{\"local\": {\"host_root\": \""
+                    + allowed
+                    + "\", \"allowed_mount_roots\": [\""
+                    + allowed
+                    + "\"], \"profile\": \"offline_readonly\", \"image\": \"custom:1\"}}",
+                null));
+        assertThat(allowed.resolve("default")).isDirectory();
+
+        assertThat(
+                error(
+                    rpc.call(
+                        "box_create_session",
+                        "{\"session_id\": \"out\", \"host_path\": \"" + outside + "\"}",
+                        ctx)))
+            .isEqualTo("BoxValidationError: host_path is outside allowed_mount_roots: " + allowed);
+        JsonNode created =
+            ok(
+                rpc.call(
+                    "box_create_session",
+                    "{\"session_id\": \"in\", \"host_path\": \"" + inside + "\"}",
+                    ctx));
+        assertThat(created.path("host_path").asText()).isEqualTo(inside.toString());
+        assertThat(created.path("host_path_mode").asText()).isEqualTo("ro");
+        assertThat(created.path("image").asText()).isEqualTo("custom:1");
+
+        JsonNode exec =
+            ok(
+                rpc.call(
+                    "box_exec",
+                    "{\"session_id\": \"net\", \"cmd\": \"echo hi\", \"network\": \"on\"}",
+                    ctx));
+        assertThat(exec.path("stdout").asText()).isEqualTo("hi");
+        JsonNode session = ok(rpc.call("box_get_session", "{\"session_id\": \"net\"}", ctx));
+        assertThat(session.path("network").asText()).isEqualTo("off");
+        assertThat(session.path("read_only_rootfs").asBoolean()).isTrue();
+      }
+    }
+  }
+
+  @Test
   void invalidLangBotBoxConfig_isIgnored() throws IOException {
     try (BoxServer started =
         startServer(Map.of(), Map.of("LANGBOT_BOX_CONFIG", "{not json"), false)) {

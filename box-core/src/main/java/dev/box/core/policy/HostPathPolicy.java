@@ -40,6 +40,7 @@ public final class HostPathPolicy {
 
   private final Path dataDir;
   private final List<Path> allowedRoots;
+  private final boolean rootsRequired;
 
   /**
    * Creates the policy.
@@ -48,8 +49,26 @@ public final class HostPathPolicy {
    * @param allowedRoots the allowed mount roots; empty allows every path that is not blocked
    */
   public HostPathPolicy(Path dataDir, List<Path> allowedRoots) {
+    this(dataDir, allowedRoots, false);
+  }
+
+  private HostPathPolicy(Path dataDir, List<Path> allowedRoots, boolean rootsRequired) {
     this.dataDir = realOrAbsolute(dataDir);
     this.allowedRoots = allowedRoots.stream().map(HostPathPolicy::realOrAbsolute).toList();
+    this.rootsRequired = rootsRequired;
+  }
+
+  /**
+   * A policy as LangBot's {@code box.local.allowed_mount_roots} configures it: only paths under
+   * {@code allowedRoots}, and no host path at all when there is none.
+   */
+  public static HostPathPolicy restrictedTo(Path dataDir, List<Path> allowedRoots) {
+    return new HostPathPolicy(dataDir, allowedRoots, true);
+  }
+
+  /** The allowed mount roots, resolved; empty means every path that is not blocked. */
+  public List<Path> allowedRoots() {
+    return allowedRoots;
   }
 
   /**
@@ -105,6 +124,10 @@ public final class HostPathPolicy {
     if (resolved.startsWith(dataDir) || dataDir.startsWith(resolved)) {
       throw blocked(original);
     }
+    if (allowedRoots.isEmpty() && rootsRequired) {
+      throw new BoxValidationException(
+          "host_path mounting is disabled because no allowed_mount_roots are configured");
+    }
     if (!allowedRoots.isEmpty() && allowedRoots.stream().noneMatch(resolved::startsWith)) {
       throw new BoxValidationException(
           "host_path is outside allowed_mount_roots: "
@@ -120,7 +143,7 @@ public final class HostPathPolicy {
    * The real path of {@code path}: symlinks followed, {@code ..} applied. For a path that does not
    * exist yet, the real path of its deepest existing ancestor joined with the rest.
    */
-  static Path resolve(Path path) {
+  public static Path resolve(Path path) {
     Path normal = path.normalize();
     Path existing = normal;
     Path rest = Path.of("");

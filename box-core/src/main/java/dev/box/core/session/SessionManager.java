@@ -50,7 +50,7 @@ public final class SessionManager implements AutoCloseable {
   private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
-  private final HostPathPolicy policy;
+  private volatile HostPathPolicy policy;
   private final WorkspaceStore workspaces;
   private final ExecRunner runner;
   private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
@@ -143,6 +143,20 @@ public final class SessionManager implements AutoCloseable {
   public void applyLimits(int maxSessions, RuntimeConfig.ProcessLimits processLimits) {
     config = config.withMaxSessions(maxSessions).withProcesses(processLimits);
     processes.limits(processLimits);
+  }
+
+  /**
+   * Replaces the allowed mount roots for sessions created from now on (LangBot's {@code
+   * box.local.allowed_mount_roots}); the data-dir and blocked-path rules stay, and with no root
+   * every host path is refused. Existing sessions keep their mounts.
+   */
+  public void applyAllowedMountRoots(List<Path> roots) {
+    policy = HostPathPolicy.restrictedTo(config.dataDir(), roots);
+  }
+
+  /** The host-path policy in force for new sessions. */
+  public HostPathPolicy hostPathPolicy() {
+    return policy;
   }
 
   /** The runtime's settings. */
@@ -327,6 +341,7 @@ public final class SessionManager implements AutoCloseable {
   }
 
   private Session create(BoxSpec spec) {
+    HostPathPolicy hostPaths = policy;
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -336,7 +351,7 @@ public final class SessionManager implements AutoCloseable {
     for (BoxMountSpec mount : spec.extraMounts()) {
       if (mount.mode() != BoxHostMountMode.NONE) {
         checkMountPath(mount.mountPath());
-        Path host = policy.check(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
+        Path host = hostPaths.check(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
         extra.add(new SandboxMount(host, mount.mountPath(), mount.mode() == BoxHostMountMode.RO));
       }
     }
@@ -351,7 +366,7 @@ public final class SessionManager implements AutoCloseable {
         String hostPath = spec.hostPath();
         Path host;
         if (hostPath != null) {
-          host = policy.check(hostPath, !readOnly);
+          host = hostPaths.check(hostPath, !readOnly);
         } else {
           privateWorkspace = workspaces.create(name);
           host = privateWorkspace;
