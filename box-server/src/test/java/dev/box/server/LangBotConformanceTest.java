@@ -208,6 +208,37 @@ class LangBotConformanceTest {
   }
 
   @Test
+  void sessionAndProcessErrors_carryTheReferenceClassNamesAndLogicalIds() {
+    String ctx = context("ws-errors-2", 1);
+    try (RpcClient rpc = connect()) {
+      ok(rpc.call("box_create_session", "{\"session_id\": \"c\", \"memory_mb\": 256}", ctx));
+
+      assertThat(
+              error(
+                  rpc.call(
+                      "box_create_session", "{\"session_id\": \"c\", \"memory_mb\": 512}", ctx)))
+          .isEqualTo("BoxSessionConflictError: Box session c already exists with memory_mb=256");
+      assertThat(
+              error(
+                  rpc.call(
+                      "box_get_managed_process",
+                      "{\"session_id\": \"c\", \"process_id\": \"ghost\"}",
+                      ctx)))
+          .isEqualTo(
+              "BoxManagedProcessNotFoundError: session c has no managed process with"
+                  + " process_id=ghost");
+      assertThat(
+              error(
+                  rpc.call(
+                      "box_stop_managed_process",
+                      "{\"session_id\": \"c\", \"process_id\": \"ghost\"}",
+                      ctx)))
+          .startsWith("BoxManagedProcessNotFoundError: ");
+      ok(rpc.call("box_delete_session", "{\"session_id\": \"c\"}", ctx));
+    }
+  }
+
+  @Test
   void tenantActions_failClosedWithoutATrustedContext() {
     try (RpcClient rpc = connect()) {
       assertThat(error(rpc.call("box_get_sessions", "{}", null)))
