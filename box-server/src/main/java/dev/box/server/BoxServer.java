@@ -135,7 +135,7 @@ public final class BoxServer implements AutoCloseable {
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(sessions, langbotEnv, config.controlToken(), stdioControl);
-      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot);
+      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot, Map.of());
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {

@@ -32,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
  * @param processLimits the limits of managed processes
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
+ * @param containers the settings of the Docker and Podman backends
  */
 public record ServerConfig(
     String host,
@@ -45,7 +46,8 @@ public record ServerConfig(
     int maxOutputBytes,
     List<Path> allowedMountRoots,
     RuntimeConfig.ProcessLimits processLimits,
-    boolean cgroups) {
+    boolean cgroups,
+    ContainerConfig containers) {
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -65,6 +67,11 @@ public record ServerConfig(
           "completed_process_retention_sec",
           "process_buffer_bytes",
           "cgroups",
+          "image",
+          "docker_host",
+          "podman_host",
+          "docker_cpu_limit",
+          "pull_timeout_sec",
           "config");
 
   /** Copies the list. */
@@ -91,7 +98,8 @@ public record ServerConfig(
         maxOutputBytes,
         allowedMountRoots,
         processLimits,
-        cgroups);
+        cgroups,
+        containers);
   }
 
   /**
@@ -131,7 +139,40 @@ public record ServerConfig(
             intValue(values, "max_completed_processes", 256, 0, 10000),
             Duration.ofSeconds(intValue(values, "completed_process_retention_sec", 300, 0, 86400)),
             intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)),
-        !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"));
+        !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"),
+        containers(values, env));
+  }
+
+  private static ContainerConfig containers(Map<String, String> values, Map<String, String> env) {
+    String image = values.get("image");
+    String dockerHost = values.get("docker_host");
+    if (dockerHost == null || dockerHost.isBlank()) {
+      String fromDocker = env.get("DOCKER_HOST");
+      dockerHost =
+          fromDocker != null && fromDocker.startsWith("unix://")
+              ? fromDocker
+              : "/var/run/docker.sock";
+    }
+    String cpu = values.getOrDefault("docker_cpu_limit", "true").strip();
+    return new ContainerConfig(
+        image == null || image.isBlank() ? null : image.strip(),
+        socketPath("docker_host", dockerHost),
+        socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
+        !(cpu.equals("0") || cpu.equalsIgnoreCase("false")),
+        Duration.ofSeconds(intValue(values, "pull_timeout_sec", 300, 1, 3600)));
+  }
+
+  /** Accepts {@code unix:///path} or an absolute path; Box speaks to engines over Unix sockets. */
+  private static String socketPath(String key, String value) {
+    String path = value.strip();
+    if (path.startsWith("unix://")) {
+      path = path.substring("unix://".length());
+    }
+    if (!path.startsWith("/")) {
+      throw new IllegalArgumentException(
+          key + " must be a Unix socket (unix:///path or an absolute path), not '" + value + "'");
+    }
+    return path;
   }
 
   private static List<Path> roots(String value) {

@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.Hashes;
@@ -17,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -170,7 +172,12 @@ public final class BwrapBackend implements SandboxBackend {
       Thread.currentThread().interrupt();
       return new BackendStatus(name(), false, "interrupted while probing bwrap", enforced);
     }
-    return new BackendStatus(name(), true, "bubblewrap " + bwrap, enforced);
+    return new BackendStatus(
+        name(),
+        true,
+        "bubblewrap " + bwrap,
+        enforced,
+        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
   private void writeEtc() throws IOException {

@@ -1,9 +1,10 @@
 package dev.box.core.backend;
 
 import java.util.Map;
+import java.util.Set;
 
 /**
- * Whether a backend is available and what it enforces.
+ * Whether a backend is available, what it enforces and what it can do.
  *
  * @param name the backend's name
  * @param available whether it can run sandboxes now
@@ -11,12 +12,24 @@ import java.util.Map;
  * @param enforced for each limit ({@code memory}, {@code pids}, {@code cpu}, ...) how it is
  *     enforced ({@code cgroup-v1}, {@code cgroup-v2}, {@code rlimit}) or {@code none}; never claims
  *     more than what is applied
+ * @param capabilities the optional features it supports ({@link dev.box.api.BoxCapabilities})
  */
 public record BackendStatus(
-    String name, boolean available, String reason, Map<String, String> enforced) {
+    String name,
+    boolean available,
+    String reason,
+    Map<String, String> enforced,
+    Set<String> capabilities) {
 
-  /** Copies {@code enforced}. */
+  /** Copies the collections. */
   public BackendStatus {
     enforced = Map.copyOf(enforced);
+    capabilities = Set.copyOf(capabilities);
+  }
+
+  /** A status with no optional capabilities. */
+  public BackendStatus(
+      String name, boolean available, String reason, Map<String, String> enforced) {
+    this(name, available, reason, enforced, Set.of());
   }
 }

@@ -35,10 +35,12 @@ public final class HttpApi {
   private final SessionManager sessions;
   private final byte @Nullable [] token;
   private final ObjectMapper mapper = BoxJson.newMapper();
+  private final Map<String, String> notChosen;
 
-  private HttpApi(SessionManager sessions, @Nullable String token) {
+  private HttpApi(SessionManager sessions, @Nullable String token, Map<String, String> notChosen) {
     this.sessions = sessions;
     this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+    this.notChosen = Map.copyOf(notChosen);
   }
 
   /**
@@ -48,13 +50,15 @@ public final class HttpApi {
    * @param controlToken the token required on every route but /healthz and /readyz, or null
    * @param version the version reported by /healthz
    * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
+   * @param notChosen for each backend that selection passed over, why (shown by /v1/health)
    */
   public static Javalin create(
       SessionManager sessions,
       @Nullable String controlToken,
       String version,
-      LangBotControl langbot) {
-    HttpApi api = new HttpApi(sessions, controlToken);
+      LangBotControl langbot,
+      Map<String, String> notChosen) {
+    HttpApi api = new HttpApi(sessions, controlToken, notChosen);
     return Javalin.create(
         config -> {
           QueuedThreadPool pool = new QueuedThreadPool(32, 4);
@@ -125,7 +129,12 @@ public final class HttpApi {
   private BoxBackendHealth health() {
     BackendStatus status = sessions.backendStatus();
     return new BoxBackendHealth(
-        status.name(), status.available(), status.reason(), status.enforced());
+        status.name(),
+        status.available(),
+        status.reason(),
+        status.enforced(),
+        status.capabilities().stream().sorted().toList(),
+        notChosen);
   }
 
   private void healthz(Context ctx, String version) throws JsonProcessingException {

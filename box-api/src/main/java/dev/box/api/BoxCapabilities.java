@@ -1,0 +1,18 @@
+package dev.box.api;
+
+/**
+ * The optional features a backend may declare in {@link BoxBackendHealth#capabilities()}. What a
+ * backend does not declare it does not do: the conformance suite checks both ways.
+ */
+public final class BoxCapabilities {
+  /** Sessions run {@code spec.image}; without it the image is only recorded. */
+  public static final String IMAGES = "images";
+
+  /** {@code read_only_rootfs} makes the root filesystem read-only, with a writable /tmp. */
+  public static final String READ_ONLY_ROOTFS = "read_only_rootfs";
+
+  /** A managed process's {@code memory_mb} limits that process tree within the session's. */
+  public static final String PROCESS_MEMORY_LIMIT = "process_memory_limit";
+
+  private BoxCapabilities() {}
+}
