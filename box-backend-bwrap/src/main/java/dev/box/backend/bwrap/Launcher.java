@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,27 +23,6 @@ final class Launcher {
   private static final String LAUNCHER =
       "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
           + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
-
-  private static final String PRELUDE =
-      String.join(
-          "\n",
-          "[ -n \"$__BOX_STDIN\" ] || exec </dev/null",
-          "[ -z \"$__BOX_ULIMIT_V\" ] || ulimit -v \"$__BOX_ULIMIT_V\" || exit 125",
-          "cd -- \"$__BOX_WORKDIR\" 2>/dev/null"
-              + " || { mkdir -p -- \"$__BOX_WORKDIR\" && cd -- \"$__BOX_WORKDIR\"; }"
-              + " || { echo \"box: cannot enter workdir $__BOX_WORKDIR\" >&2; exit 126; }",
-          "unset __BOX_WORKDIR __BOX_STDIN __BOX_ULIMIT_V",
-          "if [ -n \"${__BOX_ARGC:-}\" ]; then",
-          "  __box_i=0; set --",
-          "  while [ \"$__box_i\" -lt \"$__BOX_ARGC\" ]; do",
-          "    eval \"set -- \\\"\\$@\\\" \\\"\\$__BOX_ARG_$__box_i\\\"; unset __BOX_ARG_$__box_i\"",
-          "    __box_i=$((__box_i + 1))",
-          "  done",
-          "  unset __box_i __BOX_ARGC",
-          "  exec \"$@\"",
-          "fi",
-          "__box_s=$__BOX_SCRIPT; unset __BOX_SCRIPT",
-          "eval \"unset __box_s; $__box_s\"");
 
   private static final Map<String, String> BASE_ENV =
       Map.of(
@@ -72,26 +52,12 @@ final class Launcher {
     argv.addAll(List.of(setpriv.toString(), "--no-new-privs", nsenter.toString()));
     argv.addAll(List.of("--target", Long.toString(initPid), "--all"));
     argv.addAll(List.of("-S", SandboxArgs.SANDBOX_ID, "-G", SandboxArgs.SANDBOX_ID));
-    argv.addAll(List.of("--", "/bin/sh", "-c", PRELUDE, "sh"));
+    argv.addAll(List.of("--", "/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
     ProcessBuilder builder = new ProcessBuilder(argv);
     Map<String, String> env = builder.environment();
     env.clear();
     env.putAll(BASE_ENV);
-    env.putAll(spec.env());
-    env.put("__BOX_WORKDIR", spec.workdir());
-    env.put("__BOX_STDIN", spec.stdin() ? "1" : "");
-    long addressSpace = group.addressSpaceLimitKib();
-    env.put("__BOX_ULIMIT_V", addressSpace > 0 ? Long.toString(addressSpace) : "");
-    switch (spec.command()) {
-      case ProcessSpec.Shell shell -> env.put("__BOX_SCRIPT", shell.script());
-      case ProcessSpec.Argv argvCommand -> {
-        List<String> words = argvCommand.argv();
-        env.put("__BOX_ARGC", Integer.toString(words.size()));
-        for (int i = 0; i < words.size(); i++) {
-          env.put("__BOX_ARG_" + i, words.get(i));
-        }
-      }
-    }
+    env.putAll(ProcessPrelude.environment(spec, group.addressSpaceLimitKib()));
     builder.directory(Path.of("/").toFile());
     return builder.start();
   }

@@ -1,0 +1,463 @@
+package dev.box.backend.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.BoxCapabilities;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxSpec;
+import dev.box.core.Hashes;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Docker and Podman backends: a session is one long-lived, hardened container, and commands are
+ * exec'd into it through the Engine API on the engine's Unix socket (Podman serves the same API
+ * with {@code podman system service}).
+ *
+ * <p>Containers run as an unprivileged user with every capability dropped, no-new-privileges, an
+ * init that reaps zombies as PID 1, the session's memory (swap included), process and CPU limits,
+ * no network when the session asks none, and a read-only root with a bounded /tmp when asked. They
+ * are named and labelled as LangBot's runtime does ({@code langbot.box=true}, {@code
+ * langbot.session_id}, {@code langbot.box.instance_id}) plus {@code dev.box.data}, the hash of the
+ * server's data directory, so that orphan cleanup never touches another server's containers.
+ */
+public final class ContainerBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(ContainerBackend.class);
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration REPROBE_INTERVAL = Duration.ofSeconds(5);
+
+  /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
+  static final String SANDBOX_USER = "1000:1000";
+
+  private static final int SANDBOX_UID = 1000;
+
+  /** Keeps the container running; PID 1 is the engine's init, which reaps orphans. */
+  private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
+
+  private static final Map<String, String> BASE_ENV =
+      Map.of(
+          "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "HOME", "/tmp",
+          "LANG", "C.UTF-8",
+          "PYTHONUNBUFFERED", "1");
+
+  /**
+   * The settings of a container backend.
+   *
+   * @param engine {@code docker} or {@code podman}
+   * @param socket the engine's API socket
+   * @param defaultImage the image for specs that name none (that name the reference default), or
+   *     null to use the spec's
+   * @param cpuLimit whether containers get a CPU quota
+   * @param pullTimeout how long pulling a missing image may take
+   */
+  public record Settings(
+      String engine,
+      Path socket,
+      @Nullable String defaultImage,
+      boolean cpuLimit,
+      Duration pullTimeout) {}
+
+  private final Settings settings;
+  private final EngineClient client;
+  private final Path workspaces;
+  private final String instanceId;
+  private final String dataLabel;
+  private volatile BackendStatus status;
+  private volatile long probedAt;
+
+  /**
+   * Connects to the engine and probes it.
+   *
+   * @param settings which engine and how to use it
+   * @param dataDir the server's data directory (its hash labels the containers)
+   * @param instanceId the id of this server instance
+   */
+  public ContainerBackend(Settings settings, Path dataDir, String instanceId) {
+    this.settings = settings;
+    this.client = new EngineClient(settings.socket());
+    this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
+    this.instanceId = instanceId;
+    this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+    this.status = probe();
+    this.probedAt = System.nanoTime();
+    if (!settings.cpuLimit()) {
+      log.warn(
+          "Docker sandbox CPU limit is disabled by config (box.docker.cpu_limit_enabled=false);"
+              + " containers will be started without --cpus.");
+    }
+    log.info(
+        "{} backend: {} ({})",
+        settings.engine(),
+        status.available() ? "available" : "unavailable",
+        status.reason());
+  }
+
+  @Override
+  public String name() {
+    return settings.engine();
+  }
+
+  @Override
+  public BackendStatus status() {
+    BackendStatus current = status;
+    if (!current.available() && System.nanoTime() - probedAt > REPROBE_INTERVAL.toNanos()) {
+      current = probe();
+      status = current;
+      probedAt = System.nanoTime();
+    }
+    return current;
+  }
+
+  private BackendStatus probe() {
+    Map<String, String> enforced = new LinkedHashMap<>();
+    String mechanism = settings.engine() + "-cgroup";
+    enforced.put("memory", mechanism);
+    enforced.put("pids", mechanism);
+    enforced.put("cpu", settings.cpuLimit() ? mechanism : "none");
+    enforced.put("timeout", "kill");
+    enforced.put("output", "bounded");
+    Set<String> capabilities =
+        Set.of(
+            BoxCapabilities.IMAGES,
+            BoxCapabilities.READ_ONLY_ROOTFS,
+            BoxCapabilities.PROCESS_MEMORY_LIMIT);
+    String where = " at " + settings.socket();
+    if (!Files.exists(settings.socket())) {
+      return new BackendStatus(
+          name(), false, "no " + engineTitle() + " API socket" + where + hint(), enforced);
+    }
+    try {
+      EngineClient.Response version = client.call("GET", "/version", null, PROBE_TIMEOUT);
+      if (!version.ok()) {
+        return new BackendStatus(
+            name(),
+            false,
+            engineTitle() + " answered " + version.status() + where + ": " + version.message(),
+            enforced);
+      }
+      JsonNode v = version.json();
+      String reason =
+          engineTitle()
+              + " "
+              + v.path("Version").asText("?")
+              + " (API "
+              + v.path("ApiVersion").asText("?")
+              + ")"
+              + where;
+      return new BackendStatus(name(), true, reason, enforced, capabilities);
+    } catch (IOException e) {
+      return new BackendStatus(
+          name(),
+          false,
+          "cannot reach " + engineTitle() + where + ": " + e.getMessage() + hint(),
+          enforced);
+    }
+  }
+
+  private String engineTitle() {
+    return settings.engine().equals("podman") ? "Podman" : "Docker Engine";
+  }
+
+  private String hint() {
+    return settings.engine().equals("podman")
+        ? " (start it with: podman system service --time=0 unix://" + settings.socket() + ")"
+        : " (start dockerd, or set docker_host)";
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    BackendStatus current = status();
+    if (!current.available()) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          settings.engine() + " backend is unavailable: " + current.reason());
+    }
+    String image = image(spec);
+    String name = containerName(spec.sessionId());
+    Map<String, Object> body = createBody(spec, image);
+    prepareMounts(spec);
+    String containerId = null;
+    try {
+      containerId = create(name, body, image);
+      EngineClient.Response started =
+          client.call("POST", "/containers/" + containerId + "/start", null, CALL_TIMEOUT);
+      if (!started.ok()) {
+        throw new BoxException(
+            BoxErrorCode.INTERNAL_ERROR,
+            settings.engine() + " backend error: cannot start container: " + started.message());
+      }
+      return new ContainerSandbox(client, name, containerId, SANDBOX_USER, BASE_ENV);
+    } catch (IOException e) {
+      remove(containerId == null ? name : containerId);
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, settings.engine() + " backend error: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      remove(containerId == null ? name : containerId);
+      throw e;
+    }
+  }
+
+  private String image(SandboxSpec spec) {
+    String configured = settings.defaultImage();
+    if (configured != null
+        && (spec.image().isBlank() || spec.image().equals(BoxSpec.DEFAULT_IMAGE))) {
+      return configured;
+    }
+    return spec.image();
+  }
+
+  /** {@code langbot-box-<normalised id>-<8 hex>}, as LangBot's runtime names its containers. */
+  static String containerName(String sessionId) {
+    String norm =
+        sessionId
+            .replaceAll("[^a-zA-Z0-9_.-]+", "-")
+            .replaceAll("^-+|-+$", "")
+            .toLowerCase(Locale.ROOT);
+    if (norm.length() > 32) {
+      norm = norm.substring(0, 32);
+    }
+    if (norm.isEmpty() || !Character.isLetterOrDigit(norm.charAt(0))) {
+      norm = "session" + (norm.isEmpty() ? "" : "-" + norm);
+    }
+    return "langbot-box-"
+        + norm
+        + "-"
+        + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+  }
+
+  private Map<String, Object> createBody(SandboxSpec spec, String image) {
+    Map<String, Object> host = new LinkedHashMap<>();
+    host.put("CapDrop", List.of("ALL"));
+    host.put("SecurityOpt", List.of("no-new-privileges"));
+    host.put("Init", true);
+    host.put("PidsLimit", spec.pidsLimit());
+    long memory = spec.memoryMb() * 1024L * 1024L;
+    host.put("Memory", memory);
+    host.put("MemorySwap", memory);
+    if (settings.cpuLimit()) {
+      host.put("NanoCpus", Math.round(spec.cpus() * 1_000_000_000d));
+    }
+    if (spec.network() == BoxNetworkMode.OFF) {
+      host.put("NetworkMode", "none");
+    }
+    if (spec.readOnlyRootfs()) {
+      host.put("ReadonlyRootfs", true);
+      host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
+    }
+    List<String> binds = new ArrayList<>();
+    SandboxMount workspace = spec.workspace();
+    if (workspace != null) {
+      binds.add(bind(workspace));
+    }
+    spec.extraMounts().forEach(m -> binds.add(bind(m)));
+    host.put("Binds", binds);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("Image", image);
+    body.put("Cmd", HOLDER);
+    body.put("Entrypoint", List.of());
+    body.put("User", SANDBOX_USER);
+    body.put("WorkingDir", "/");
+    body.put("Env", ContainerSandbox.envList(BASE_ENV));
+    body.put(
+        "Labels",
+        Map.of(
+            "langbot.box",
+            "true",
+            "langbot.session_id",
+            spec.sessionId(),
+            "langbot.box.instance_id",
+            instanceId,
+            "dev.box.data",
+            dataLabel));
+    body.put("HostConfig", host);
+    return body;
+  }
+
+  private static String bind(SandboxMount mount) {
+    return mount.hostPath() + ":" + mount.sandboxPath() + ":" + (mount.readOnly() ? "ro" : "rw");
+  }
+
+  /**
+   * Hands the workspaces Box created itself to the sandbox user, who must be able to write them;
+   * directories the user mounted keep their owner (the sandbox writes there only if they allow it).
+   */
+  private void prepareMounts(SandboxSpec spec) {
+    List<SandboxMount> mounts = new ArrayList<>(spec.extraMounts());
+    SandboxMount workspace = spec.workspace();
+    if (workspace != null) {
+      mounts.add(0, workspace);
+    }
+    for (SandboxMount mount : mounts) {
+      if (mount.readOnly()) {
+        continue;
+      }
+      Path host = mount.hostPath();
+      try {
+        if (host.startsWith(workspaces)) {
+          Files.setAttribute(host, "unix:uid", SANDBOX_UID);
+          Files.setAttribute(host, "unix:gid", SANDBOX_UID);
+        } else if (!writableBySandbox(host)) {
+          log.warn(
+              "{} is mounted read-write but the sandbox user {} cannot write it; chown or chmod it"
+                  + " to let the sandbox write",
+              host,
+              SANDBOX_USER);
+        }
+      } catch (IOException | UnsupportedOperationException e) {
+        log.warn("cannot check the owner of {}: {}", host, e.toString());
+      }
+    }
+  }
+
+  private static boolean writableBySandbox(Path dir) throws IOException {
+    int uid = (Integer) Files.getAttribute(dir, "unix:uid");
+    int gid = (Integer) Files.getAttribute(dir, "unix:gid");
+    int mode = (Integer) Files.getAttribute(dir, "unix:mode");
+    return (uid == SANDBOX_UID && (mode & 0300) == 0300)
+        || (gid == SANDBOX_UID && (mode & 0030) == 0030)
+        || (mode & 0003) == 0003;
+  }
+
+  /** Creates the container, pulling the image first when the engine does not have it. */
+  private String create(String name, Map<String, Object> body, String image) throws IOException {
+    String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
+    EngineClient.Response created = client.call("POST", path, body, CALL_TIMEOUT);
+    if (created.status() == 404) {
+      pull(image);
+      created = client.call("POST", path, body, CALL_TIMEOUT);
+    }
+    String id = created.json().path("Id").asText("");
+    if (!created.ok() || id.isEmpty()) {
+      throw new BoxException(
+          created.status() == 400 ? BoxErrorCode.VALIDATION_ERROR : BoxErrorCode.INTERNAL_ERROR,
+          settings.engine() + " backend error: cannot create container: " + created.message());
+    }
+    return id;
+  }
+
+  /**
+   * Pulls {@code image}, waiting at most the pull timeout; a failed or timed-out pull is an error
+   * and no container is created.
+   */
+  private void pull(String image) {
+    log.info("image {} is not present in {}; pulling it", image, settings.engine());
+    String path = "/images/create?fromImage=" + URLEncoder.encode(image, StandardCharsets.UTF_8);
+    EngineClient.Response answer;
+    try {
+      answer = client.call("POST", path, null, settings.pullTimeout());
+    } catch (java.net.SocketTimeoutException e) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "image "
+              + image
+              + " is not present and pulling it timed out after "
+              + settings.pullTimeout().toSeconds()
+              + " s");
+    } catch (IOException e) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "image " + image + " is not present and cannot be pulled: " + e.getMessage());
+    }
+    String error = answer.ok() ? pullError(answer.body()) : answer.message();
+    if (error != null) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "image " + image + " is not present and cannot be pulled: " + oneLine(error));
+    }
+  }
+
+  /** The error in a pull's progress stream (one JSON object per line), or null. */
+  private static @Nullable String pullError(byte[] body) {
+    for (String line : new String(body, StandardCharsets.UTF_8).split("\n")) {
+      if (line.isBlank()) {
+        continue;
+      }
+      JsonNode node = new EngineClient.Response(200, line.getBytes(StandardCharsets.UTF_8)).json();
+      if (node.hasNonNull("error")) {
+        return node.get("error").asText();
+      }
+      if (node.hasNonNull("errorDetail")) {
+        return node.get("errorDetail").path("message").asText();
+      }
+    }
+    return null;
+  }
+
+  private void remove(String nameOrId) {
+    try {
+      client.call(
+          "DELETE",
+          "/containers/" + URLEncoder.encode(nameOrId, StandardCharsets.UTF_8) + "?force=1",
+          null,
+          CALL_TIMEOUT);
+    } catch (IOException e) {
+      log.warn("cannot remove container {}: {}", nameOrId, e.toString());
+    }
+  }
+
+  @Override
+  public void removeOrphans() {
+    if (!status().available()) {
+      return;
+    }
+    String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
+    try {
+      EngineClient.Response list =
+          client.call(
+              "GET",
+              "/containers/json?all=1&filters="
+                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
+              null,
+              CALL_TIMEOUT);
+      if (!list.ok()) {
+        log.warn("cannot list orphaned containers: {}", list.message());
+        return;
+      }
+      for (JsonNode container : list.json()) {
+        String owner = container.path("Labels").path("langbot.box.instance_id").asText("");
+        if (!owner.equals(instanceId)) {
+          String id = container.path("Id").asText();
+          log.info(
+              "removing container left by an earlier instance: {}",
+              container.path("Names").path(0).asText(id));
+          remove(id);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot list orphaned containers: {}", e.toString());
+    }
+  }
+
+  @Override
+  public void close() {
+    // Connections are per request; nothing to release.
+  }
+
+  private static String oneLine(String text) {
+    String line = text.strip().replaceAll("\\s+", " ");
+    return line.length() > 300 ? line.substring(0, 300) : line;
+  }
+}

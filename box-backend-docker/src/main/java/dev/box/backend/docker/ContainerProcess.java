@@ -1,0 +1,249 @@
+package dev.box.backend.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A process started in a container with the engine's exec API.
+ *
+ * <p>Its output arrives multiplexed on the hijacked connection (an 8-byte header per frame), and is
+ * split into stdout and stderr by one demultiplexer thread. Its exit is learnt by inspecting the
+ * exec, because the engine keeps the stream open while a background process still holds it. The
+ * process tree is found inside the container by a tag in its environment (see {@link
+ * ContainerSandbox#signalTree}).
+ */
+final class ContainerProcess implements SandboxProcess {
+  private static final Logger log = LoggerFactory.getLogger(ContainerProcess.class);
+  private static final Duration INSPECT_TIMEOUT = Duration.ofSeconds(5);
+  private static final long FIRST_POLL_MILLIS = 2;
+  private static final long MAX_POLL_MILLIS = 100;
+
+  /** Platform threads: they block on socket reads. */
+  private static final ExecutorService DEMUX =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "box-container-stream");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private static final ScheduledExecutorService POLLER =
+      Executors.newScheduledThreadPool(
+          2,
+          r -> {
+            Thread t = new Thread(r, "box-container-exit");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private final ContainerSandbox sandbox;
+  private final EngineClient engine;
+  private final String execId;
+  private final String tag;
+  private final SocketChannel channel;
+  private final ChunkPipe stdout = new ChunkPipe();
+  private final ChunkPipe stderr = new ChunkPipe();
+  private final OutputStream stdin;
+  private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+  ContainerProcess(
+      ContainerSandbox sandbox,
+      EngineClient engine,
+      String execId,
+      String tag,
+      EngineClient.Hijacked connection,
+      boolean withStdin) {
+    this.sandbox = sandbox;
+    this.engine = engine;
+    this.execId = execId;
+    this.tag = tag;
+    this.channel = connection.channel();
+    this.stdin = withStdin ? new Stdin(channel) : OutputStream.nullOutputStream();
+    if (!withStdin) {
+      closeQuietly(this.stdin);
+    }
+    InputStream in = connection.in();
+    DEMUX.execute(() -> demultiplex(in));
+    POLLER.schedule(() -> poll(FIRST_POLL_MILLIS), FIRST_POLL_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /** The tag every process of this tree carries in its environment. */
+  String tag() {
+    return tag;
+  }
+
+  private void demultiplex(InputStream in) {
+    byte[] header = new byte[8];
+    try {
+      while (true) {
+        int n = in.readNBytes(header, 0, 8);
+        if (n < 8) {
+          break;
+        }
+        int size = ByteBuffer.wrap(header, 4, 4).getInt();
+        byte[] payload = in.readNBytes(size);
+        if (header[0] == 2) {
+          stderr.offer(payload);
+        } else if (header[0] == 1) {
+          stdout.offer(payload);
+        }
+        if (payload.length < size) {
+          break;
+        }
+      }
+    } catch (IOException e) {
+      log.debug("exec stream {} ended: {}", execId, e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      try {
+        stdout.finish();
+        stderr.finish();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      // The stream ends when the process and all holders of its output are gone: look now.
+      if (!exit.isDone()) {
+        POLLER.execute(() -> poll(MAX_POLL_MILLIS));
+      }
+    }
+  }
+
+  /** Inspects the exec; completes {@link #exit} or polls again later, backing off. */
+  private void poll(long delayMillis) {
+    if (exit.isDone()) {
+      return;
+    }
+    try {
+      EngineClient.Response answer =
+          engine.call("GET", "/exec/" + execId + "/json", null, INSPECT_TIMEOUT);
+      if (answer.status() == 404) {
+        // The container is gone, and the exec with it.
+        exit.complete(137);
+        return;
+      }
+      JsonNode state = answer.json();
+      if (answer.ok() && !state.path("Running").asBoolean(true) && state.has("ExitCode")) {
+        JsonNode code = state.get("ExitCode");
+        if (code != null && code.isNumber()) {
+          exit.complete(code.asInt());
+          return;
+        }
+      }
+    } catch (IOException e) {
+      log.debug("cannot inspect exec {}: {}", execId, e.toString());
+      if (!sandbox.isAlive()) {
+        exit.complete(137);
+        return;
+      }
+    }
+    long next = Math.min(MAX_POLL_MILLIS, delayMillis * 2);
+    POLLER.schedule(() -> poll(next), delayMillis, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public OutputStream stdin() {
+    return stdin;
+  }
+
+  @Override
+  public InputStream stdout() {
+    return stdout;
+  }
+
+  @Override
+  public InputStream stderr() {
+    return stderr;
+  }
+
+  @Override
+  public OptionalInt waitFor(Duration timeout) throws InterruptedException {
+    try {
+      return OptionalInt.of(exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
+    } catch (TimeoutException e) {
+      return OptionalInt.empty();
+    } catch (ExecutionException e) {
+      return OptionalInt.of(137);
+    }
+  }
+
+  @Override
+  public CompletableFuture<Integer> onExit() {
+    return exit.copy();
+  }
+
+  @Override
+  public void terminateTree() {
+    sandbox.signalTree(tag, "TERM");
+  }
+
+  @Override
+  public void killTree() {
+    sandbox.signalTree(tag, "KILL");
+  }
+
+  @Override
+  public void release() {
+    exit.complete(exit.getNow(137));
+    closeQuietly(stdout);
+    closeQuietly(stderr);
+    try {
+      channel.close();
+    } catch (IOException e) {
+      log.debug("closing exec stream {}: {}", execId, e.toString());
+    }
+  }
+
+  private static void closeQuietly(java.io.Closeable closeable) {
+    try {
+      closeable.close();
+    } catch (IOException e) {
+      // Nothing left to do with it.
+    }
+  }
+
+  /** Writes stdin on the hijacked connection; closing it half-closes the connection (EOF). */
+  private static final class Stdin extends OutputStream {
+    private final SocketChannel channel;
+
+    Stdin(SocketChannel channel) {
+      this.channel = channel;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] bytes, int offset, int length) throws IOException {
+      ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
+      while (buffer.hasRemaining()) {
+        channel.write(buffer);
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (channel.isOpen()) {
+        channel.shutdownOutput();
+      }
+    }
+  }
+}

@@ -1,0 +1,232 @@
+package dev.box.backend.docker;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.core.backend.ProcessPrelude;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The container of one session: commands are exec'd into it as the sandbox user.
+ *
+ * <p>Every process an exec starts inherits a tag ({@code __BOX_TREE}) in its environment. To kill
+ * the tree, a fixed script exec'd into the same container finds the tagged processes by their
+ * {@code /proc/<pid>/environ}, adds their descendants (so a child started with an empty environment
+ * is found too while its parent lives), and signals them all; with SIGKILL it repeats until none is
+ * left. A process that both empties its environment and leaves its parent's tree escapes this; it
+ * still dies with the session.
+ */
+final class ContainerSandbox implements Sandbox {
+  private static final Logger log = LoggerFactory.getLogger(ContainerSandbox.class);
+  private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Signals the tree tagged {@code $__BOX_KILL} with {@code $__BOX_SIG}; fixed text, no input. */
+  static final String SIGNAL_TREE =
+      String.join(
+          "\n",
+          "tag=\"__BOX_TREE=$__BOX_KILL\"; sig=\"$__BOX_SIG\"; round=0",
+          "while [ \"$round\" -lt 50 ]; do",
+          "  round=$((round + 1)); set_=' '",
+          "  for d in /proc/[0-9]*; do",
+          "    p=${d#/proc/}; [ \"$p\" = \"$$\" ] && continue",
+          "    if tr '\\0' '\\n' 2>/dev/null < \"$d/environ\" | grep -qxF -- \"$tag\"; then"
+              + " set_=\"$set_$p \"; fi",
+          "  done",
+          "  grew=1",
+          "  while [ -n \"$grew\" ]; do",
+          "    grew=",
+          "    for d in /proc/[0-9]*; do",
+          "      p=${d#/proc/}",
+          "      case \"$set_\" in *\" $p \"*) continue ;; esac",
+          "      read -r stat 2>/dev/null < \"$d/stat\" || continue",
+          "      rest=${stat##*) }; set -- $rest",
+          "      case \"$set_\" in *\" $2 \"*) set_=\"$set_$p \"; grew=1 ;; esac",
+          "    done",
+          "  done",
+          "  [ \"$set_\" = ' ' ] && exit 0",
+          "  kill -s \"$sig\" $set_ 2>/dev/null",
+          "  [ \"$sig\" = KILL ] || exit 0",
+          "done",
+          "echo \"box: processes still alive after 50 rounds:$set_\" >&2; exit 1");
+
+  private final EngineClient engine;
+  private final String name;
+  private final String containerId;
+  private final String user;
+  private final Map<String, String> baseEnv;
+
+  ContainerSandbox(
+      EngineClient engine,
+      String name,
+      String containerId,
+      String user,
+      Map<String, String> baseEnv) {
+    this.engine = engine;
+    this.name = name;
+    this.containerId = containerId;
+    this.user = user;
+    this.baseEnv = Map.copyOf(baseEnv);
+  }
+
+  @Override
+  public String id() {
+    return name;
+  }
+
+  @Override
+  public boolean isAlive() {
+    try {
+      EngineClient.Response answer =
+          engine.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
+      return answer.ok() && answer.json().path("State").path("Running").asBoolean(false);
+    } catch (IOException e) {
+      log.debug("cannot inspect container {}: {}", name, e.toString());
+      return false;
+    }
+  }
+
+  @Override
+  public SandboxProcess spawn(ProcessSpec spec) {
+    String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+    Map<String, String> env = new LinkedHashMap<>(baseEnv);
+    env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
+    env.put("__BOX_TREE", tag);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("AttachStdin", spec.stdin());
+    body.put("AttachStdout", true);
+    body.put("AttachStderr", true);
+    body.put("Tty", false);
+    body.put("User", user);
+    body.put("WorkingDir", "/");
+    body.put("Env", envList(env));
+    body.put("Cmd", List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
+    try {
+      String execId = createExec(body);
+      EngineClient.Hijacked connection =
+          engine.hijack(
+              "/exec/" + execId + "/start", Map.of("Detach", false, "Tty", false), CALL_TIMEOUT);
+      return new ContainerProcess(this, engine, execId, tag, connection, spec.stdin());
+    } catch (IOException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "container backend error: cannot start a process in " + name + ": " + e.getMessage(),
+          e);
+    }
+  }
+
+  private String createExec(Map<String, Object> body) throws IOException {
+    EngineClient.Response created =
+        engine.call("POST", "/containers/" + containerId + "/exec", body, CALL_TIMEOUT);
+    String execId = created.json().path("Id").asText("");
+    if (!created.ok() || execId.isEmpty()) {
+      throw new EngineClient.EngineException(created.status(), created.message());
+    }
+    return execId;
+  }
+
+  /**
+   * Sends {@code signal} ({@code TERM} or {@code KILL}) to every process of the tree tagged {@code
+   * tag}; with KILL, returns once none is left. When the script cannot run (for example the
+   * container's process limit is exhausted by the tree itself), the container is killed: the tree
+   * dies with it and the session is recreated on next use.
+   */
+  void signalTree(String tag, String signal) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("AttachStdout", true);
+    body.put("AttachStderr", true);
+    body.put("Tty", false);
+    body.put("User", user);
+    body.put(
+        "Env", List.of("__BOX_KILL=" + tag, "__BOX_SIG=" + signal, "PATH=" + baseEnv.get("PATH")));
+    body.put("Cmd", List.of("/bin/sh", "-c", SIGNAL_TREE));
+    for (int attempt = 1; attempt <= 3; attempt++) {
+      try {
+        String execId = createExec(body);
+        EngineClient.Hijacked connection =
+            engine.hijack(
+                "/exec/" + execId + "/start", Map.of("Detach", false, "Tty", false), KILL_TIMEOUT);
+        try (InputStream in = connection.in();
+            var channel = connection.channel()) {
+          byte[] output = in.readAllBytes();
+          EngineClient.Response state =
+              engine.call("GET", "/exec/" + execId + "/json", null, CALL_TIMEOUT);
+          int code = state.json().path("ExitCode").asInt(-1);
+          if (code == 0) {
+            return;
+          }
+          log.warn(
+              "signalling a process tree in {} failed (exit {}): {}",
+              name,
+              code,
+              printable(output));
+        }
+      } catch (IOException e) {
+        log.warn("cannot signal a process tree in {}: {}", name, e.toString());
+      }
+    }
+    if (signal.equals("KILL")) {
+      log.warn("killing container {}: its process tree could not be killed from inside", name);
+      try {
+        engine.call("POST", "/containers/" + containerId + "/kill", null, CALL_TIMEOUT);
+      } catch (IOException e) {
+        log.warn("cannot kill container {}: {}", name, e.toString());
+      }
+    }
+  }
+
+  @Override
+  public void destroy() {
+    try {
+      EngineClient.Response answer =
+          engine.call(
+              "DELETE",
+              "/containers/" + URLEncoder.encode(containerId, StandardCharsets.UTF_8) + "?force=1",
+              null,
+              CALL_TIMEOUT);
+      if (!answer.ok() && answer.status() != 404) {
+        log.warn("cannot remove container {}: {}", name, answer.message());
+      }
+    } catch (IOException e) {
+      log.warn("cannot remove container {}: {}", name, e.toString());
+    }
+  }
+
+  static List<String> envList(Map<String, String> env) {
+    List<String> list = new ArrayList<>(env.size());
+    env.forEach((k, v) -> list.add(k + "=" + v));
+    return list;
+  }
+
+  private static String printable(byte[] multiplexed) {
+    // Frames carry an 8-byte header; keep only the text for the log.
+    StringBuilder text = new StringBuilder();
+    int i = 0;
+    while (i + 8 <= multiplexed.length) {
+      int size =
+          ((multiplexed[i + 4] & 0xff) << 24)
+              | ((multiplexed[i + 5] & 0xff) << 16)
+              | ((multiplexed[i + 6] & 0xff) << 8)
+              | (multiplexed[i + 7] & 0xff);
+      int end = Math.min(multiplexed.length, i + 8 + size);
+      text.append(new String(multiplexed, i + 8, end - i - 8, StandardCharsets.UTF_8));
+      i = end;
+    }
+    String line = text.toString().strip();
+    return line.length() > 300 ? line.substring(0, 300) : line;
+  }
+}

@@ -1,0 +1,285 @@
+package dev.box.backend.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.SocketTimeoutException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A small HTTP/1.1 client for the Docker Engine API (and Podman's compatible API) over a Unix
+ * socket: one connection per request, JSON bodies, and hijacked connections for exec streams.
+ *
+ * <p>Request data reaches the engine only as JSON in a request body or as a URL-encoded path
+ * segment; nothing is given to a shell or put on a command line.
+ */
+final class EngineClient {
+  /** The API version Box speaks: Docker 20.10 and Podman 4 both serve it. */
+  static final String API = "/v1.41";
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_HEADER_BYTES = 64 * 1024;
+  private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+  /** Closes connections whose deadline passed: a blocked read then fails. */
+  private static final ScheduledExecutorService DEADLINES =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "box-engine-deadline");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private final UnixDomainSocketAddress address;
+
+  EngineClient(Path socket) {
+    this.address = UnixDomainSocketAddress.of(socket);
+  }
+
+  /** The socket this client speaks to. */
+  Path socket() {
+    return address.getPath();
+  }
+
+  /** An answer: its status and its body. */
+  record Response(int status, byte[] body) {
+    /** The body as JSON, or a missing node when it is not JSON. */
+    JsonNode json() {
+      try {
+        JsonNode node = JSON.readTree(body);
+        return node == null ? MissingNode.getInstance() : node;
+      } catch (IOException e) {
+        return MissingNode.getInstance();
+      }
+    }
+
+    /** The engine's error message, or the raw body. */
+    String message() {
+      JsonNode message = json().path("message");
+      String text =
+          message.isTextual() ? message.asText() : new String(body, StandardCharsets.UTF_8).strip();
+      return text.length() > 500 ? text.substring(0, 500) : text;
+    }
+
+    boolean ok() {
+      return status >= 200 && status < 300;
+    }
+  }
+
+  /**
+   * Sends one request and reads the whole answer.
+   *
+   * @param body a JSON body, or null for none
+   * @param timeout how long the whole exchange may take
+   * @throws IOException when the engine cannot be reached or does not answer in time
+   */
+  Response call(String method, String path, @Nullable Object body, Duration timeout)
+      throws IOException {
+    SocketChannel channel = SocketChannel.open(address);
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout);
+    try (channel) {
+      writeRequest(channel, method, path, body, false);
+      InputStream in = Channels.newInputStream(channel);
+      Head head = readHead(in);
+      return new Response(head.status, readBody(in, head));
+    } catch (IOException e) {
+      if (deadline.isDone()) {
+        throw new SocketTimeoutException(
+            method + " " + path + " got no answer within " + timeout.toSeconds() + " s");
+      }
+      throw e;
+    } finally {
+      deadline.cancel(false);
+    }
+  }
+
+  /**
+   * Sends a request that upgrades the connection to a raw stream ({@code POST /exec/{id}/start}),
+   * and returns the connection positioned at the first byte of the stream.
+   *
+   * @throws EngineException when the engine answers with an error instead of upgrading
+   */
+  Hijacked hijack(String path, Object body, Duration timeout) throws IOException {
+    SocketChannel channel = SocketChannel.open(address);
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout);
+    try {
+      writeRequest(channel, "POST", path, body, true);
+      InputStream in = Channels.newInputStream(channel);
+      Head head = readHead(in);
+      if (head.status != 101 && head.status != 200) {
+        Response error = new Response(head.status, readBody(in, head));
+        channel.close();
+        throw new EngineException(head.status, error.message());
+      }
+      return new Hijacked(channel, in);
+    } catch (IOException | RuntimeException e) {
+      channel.close();
+      throw e;
+    } finally {
+      deadline.cancel(false);
+    }
+  }
+
+  /** A connection handed over to a raw stream. */
+  record Hijacked(SocketChannel channel, InputStream in) {}
+
+  private static ScheduledFuture<?> closeAfter(SocketChannel channel, Duration timeout) {
+    return DEADLINES.schedule(
+        () -> {
+          try {
+            channel.close();
+          } catch (IOException e) {
+            // Closing is all that is wanted.
+          }
+        },
+        timeout.toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  private static void writeRequest(
+      SocketChannel channel, String method, String path, @Nullable Object body, boolean upgrade)
+      throws IOException {
+    byte[] payload = body == null ? new byte[0] : JSON.writeValueAsBytes(body);
+    StringBuilder head = new StringBuilder();
+    head.append(method).append(' ').append(API).append(path).append(" HTTP/1.1\r\n");
+    head.append("Host: docker\r\n");
+    head.append("User-Agent: box\r\n");
+    if (body != null) {
+      head.append("Content-Type: application/json\r\n");
+    }
+    head.append("Content-Length: ").append(payload.length).append("\r\n");
+    head.append(upgrade ? "Connection: Upgrade\r\nUpgrade: tcp\r\n" : "Connection: close\r\n");
+    head.append("\r\n");
+    OutputStream out = Channels.newOutputStream(channel);
+    byte[] headBytes = head.toString().getBytes(StandardCharsets.US_ASCII);
+    byte[] request = new byte[headBytes.length + payload.length];
+    System.arraycopy(headBytes, 0, request, 0, headBytes.length);
+    System.arraycopy(payload, 0, request, headBytes.length, payload.length);
+    out.write(request);
+    out.flush();
+  }
+
+  private record Head(int status, long contentLength, boolean chunked) {}
+
+  private static Head readHead(InputStream in) throws IOException {
+    String statusLine = readLine(in);
+    String[] parts = statusLine.split(" ", 3);
+    if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
+      throw new IOException("not an HTTP answer from the engine: " + statusLine);
+    }
+    int status;
+    try {
+      status = Integer.parseInt(parts[1]);
+    } catch (NumberFormatException e) {
+      throw new IOException("not an HTTP answer from the engine: " + statusLine, e);
+    }
+    long length = -1;
+    boolean chunked = false;
+    int total = statusLine.length();
+    for (String line = readLine(in); !line.isEmpty(); line = readLine(in)) {
+      total += line.length();
+      if (total > MAX_HEADER_BYTES) {
+        throw new IOException("the engine's answer headers are too long");
+      }
+      int colon = line.indexOf(':');
+      if (colon < 0) {
+        continue;
+      }
+      String name = line.substring(0, colon).strip().toLowerCase(Locale.ROOT);
+      String value = line.substring(colon + 1).strip();
+      if (name.equals("content-length")) {
+        length = Long.parseLong(value);
+      } else if (name.equals("transfer-encoding")) {
+        chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
+      }
+    }
+    return new Head(status, length, chunked);
+  }
+
+  private static byte[] readBody(InputStream in, Head head) throws IOException {
+    if (head.status == 204 || head.status == 304) {
+      return new byte[0];
+    }
+    if (head.chunked) {
+      ByteArrayOutputStream body = new ByteArrayOutputStream();
+      while (true) {
+        String sizeLine = readLine(in);
+        int semicolon = sizeLine.indexOf(';');
+        int size =
+            Integer.parseInt(
+                (semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).strip(), 16);
+        if (size == 0) {
+          while (!readLine(in).isEmpty()) {
+            // Trailers: none are used.
+          }
+          return body.toByteArray();
+        }
+        if (body.size() + size > MAX_BODY_BYTES) {
+          throw new IOException("the engine's answer is too large");
+        }
+        body.write(in.readNBytes(size));
+        readLine(in);
+      }
+    }
+    if (head.contentLength >= 0) {
+      if (head.contentLength > MAX_BODY_BYTES) {
+        throw new IOException("the engine's answer is too large");
+      }
+      byte[] body = in.readNBytes((int) head.contentLength);
+      if (body.length != head.contentLength) {
+        throw new IOException("the engine closed the connection in the middle of an answer");
+      }
+      return body;
+    }
+    return in.readNBytes(MAX_BODY_BYTES);
+  }
+
+  /** Reads one CRLF-terminated line (without the terminator). */
+  static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) >= 0) {
+      if (b == '\n') {
+        byte[] bytes = line.toByteArray();
+        int n =
+            bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
+        return new String(bytes, 0, n, StandardCharsets.ISO_8859_1);
+      }
+      line.write(b);
+      if (line.size() > MAX_HEADER_BYTES) {
+        throw new IOException("a line of the engine's answer is too long");
+      }
+    }
+    throw new IOException("the engine closed the connection");
+  }
+
+  /** An error answer of the engine. */
+  static final class EngineException extends IOException {
+    private static final long serialVersionUID = 1L;
+    private final int status;
+
+    EngineException(int status, String message) {
+      super(message);
+      this.status = status;
+    }
+
+    int status() {
+      return status;
+    }
+  }
+}

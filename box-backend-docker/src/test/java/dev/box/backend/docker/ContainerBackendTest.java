@@ -1,0 +1,189 @@
+package dev.box.backend.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxSpec;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalInt;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The container backend against the real Docker and Podman engines of this machine ({@code
+ * scripts/engines up} starts them and imports the test image): the backend's own mechanics below
+ * the server. The behaviour users see is checked by the conformance suite in box-testkit.
+ */
+class ContainerBackendTest {
+  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
+
+  @TempDir Path dataDir;
+
+  static ContainerBackend open(String engine, Path dataDir, String instance, Duration pull) {
+    String socket =
+        engine.equals("docker")
+            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
+            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+    return new ContainerBackend(
+        new ContainerBackend.Settings(engine, Path.of(socket), null, true, pull),
+        dataDir,
+        instance);
+  }
+
+  static SandboxSpec spec(String session, String image) {
+    return new SandboxSpec(
+        session, "x", "inst", image, BoxNetworkMode.OFF, null, List.of(), false, 1.0, 256, 64);
+  }
+
+  static String text(SandboxProcess p) throws IOException {
+    return new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void execSeparatesStreamsAndReportsTheExitCode(String engine) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
+      Sandbox sandbox = backend.start(spec("s1", IMAGE));
+      try {
+        SandboxProcess p =
+            sandbox.spawn(
+                new ProcessSpec(
+                    new ProcessSpec.Shell("echo out; echo err >&2; id -u; exit 3"),
+                    "/tmp/w",
+                    Map.of(),
+                    false));
+        String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(text(p)).isEqualTo("out\n1000\n");
+        assertThat(err).isEqualTo("err\n");
+        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(3));
+        p.release();
+      } finally {
+        sandbox.destroy();
+      }
+      assertThat(sandbox.isAlive()).isFalse();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void stdinIsRelayedAndItsCloseIsEndOfFile(String engine) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      Sandbox sandbox = backend.start(spec("s2", IMAGE));
+      try {
+        SandboxProcess p =
+            sandbox.spawn(
+                new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
+        try (OutputStream in = p.stdin()) {
+          in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
+        }
+        assertThat(text(p)).isEqualTo("hello\nworld\n");
+        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+        p.release();
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void killTreeKillsDaemonisedDescendantsAndTheContainerSurvives(String engine) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      Sandbox sandbox = backend.start(spec("s3", IMAGE));
+      try {
+        SandboxProcess p =
+            sandbox.spawn(
+                new ProcessSpec(
+                    new ProcessSpec.Shell(
+                        "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
+                            + " env -i /bin/sleep 98763 & sleep 98764"),
+                    "/tmp",
+                    Map.of(),
+                    false));
+        assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
+        p.killTree();
+        assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
+        p.release();
+        SandboxProcess ps =
+            sandbox.spawn(
+                new ProcessSpec(
+                    new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
+                    "/tmp",
+                    Map.of(),
+                    false));
+        assertThat(text(ps).strip()).isEqualTo("0");
+        ps.release();
+        assertThat(sandbox.isAlive()).isTrue();
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void aMissingImageThatCannotBePulledIsAClearErrorAndLeavesNoContainer(String engine) {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(20))) {
+      assertThatThrownBy(() -> backend.start(spec("s4", "box-no-such-image:1")))
+          .isInstanceOfSatisfying(
+              BoxException.class,
+              e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE))
+          .hasMessageContaining("image box-no-such-image:1 is not present");
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void orphanCleanupRemovesOnlyEarlierInstancesOfTheSameDataDir(String engine) throws Exception {
+    Path otherData = Files.createDirectories(dataDir.resolve("other"));
+    try (ContainerBackend old = open(engine, dataDir, "old", Duration.ofSeconds(30));
+        ContainerBackend other = open(engine, otherData, "other", Duration.ofSeconds(30));
+        ContainerBackend current = open(engine, dataDir, "new", Duration.ofSeconds(30))) {
+      Sandbox orphan = old.start(spec("o1", IMAGE));
+      Sandbox foreign = other.start(spec("o2", IMAGE));
+      Sandbox mine = current.start(spec("o3", IMAGE));
+      try {
+        current.removeOrphans();
+        assertThat(orphan.isAlive()).isFalse();
+        assertThat(foreign.isAlive()).isTrue();
+        assertThat(mine.isAlive()).isTrue();
+      } finally {
+        orphan.destroy();
+        foreign.destroy();
+        mine.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void anUnreachableEngineIsReportedUnavailableWithAHint(String engine) {
+    ContainerBackend backend =
+        new ContainerBackend(
+            new ContainerBackend.Settings(
+                engine, dataDir.resolve("no.sock"), null, true, Duration.ofSeconds(1)),
+            dataDir,
+            "inst");
+    assertThat(backend.status().available()).isFalse();
+    assertThat(backend.status().reason()).contains("no.sock");
+    assertThatThrownBy(() -> backend.start(spec("s5", IMAGE)))
+        .isInstanceOfSatisfying(
+            BoxException.class,
+            e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE));
+  }
+}
