@@ -40,7 +40,7 @@ final class LocalBox implements AutoCloseable {
             "host", "127.0.0.1",
             "port", "0",
             "data_dir", dataDir.toString(),
-            "backend", "local",
+            "backend", "bwrap",
             "session_ttl_sec", "0",
             "max_sessions", Integer.toString(maxSessions));
     try {

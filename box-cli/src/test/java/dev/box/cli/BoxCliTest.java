@@ -35,7 +35,8 @@ class BoxCliTest {
   static void startServer() {
     server =
         BoxServer.start(
-            ServerConfig.resolve(Map.of("port", "0", "data_dir", dataDir.toString()), Map.of()));
+            ServerConfig.resolve(
+                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()));
     url = "http://127.0.0.1:" + server.port();
   }
 

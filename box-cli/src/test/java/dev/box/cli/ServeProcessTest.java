@@ -99,6 +99,8 @@ class ServeProcessTest {
                   System.getProperty("java.class.path"),
                   "dev.box.cli.BoxCli",
                   "serve",
+                  "--backend",
+                  "bwrap",
                   "--port",
                   "0",
                   "--data-dir",

@@ -189,6 +189,8 @@ class StdioControlProcessTest {
                 System.getProperty("java.class.path"),
                 "dev.box.cli.BoxCli",
                 "serve",
+                "--backend",
+                "bwrap",
                 "-s",
                 "--ws-control-port",
                 port,

@@ -61,7 +61,8 @@ class LangBotRelayMcpTest {
     dataDir = Files.createTempDirectory("box-langbot-mcp-test-");
     server =
         BoxServer.start(
-            ServerConfig.resolve(Map.of("port", "0", "data_dir", dataDir.toString()), Map.of()),
+            ServerConfig.resolve(
+                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()),
             Clock.systemUTC(),
             Map.of(
                 "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),

@@ -121,7 +121,8 @@ public final class BoxServer implements AutoCloseable {
       }
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
-      backend = Backends.open(config.backend(), config.dataDir(), instanceId, config.cgroups());
+      Backends.Selection selection = Backends.open(config.backend(), config, instanceId);
+      backend = selection.backend();
       RuntimeConfig runtime =
           new RuntimeConfig(
               config.dataDir(),
@@ -135,7 +136,7 @@ public final class BoxServer implements AutoCloseable {
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(sessions, langbotEnv, config.controlToken(), stdioControl);
-      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot, Map.of());
+      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot, selection.notChosen());
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
@@ -146,7 +147,7 @@ public final class BoxServer implements AutoCloseable {
       }
       BoxServer server =
           new BoxServer(config, backend, sessions, reaper, http, langbot, channel, lock);
-      server.logStartup();
+      server.logStartup(selection);
       return server;
     } catch (IOException e) {
       cleanUp(sessions, reaper, backend, lock, channel);
@@ -215,21 +216,27 @@ public final class BoxServer implements AutoCloseable {
     return reaper;
   }
 
-  private void logStartup() {
+  private void logStartup(Backends.Selection selection) {
     BackendStatus status = backend.status();
     String limits =
         status.enforced().entrySet().stream()
             .sorted(Map.Entry.comparingByKey())
             .map(e -> e.getKey() + "=" + e.getValue())
             .collect(Collectors.joining(" "));
+    String others =
+        selection.notChosen().entrySet().stream()
+            .map(e -> e.getKey() + ": " + e.getValue())
+            .collect(Collectors.joining("; "));
     log.info(
-        "Box {} listening on http://{}:{} backend={} ({}) enforced: {}",
+        "Box {} listening on http://{}:{} backend={} ({}; {}) enforced: {}{}",
         VERSION,
         config.host(),
         port(),
         status.name(),
         status.available() ? "available" : "UNAVAILABLE: " + status.reason(),
-        limits);
+        selection.why(),
+        limits,
+        others.isEmpty() ? "" : " not chosen: " + others);
   }
 
   /** The port the server listens on. */

@@ -44,6 +44,7 @@ class LangBotConformanceTest {
     Map<String, String> flags = new HashMap<>(settings);
     flags.put("port", "0");
     flags.put("data_dir", Files.createTempDirectory("box-langbot-").toString());
+    flags.put("backend", "bwrap");
     return BoxServer.start(ServerConfig.resolve(flags, Map.of()), Clock.systemUTC(), env, stdio);
   }
 

@@ -45,6 +45,7 @@ final class TestServer implements AutoCloseable {
       Map<String, String> flags = new HashMap<>();
       flags.put("port", "0");
       flags.put("data_dir", dataDir.toString());
+      flags.put("backend", "bwrap");
       for (int i = 0; i < settings.length; i += 2) {
         flags.put(settings[i], settings[i + 1]);
       }
