@@ -16,8 +16,9 @@ import java.util.stream.Collectors;
  * {@code cat} child, then prints tables with the targets met or missed. It is a measurement, not a
  * test: nothing fails on a slow machine.
  *
- * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}; {@code bench/run}
- * builds the module and runs it.
+ * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}, or {@code BoxBench
+ * --containers ...} for the container backends ({@link ContainerBench}); {@code bench/run} builds
+ * the module and runs it.
  */
 public final class BoxBench {
   /** Room for the memory measurement's idle sessions and more. */
@@ -27,6 +28,21 @@ public final class BoxBench {
 
   /** Runs the benchmark; exits 2 for a bad argument and 1 when the run fails. */
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("--containers")) {
+      int status;
+      try {
+        status = ContainerBench.main(List.of(args).subList(1, args.length), System.out);
+      } catch (IOException | RuntimeException e) {
+        System.err.println("box-bench: the run failed: " + e.getMessage());
+        e.printStackTrace();
+        status = 1;
+      } catch (InterruptedException e) {
+        System.err.println("box-bench: interrupted");
+        status = 1;
+      }
+      System.exit(status);
+      return;
+    }
     BenchOptions options;
     try {
       options = BenchOptions.parse(List.of(args));

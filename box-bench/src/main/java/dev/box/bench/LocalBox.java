@@ -34,15 +34,21 @@ final class LocalBox implements AutoCloseable {
 
   /** Starts a server that never reaps idle sessions and holds up to {@code maxSessions}. */
   static LocalBox start(int maxSessions) throws IOException {
+    return start(maxSessions, Map.of("backend", "bwrap"));
+  }
+
+  /**
+   * Starts a server that never reaps idle sessions, holds up to {@code maxSessions}, with the
+   * further {@code settings} (for example {@code backend} and {@code image}).
+   */
+  static LocalBox start(int maxSessions, Map<String, String> settings) throws IOException {
     Path dataDir = Files.createTempDirectory("box-bench-");
-    Map<String, String> flags =
-        Map.of(
-            "host", "127.0.0.1",
-            "port", "0",
-            "data_dir", dataDir.toString(),
-            "backend", "bwrap",
-            "session_ttl_sec", "0",
-            "max_sessions", Integer.toString(maxSessions));
+    Map<String, String> flags = new java.util.HashMap<>(settings);
+    flags.put("host", "127.0.0.1");
+    flags.put("port", "0");
+    flags.put("data_dir", dataDir.toString());
+    flags.put("session_ttl_sec", "0");
+    flags.put("max_sessions", Integer.toString(maxSessions));
     try {
       // No environment: a BOX_* variable of the caller must not change what is measured.
       return new LocalBox(BoxServer.start(ServerConfig.resolve(flags, Map.of())), dataDir);

@@ -107,12 +107,15 @@ final class ProcessFloors {
     awaitSuccess(command, process, output);
   }
 
-  /** {@code command} with stdin from /dev/null, in /, with nothing in its environment but PATH. */
+  /**
+   * {@code command} with stdin from /dev/null, in /, with nothing in its environment but PATH (sbin
+   * too: engines run iptables).
+   */
   static ProcessBuilder builder(List<String> command) {
     ProcessBuilder builder =
         new ProcessBuilder(command).redirectInput(new File("/dev/null")).directory(new File("/"));
     builder.environment().clear();
-    builder.environment().put("PATH", "/usr/bin:/bin");
+    builder.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
     return builder;
   }
 

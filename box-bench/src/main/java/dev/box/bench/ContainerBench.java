@@ -1,0 +1,175 @@
+package dev.box.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The container backends measured against their engine's own CLI in the same run: creating a
+ * session against a bare {@code <engine> run -d}, and a warm {@code true} exec through Box against
+ * a bare {@code <engine> exec <container> true}. It is a measurement, not a test.
+ *
+ * <p>Usage: {@code BoxBench --containers [--engines docker,podman] [--image NAME] [--iterations N]
+ * [--markdown FILE]}; the engines must run and have the image ({@code scripts/engines up}).
+ */
+final class ContainerBench {
+  static final String USAGE =
+      "usage: bench/run --containers [--engines docker,podman] [--image NAME] [--iterations N]"
+          + " [--markdown FILE]";
+
+  /** The targets of the container backends, as ratios to the bare CLI. */
+  private static final double COLD_TARGET = 1.0;
+
+  private static final double WARM_TARGET = 0.8;
+  private static final int WARMUP = 5;
+
+  private ContainerBench() {}
+
+  /** One engine's numbers. */
+  record Result(
+      String engine,
+      String backend,
+      Latencies bareRun,
+      Latencies bareExec,
+      Latencies create,
+      Latencies warm,
+      Latencies coldExec) {}
+
+  /** Parses the arguments after {@code --containers}, runs and prints; returns the exit status. */
+  static int main(List<String> args, PrintStream out) throws IOException, InterruptedException {
+    List<String> engines = List.of("docker", "podman");
+    String image = "box-debian:bookworm";
+    int iterations = 30;
+    Path markdown = null;
+    for (int i = 0; i < args.size(); i++) {
+      String arg = args.get(i);
+      if (i + 1 >= args.size()) {
+        System.err.println("box-bench: " + arg + " needs a value\n" + USAGE);
+        return 2;
+      }
+      String value = args.get(++i);
+      switch (arg) {
+        case "--engines" -> engines = List.of(value.split(","));
+        case "--image" -> image = value;
+        case "--iterations" -> iterations = Integer.parseInt(value);
+        case "--markdown" -> markdown = Path.of(value);
+        default -> {
+          System.err.println("box-bench: unknown option " + arg + "\n" + USAGE);
+          return 2;
+        }
+      }
+    }
+    List<Result> results = new ArrayList<>();
+    for (String engine : engines) {
+      results.add(measure(engine, image, iterations, out));
+    }
+    String text = report(results, image, iterations, false);
+    out.println();
+    out.print(text);
+    if (markdown != null) {
+      Files.writeString(markdown, report(results, image, iterations, true), StandardCharsets.UTF_8);
+      out.println("\nMarkdown written to " + markdown);
+    }
+    return 0;
+  }
+
+  private static Result measure(String engine, String image, int iterations, PrintStream out)
+      throws IOException, InterruptedException {
+    String cli = "/usr/bin/" + engine;
+    progress(out, engine + " floor: " + iterations + " bare `" + engine + " run -d`");
+    Latencies bareRun =
+        Sampler.measure(
+            WARMUP,
+            iterations,
+            i ->
+                ProcessFloors.run(
+                    List.of(cli, "run", "-d", "--name", bareName(i), image, "sleep", "infinity")),
+            i -> ProcessFloors.run(List.of(cli, "rm", "-f", bareName(i))));
+    String holder = "box-bench-exec-floor";
+    ProcessFloors.run(List.of(cli, "run", "-d", "--name", holder, image, "sleep", "infinity"));
+    Latencies bareExec;
+    try {
+      progress(out, engine + " floor: " + iterations + " bare `" + engine + " exec <c> true`");
+      bareExec =
+          Sampler.measure(
+              WARMUP, iterations, i -> ProcessFloors.run(List.of(cli, "exec", holder, "true")));
+    } finally {
+      ProcessFloors.run(List.of(cli, "rm", "-f", holder));
+    }
+    try (LocalBox box = LocalBox.start(100, Map.of("backend", engine, "image", image))) {
+      BenchClient client = box.client();
+      String backend = client.status().path("backend").path("reason").asText();
+      progress(out, engine + " box: " + iterations + " session creations");
+      Latencies create =
+          Sampler.measure(
+              WARMUP, iterations, i -> client.create(id("c", i)), i -> client.delete(id("c", i)));
+      progress(out, engine + " box: " + iterations + " warm execs of true");
+      client.create("warm");
+      Latencies warm = Sampler.measure(WARMUP, iterations, i -> client.execTrue("warm"));
+      client.delete("warm");
+      progress(out, engine + " box: " + iterations + " create+exec in one request");
+      Latencies coldExec =
+          Sampler.measure(
+              WARMUP, iterations, i -> client.execTrue(id("x", i)), i -> client.delete(id("x", i)));
+      return new Result(engine, backend, bareRun, bareExec, create, warm, coldExec);
+    }
+  }
+
+  private static String bareName(int iteration) {
+    return "box-bench-floor-" + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
+  }
+
+  private static String id(String kind, int iteration) {
+    return "bench-" + kind + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
+  }
+
+  private static String report(List<Result> results, String image, int iterations, boolean md) {
+    StringBuilder text = new StringBuilder();
+    text.append("Container backends, image ")
+        .append(image)
+        .append(", ")
+        .append(iterations)
+        .append(" iterations each after ")
+        .append(WARMUP)
+        .append(" warm-up\n\n");
+    Table table = new Table("measure", "p50 ms", "p95 ms", "p99 ms", "ratio p50", "target", "");
+    for (Result r : results) {
+      row(table, r.engine + " bare run -d (floor)", r.bareRun, null, 0);
+      row(table, r.engine + " Box session create", r.create, r.bareRun, COLD_TARGET);
+      row(table, r.engine + " Box create+exec true", r.coldExec, r.bareRun, 0);
+      row(table, r.engine + " bare exec true (floor)", r.bareExec, null, 0);
+      row(table, r.engine + " Box warm exec true", r.warm, r.bareExec, WARM_TARGET);
+    }
+    text.append(md ? table.markdown() : table.text());
+    text.append('\n');
+    for (Result r : results) {
+      text.append(md ? "- " : "").append(r.engine).append(": ").append(r.backend).append('\n');
+    }
+    return text.toString();
+  }
+
+  private static void row(
+      Table table, String name, Latencies l, @Nullable Latencies floor, double target) {
+    String ratio = floor == null ? "" : format(l.p50() / floor.p50()) + "x";
+    String goal = target > 0 ? "<= " + format(target) + "x" : "";
+    String verdict =
+        target > 0 && floor != null ? (l.p50() / floor.p50() <= target ? "PASS" : "MISS") : "";
+    table.row(name, format(l.p50()), format(l.p95()), format(l.p99()), ratio, goal, verdict);
+  }
+
+  private static String format(double value) {
+    return String.format(Locale.ROOT, "%.2f", value);
+  }
+
+  private static void progress(PrintStream out, String what) {
+    out.println("running " + what + " ...");
+    out.flush();
+  }
+}
