@@ -550,14 +550,16 @@ public abstract class BackendConformanceSuite {
   @Test
   void aSandboxKilledFromOutside_isRecreatedOnNextUse() {
     String id = session("killed");
+    String marker = marker();
     Answer created = box().post("/v1/sessions/" + id, "{}");
-    assertThat(box().exec(id, "echo one", "").stdout()).isEqualTo("one\n");
+    assertThat(box().exec(id, "sleep " + marker + " & echo one", "").stdout()).isEqualTo("one\n");
 
     killSandboxFromOutside(created.text("backend_session_id"));
 
     Answer after = box().exec(id, "echo back", "");
     assertThat(after.status()).isEqualTo(200);
     assertThat(after.stdout()).isEqualTo("back\n");
+    assertThat(processesWith(id, marker)).as("processes of the killed sandbox").isZero();
   }
 
   @Test
@@ -592,7 +594,7 @@ public abstract class BackendConformanceSuite {
           .pollInterval(Duration.ofMillis(500))
           .until(() -> http.get("/v1/sessions/idle").status() == 404);
 
-      assertThat(http.get("/v1/sessions/kept").status()).isEqualTo(200);
+      assertThat(http.get("/v1/sessions/kept").body().path("persistent").asBoolean()).isTrue();
       assertThat(http.exec("kept", "echo still", "\"persistent\":true").stdout())
           .isEqualTo("still\n");
       awaitGone(idle.text("backend_session_id"));
@@ -818,6 +820,15 @@ public abstract class BackendConformanceSuite {
   }
 
   private Map<String, String> flags(Path dataDir, Map<String, String> extra) {
+    for (String key : serverSettings().keySet()) {
+      if (!ServerConfig.KEYS.contains(key)) {
+        throw new IllegalArgumentException(
+            "serverSettings() has '"
+                + key
+                + "', which is not a server setting: "
+                + ServerConfig.KEYS);
+      }
+    }
     Map<String, String> flags = new HashMap<>(serverSettings());
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());
