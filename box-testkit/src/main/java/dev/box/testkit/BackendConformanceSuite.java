@@ -8,31 +8,22 @@ import dev.box.api.BoxCapabilities;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import dev.box.testkit.BoxHttp.Answer;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -81,9 +72,7 @@ public abstract class BackendConformanceSuite {
           BoxCapabilities.READ_ONLY_ROOTFS,
           BoxCapabilities.PROCESS_MEMORY_LIMIT);
 
-  private final List<Path> dataDirs = new CopyOnWriteArrayList<>();
-  private final List<BoxServer> servers = new CopyOnWriteArrayList<>();
-  private final List<Process> children = new CopyOnWriteArrayList<>();
+  private @Nullable ServerFleet fleet;
   private final List<String> sessions = new ArrayList<>();
   private final AtomicInteger counter = new AtomicInteger();
   private @Nullable BoxHttp box;
@@ -121,12 +110,15 @@ public abstract class BackendConformanceSuite {
 
   /** The data directories of every server this suite has started so far. */
   protected final List<Path> dataDirs() {
-    return List.copyOf(dataDirs);
+    ServerFleet f = fleet;
+    return f == null ? List.of() : f.dataDirs();
   }
 
   @BeforeAll
   final void startServer() throws IOException {
-    BoxServer server = startServer(newDataDir(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
+    fleet = new ServerFleet(backendName(), serverSettings());
+    BoxServer server =
+        fleet().start(fleet().newDataDir(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
     box = new BoxHttp(server.port());
     health = box().get("/v1/health").body();
     hostDir = Files.createTempDirectory("box-testkit-host-");
@@ -142,14 +134,12 @@ public abstract class BackendConformanceSuite {
 
   @AfterAll
   final void stopServers() throws IOException {
-    children.forEach(Process::destroyForcibly);
-    servers.forEach(BoxServer::close);
-    List<Path> trees = new ArrayList<>(dataDirs);
-    if (hostDir != null) {
-      trees.add(hostDir);
+    ServerFleet f = fleet;
+    if (f != null) {
+      f.close();
     }
-    for (Path tree : trees) {
-      deleteTree(tree);
+    if (hostDir != null) {
+      ServerFleet.deleteTree(hostDir);
     }
   }
 
@@ -410,7 +400,8 @@ public abstract class BackendConformanceSuite {
       } catch (IOException e) {
         note(reporter, "/root", "not writable by this test: checked without a marker");
       }
-      List<String> paths = new ArrayList<>(List.of(secret.toString(), dataDirs.get(0).toString()));
+      List<String> paths =
+          new ArrayList<>(List.of(secret.toString(), dataDirs().get(0).toString()));
       if (rootMarked) {
         paths.add(rootMarker.toString());
       }
@@ -581,7 +572,7 @@ public abstract class BackendConformanceSuite {
   @Test
   @Timeout(value = 90, unit = TimeUnit.SECONDS)
   void idleSessionsAreReaped_butPersistentOnesAreKept() throws IOException {
-    BoxServer server = startServer(newDataDir(), Map.of("session_ttl_sec", "1"));
+    BoxServer server = fleet().start(fleet().newDataDir(), Map.of("session_ttl_sec", "1"));
     try {
       BoxHttp http = new BoxHttp(server.port());
       Answer kept = http.post("/v1/sessions/kept", "{\"persistent\":true}");
@@ -599,31 +590,31 @@ public abstract class BackendConformanceSuite {
           .isEqualTo("still\n");
       awaitGone(idle.text("backend_session_id"));
     } finally {
-      closeServer(server);
+      fleet().stop(server);
     }
   }
 
   @Test
   void sandboxesLeftByACrashedServer_areRemovedByTheNextServerOnTheDataDir(TestReporter reporter)
       throws Exception {
-    Path dataDir = newDataDir();
-    Process child = startChildServer(dataDir);
-    BoxHttp http = new BoxHttp(readPort(child));
+    Path dataDir = fleet().newDataDir();
+    ServerFleet.Child child = fleet().startChild(dataDir, hostDir().resolve("child-server.log"));
+    BoxHttp http = new BoxHttp(child.port());
     Answer created = http.post("/v1/sessions/crash", "{}");
     assertThat(created.status()).isEqualTo(201);
     assertThat(http.exec("crash", "sleep 300 & echo up", "").stdout()).isEqualTo("up\n");
     String sandbox = created.text("backend_session_id");
     assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();
 
-    child.destroyForcibly();
-    assertThat(child.waitFor(30, TimeUnit.SECONDS)).as("the child server died").isTrue();
+    child.process().destroyForcibly();
+    assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("the child server died").isTrue();
     note(reporter, "left after the crash", leftoversOf(sandbox).toString());
 
-    BoxServer next = startServer(dataDir, Map.of());
+    BoxServer next = fleet().start(dataDir, Map.of());
     try {
       awaitGone(sandbox);
     } finally {
-      closeServer(next);
+      fleet().stop(next);
     }
   }
 
@@ -678,21 +669,29 @@ public abstract class BackendConformanceSuite {
     }
     String id = session("proc-mem");
     box().post("/v1/sessions/" + id, "{\"memory_mb\":512}");
-    String grow =
-        BoxHttp.quote("x=$(head -c 200000000 /dev/zero | tr '\\000' a); echo survived ${#x}");
-    box()
-        .post(
-            "/v1/sessions/" + id + "/managed-process",
-            "{\"process_id\":\"grow\",\"command\":\"sh\",\"args\":[\"-c\","
-                + grow
-                + "],\"memory_mb\":64}");
+    String grow = "x=$(head -c %d /dev/zero | tr '\\000' a); echo survived ${#x}";
 
-    String path = "/v1/sessions/" + id + "/managed-process/grow";
+    int small = runManaged(id, "small", grow.formatted(10_000_000), 64);
+    int big = runManaged(id, "big", grow.formatted(200_000_000), 64);
+
+    assertThat(small).as("exit code within the process limit").isZero();
+    assertThat(big).as("exit code beyond the process limit").isNotZero();
+  }
+
+  /** Runs {@code script} as a managed process with a memory limit and returns its exit code. */
+  private int runManaged(String session, String processId, String script, int memoryMb) {
+    Answer started =
+        box()
+            .post(
+                "/v1/sessions/" + session + "/managed-process",
+                "{\"process_id\":\"%s\",\"command\":\"sh\",\"args\":[\"-c\",%s],\"memory_mb\":%d}"
+                    .formatted(processId, BoxHttp.quote(script), memoryMb));
+    assertThat(started.status()).as("%s", started).isEqualTo(201);
+    String path = "/v1/sessions/" + session + "/managed-process/" + processId;
     await()
         .atMost(Duration.ofSeconds(60))
         .until(() -> box().get(path).text("status").equals("exited"));
-
-    assertThat(box().get(path).body().path("exit_code").asInt()).isNotZero();
+    return box().get(path).body().path("exit_code").asInt();
   }
 
   // --- helpers ---------------------------------------------------------------------------------
@@ -719,6 +718,14 @@ public abstract class BackendConformanceSuite {
       throw new IllegalStateException("the suite's server did not start");
     }
     return dir;
+  }
+
+  private ServerFleet fleet() {
+    ServerFleet f = fleet;
+    if (f == null) {
+      throw new IllegalStateException("the suite's servers did not start");
+    }
+    return f;
   }
 
   private Set<String> capabilities() {
@@ -811,93 +818,5 @@ public abstract class BackendConformanceSuite {
     Path dir = Files.createDirectory(hostDir().resolve(name + "-" + counter.incrementAndGet()));
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
     return dir;
-  }
-
-  private Path newDataDir() throws IOException {
-    Path dir = Files.createTempDirectory("box-testkit-");
-    dataDirs.add(dir);
-    return dir;
-  }
-
-  private Map<String, String> flags(Path dataDir, Map<String, String> extra) {
-    for (String key : serverSettings().keySet()) {
-      if (!ServerConfig.KEYS.contains(key)) {
-        throw new IllegalArgumentException(
-            "serverSettings() has '"
-                + key
-                + "', which is not a server setting: "
-                + ServerConfig.KEYS);
-      }
-    }
-    Map<String, String> flags = new HashMap<>(serverSettings());
-    flags.put("port", "0");
-    flags.put("data_dir", dataDir.toString());
-    flags.put("backend", backendName());
-    flags.putAll(extra);
-    return flags;
-  }
-
-  private BoxServer startServer(Path dataDir, Map<String, String> extra) {
-    BoxServer server = BoxServer.start(ServerConfig.resolve(flags(dataDir, extra), Map.of()));
-    servers.add(server);
-    return server;
-  }
-
-  private void closeServer(BoxServer server) {
-    server.close();
-    servers.remove(server);
-  }
-
-  /** Starts {@link ChildServer} in a JVM of its own on {@code dataDir}. */
-  private Process startChildServer(Path dataDir) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(ChildServer.class.getName());
-    flags(dataDir, Map.of()).forEach((k, v) -> command.add(k + "=" + v));
-    Process child =
-        new ProcessBuilder(command)
-            .redirectError(
-                dataDirs
-                    .get(0)
-                    .resolve("child-server-" + counter.incrementAndGet() + ".log")
-                    .toFile())
-            .start();
-    children.add(child);
-    return child;
-  }
-
-  private static int readPort(Process child) throws Exception {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    String line =
-        CompletableFuture.supplyAsync(
-                () -> {
-                  try {
-                    String first = out.readLine();
-                    return first == null ? "" : first;
-                  } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                  }
-                })
-            .get(60, TimeUnit.SECONDS);
-    assertThat(line).as("the child server's first line").startsWith("port=");
-    return Integer.parseInt(line.substring("port=".length()).strip());
-  }
-
-  private static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException e) {
-          // A file a sandbox still holds, or one it made unwritable: the temp dir keeps it.
-        }
-      }
-    }
   }
 }
