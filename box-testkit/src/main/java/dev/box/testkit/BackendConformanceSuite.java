@@ -288,6 +288,8 @@ public abstract class BackendConformanceSuite {
     assertThat(a.stdout()).isEqualTo("started\n");
     assertThat(millis).as("exec returned while its background child runs").isLessThan(10_000);
     assertThat(processesWith(id, marker)).as("the background process outlives the exec").isOne();
+    String sandbox = box().get("/v1/sessions/" + id).text("backend_session_id");
+    assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();
     assertThat(box().delete("/v1/sessions/" + id).status()).isEqualTo(200);
     awaitNothingNewSince(before);
   }
