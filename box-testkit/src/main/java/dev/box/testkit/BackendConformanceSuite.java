@@ -1,0 +1,824 @@
+package dev.box.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.BoxCapabilities;
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import dev.box.testkit.BoxHttp.Answer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestReporter;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * What every sandbox backend must do, checked through a real Box server over HTTP.
+ *
+ * <p>A backend module adds a test that extends this class and names its backend:
+ *
+ * <pre>{@code
+ * class DockerConformanceTest extends BackendConformanceSuite {
+ *   protected String backendName() { return "docker"; }
+ *   protected Map<String, String> serverSettings() { return Map.of("image", "box-debian:bookworm"); }
+ *   protected Set<String> leftovers() { ... containers labelled langbot.box=true ... }
+ *   protected void killSandboxFromOutside(String name) { ... docker kill name ... }
+ * }
+ * }</pre>
+ *
+ * <p>The suite starts one server per test class (port 0, a fresh temporary data directory, the
+ * backend and {@link #serverSettings()}); a few tests start a second server of their own (idle
+ * reaping, a crash). Every test uses its own session ids and deletes what it creates. Commands use
+ * only POSIX sh, coreutils, grep, sed and procps, so that a minimal Debian image is enough; no test
+ * assumes a uid, a home directory or a particular layout of the root filesystem.
+ *
+ * <p>The suite reads {@code GET /v1/health} once. A limit the backend enforces ({@code enforced}
+ * not {@code none}) or a capability it declares is tested to work; one it does not is checked to be
+ * reported as missing, and the test says so through the {@link TestReporter}. Nothing is skipped.
+ *
+ * <p>Tests start real sandboxes and real processes: run the subclass on a machine where the backend
+ * works, not in parallel with another test class of the same backend.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+public abstract class BackendConformanceSuite {
+  /** Bytes kept per output stream of an exec by the suite's main server. */
+  private static final int MAX_OUTPUT_BYTES = 4096;
+
+  private static final Set<String> KNOWN_CAPABILITIES =
+      Set.of(
+          BoxCapabilities.IMAGES,
+          BoxCapabilities.READ_ONLY_ROOTFS,
+          BoxCapabilities.PROCESS_MEMORY_LIMIT);
+
+  private @Nullable ServerFleet fleet;
+  private final List<String> sessions = new ArrayList<>();
+  private final AtomicInteger counter = new AtomicInteger();
+  private @Nullable BoxHttp box;
+  private @Nullable JsonNode health;
+  private @Nullable Path hostDir;
+
+  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
+  protected abstract String backendName();
+
+  /**
+   * Further server settings (keys of {@link ServerConfig#KEYS}) for every server the suite starts,
+   * for example {@code image} for a container backend. The suite sets {@code port}, {@code
+   * data_dir} and {@code backend} itself. Empty by default.
+   */
+  protected Map<String, String> serverSettings() {
+    return Map.of();
+  }
+
+  /**
+   * Identifiers of every host-side object the backend has created for the suite's servers that
+   * exists right now: sandbox processes, cgroups, containers, networks, ... Each identifier of an
+   * object that belongs to one sandbox must contain that sandbox's name ({@code backend_session_id}
+   * of the session), so that the suite can tell which session left it. The set may be scoped to
+   * {@link #dataDirs()} when the backend can tell which server an object belongs to; otherwise it
+   * should cover the whole host (then do not run two suites at once).
+   */
+  protected abstract Set<String> leftovers();
+
+  /**
+   * Kills the sandbox named {@code backendSessionId} behind Box's back, as a crash or an operator
+   * would (bwrap: SIGKILL to its bwrap process; docker: {@code docker kill}), and returns once it
+   * is dead.
+   */
+  protected abstract void killSandboxFromOutside(String backendSessionId);
+
+  /** The data directories of every server this suite has started so far. */
+  protected final List<Path> dataDirs() {
+    ServerFleet f = fleet;
+    return f == null ? List.of() : f.dataDirs();
+  }
+
+  @BeforeAll
+  final void startServer() throws IOException {
+    fleet = new ServerFleet(backendName(), serverSettings());
+    BoxServer server =
+        fleet().start(fleet().newDataDir(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
+    box = new BoxHttp(server.port());
+    health = box().get("/v1/health").body();
+    hostDir = Files.createTempDirectory("box-testkit-host-");
+  }
+
+  @AfterEach
+  final void deleteSessions() {
+    for (String id : sessions) {
+      box().delete("/v1/sessions/" + id);
+    }
+    sessions.clear();
+  }
+
+  @AfterAll
+  final void stopServers() throws IOException {
+    ServerFleet f = fleet;
+    if (f != null) {
+      f.close();
+    }
+    if (hostDir != null) {
+      ServerFleet.deleteTree(hostDir);
+    }
+  }
+
+  // --- health and declarations -----------------------------------------------------------------
+
+  @Test
+  void health_namesTheBackend_andDeclaresEveryLimitAndOnlyKnownCapabilities() {
+    assertThat(health().path("name").asText()).isEqualTo(backendName());
+    assertThat(health().path("available").asBoolean())
+        .as("backend unavailable: %s", health().path("reason").asText())
+        .isTrue();
+    for (String limit : List.of("memory", "pids", "cpu")) {
+      assertThat(health().path("enforced").path(limit).asText())
+          .as("how %s is enforced, or 'none'", limit)
+          .isNotBlank();
+    }
+    assertThat(capabilities()).isSubsetOf(KNOWN_CAPABILITIES);
+  }
+
+  @Test
+  void images_runWhenDeclared_andAreStillReportedAsGivenWhenNot(TestReporter reporter) {
+    String id = session("image");
+    String image;
+    if (capabilities().contains(BoxCapabilities.IMAGES)) {
+      String configured = serverSettings().get("image");
+      assertThat(configured)
+          .as("a backend that declares images needs the 'image' setting")
+          .isNotNull();
+      image = String.valueOf(configured);
+    } else {
+      image = "box-testkit/not-an-image:1";
+      note(reporter, "images", "not declared: the image is only recorded");
+    }
+    String spec = "\"image\":" + BoxHttp.quote(image);
+    Answer created = box().post("/v1/sessions/" + id, "{" + spec + "}");
+
+    assertThat(created.status()).isEqualTo(201);
+    assertThat(created.text("image")).isEqualTo(image);
+    assertThat(box().exec(id, "echo ran", spec).stdout()).isEqualTo("ran\n");
+  }
+
+  @Test
+  void readOnlyRootfs_isReadOnlyWithAWritableTmp_whenDeclared(TestReporter reporter) {
+    if (!capabilities().contains(BoxCapabilities.READ_ONLY_ROOTFS)) {
+      note(reporter, "read_only_rootfs", "not declared: not tested");
+      assertThat(capabilities()).doesNotContain(BoxCapabilities.READ_ONLY_ROOTFS);
+      return;
+    }
+    Answer a =
+        box()
+            .exec(
+                session("rootfs"),
+                "touch /usr/box-x 2>&1; touch /box-x 2>&1; touch /tmp/box-x && echo tmp-ok",
+                "\"read_only_rootfs\":true");
+
+    assertThat(a.stdout()).contains("Read-only file system").endsWith("tmp-ok\n");
+    assertThat(a.stdout().split("Read-only file system", -1)).hasSize(3);
+  }
+
+  // --- exec ------------------------------------------------------------------------------------
+
+  @Test
+  void exec_returnsStdoutStderrAndExitCode_andANonZeroExitIsANormalResult() {
+    Answer a = box().exec(session("basics"), "echo '  out  '; echo err >&2; exit 3", "");
+
+    assertThat(a.status()).isEqualTo(200);
+    assertThat(a.text("status")).isEqualTo("completed");
+    assertThat(a.body().path("exit_code").asInt()).isEqualTo(3);
+    assertThat(a.ok()).isFalse();
+    assertThat(a.stdout()).isEqualTo("  out  \n");
+    assertThat(a.stderr()).isEqualTo("err\n");
+    assertThat(a.text("backend_name")).isEqualTo(backendName());
+  }
+
+  @Test
+  void exec_createsAMissingWorkdir() {
+    Answer a = box().exec(session("workdir"), "pwd", "\"workdir\":\"/workspace/box-testkit/a/b\"");
+
+    assertThat(a.stdout()).isEqualTo("/workspace/box-testkit/a/b\n");
+  }
+
+  @Test
+  void exec_appliesEnv() {
+    Answer a =
+        box()
+            .exec(
+                session("env"),
+                "echo \"$GREETING\" \"$SECOND\"",
+                "\"env\":{\"GREETING\":\"hello there\",\"SECOND\":\"a'b\"}");
+
+    assertThat(a.stdout()).isEqualTo("hello there a'b\n");
+  }
+
+  @Test
+  void exec_runsACommandWithQuotesNewlinesAndSubstitutionsAsWritten() {
+    String cmd =
+        "printf '%s\\n' \"a  b\" 'c\"d' \\\n  'e$f'\necho $(echo sub) \"$((1 + 2))\" `echo bq`";
+
+    Answer a = box().exec(session("quoting"), cmd, "");
+
+    assertThat(a.stdout()).isEqualTo("a  b\nc\"d\ne$f\nsub 3 bq\n");
+    assertThat(a.stderr()).isEmpty();
+  }
+
+  @Test
+  void timeout_killsTheWholeTreeItStarted_andTheSessionSurvives() {
+    String id = session("timeout");
+    String marker = marker();
+    String leak = "/tmp/box-leak-" + marker;
+    String cmd =
+        "(setsid sh -c 'sleep 2; echo leaked > "
+            + leak
+            + "-setsid' box-"
+            + marker
+            + " &); nohup sh -c 'sleep 2; echo leaked > "
+            + leak
+            + "-nohup' box-"
+            + marker
+            + " >/dev/null 2>&1 & echo before; sleep "
+            + marker;
+
+    Answer a = box().exec(id, cmd, "\"timeout_sec\":1");
+
+    assertThat(a.text("status")).isEqualTo("timed_out");
+    assertThat(a.stdout()).isEqualTo("before\n");
+    assertThat(a.body().path("duration_ms").asLong()).isLessThan(30_000);
+    await()
+        .during(Duration.ofSeconds(3))
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(500))
+        .until(() -> !box().exec(id, "ls /tmp", "").stdout().contains("box-leak-" + marker));
+    assertThat(processesWith(id, marker)).as("processes of the timed-out exec").isZero();
+    assertThat(box().exec(id, "echo alive", "").stdout()).isEqualTo("alive\n");
+  }
+
+  @Test
+  void backgroundProcess_doesNotHoldTheExec_andDiesWithTheSession() {
+    Set<String> before = leftovers();
+    String id = session("background");
+    String marker = marker();
+
+    long start = System.nanoTime();
+    Answer a = box().exec(id, "sleep " + marker + " & echo started", "");
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+
+    assertThat(a.stdout()).isEqualTo("started\n");
+    assertThat(millis).as("exec returned while its background child runs").isLessThan(10_000);
+    assertThat(processesWith(id, marker)).as("the background process outlives the exec").isOne();
+    String sandbox = box().get("/v1/sessions/" + id).text("backend_session_id");
+    assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();
+    assertThat(box().delete("/v1/sessions/" + id).status()).isEqualTo(200);
+    awaitNothingNewSince(before);
+  }
+
+  @Test
+  void output_isBoundedWithAMarker_andCountsWhatWasDropped() {
+    Answer a =
+        box()
+            .exec(
+                session("flood"), "head -c 1000000 /dev/zero | tr '\\000' a", "\"timeout_sec\":60");
+
+    assertThat(a.text("status")).isEqualTo("completed");
+    assertThat(a.body().path("stdout_truncated_bytes").asLong())
+        .isEqualTo(1_000_000L - MAX_OUTPUT_BYTES);
+    assertThat(a.stdout()).startsWith("aaaa").endsWith("aaaa").contains("dropped");
+    assertThat(a.stdout().length()).isLessThan(MAX_OUTPUT_BYTES + 200);
+  }
+
+  // --- limits ----------------------------------------------------------------------------------
+
+  @Test
+  void memoryLimit_killsACommandThatOutgrowsIt(TestReporter reporter) {
+    if (!enforces("memory", reporter)) {
+      return;
+    }
+    String grow = "x=$(head -c %d /dev/zero | tr '\\000' a); echo survived ${#x}";
+
+    Answer small = box().exec(session("mem"), grow.formatted(10_000_000), "\"memory_mb\":64");
+    Answer big =
+        box()
+            .exec(
+                session("mem"), grow.formatted(200_000_000), "\"memory_mb\":64,\"timeout_sec\":60");
+
+    assertThat(small.stdout()).isEqualTo("survived 10000000\n");
+    assertThat(big.stdout()).doesNotContain("survived 200000000");
+    assertThat(big.ok()).as("exit code %s", big.body().path("exit_code")).isFalse();
+  }
+
+  @Test
+  void pidsLimit_refusesForksBeyondIt(TestReporter reporter) {
+    if (!enforces("pids", reporter)) {
+      return;
+    }
+    String fork = "i=0; while [ $i -lt %d ]; do sleep 30 & i=$((i + 1)); done; echo spawned";
+
+    Answer within = box().exec(session("pids"), fork.formatted(10), "\"pids_limit\":32");
+    Answer beyond =
+        box().exec(session("pids"), fork.formatted(100), "\"pids_limit\":32,\"timeout_sec\":60");
+
+    assertThat(within.stderr()).isEmpty();
+    assertThat(within.stdout()).isEqualTo("spawned\n");
+    assertThat(beyond.stderr()).containsIgnoringCase("fork");
+  }
+
+  @Test
+  void cpuLimit_throttlesABusyLoop(TestReporter reporter) {
+    if (!enforces("cpu", reporter)) {
+      return;
+    }
+    // A busy loop for 2 s of wall time, then the CPU time it used in clock ticks, and the tick
+    // rate.
+    String busy =
+        "sh -c 'while :; do :; done' & p=$!; sleep 2; set -- $(cut -d' ' -f14,15 /proc/$p/stat);"
+            + " kill $p; echo $(($1 + $2)) $(getconf CLK_TCK)";
+
+    Answer a = box().exec(session("cpu"), busy, "\"cpus\":0.5");
+
+    String[] fields = a.stdout().strip().split(" ");
+    assertThat(fields).as(a.stdout() + a.stderr()).hasSize(2);
+    double seconds = Double.parseDouble(fields[0]) / Double.parseDouble(fields[1]);
+    assertThat(seconds).as("CPU seconds of a 2 s busy loop at 0.5 cpus").isBetween(0.01, 1.5);
+  }
+
+  // --- network ---------------------------------------------------------------------------------
+
+  @Test
+  void networkOff_leavesOnlyLoopbackAndNoRoute() {
+    Answer a =
+        box()
+            .exec(
+                session("net-off"),
+                "cat /proc/net/dev; echo ROUTES; tail -n +2 /proc/net/route",
+                "\"network\":\"off\"");
+
+    String[] parts = a.stdout().split("ROUTES\n", -1);
+    assertThat(interfaces(parts[0])).containsExactly("lo");
+    assertThat(parts[1]).as("routes").isEmpty();
+  }
+
+  @Test
+  void networkOn_hasAnInterfaceBesidesLoopback() {
+    Answer a = box().exec(session("net-on"), "cat /proc/net/dev", "\"network\":\"on\"");
+
+    assertThat(a.status()).isEqualTo(200);
+    assertThat(interfaces(a.stdout())).anyMatch(name -> !name.equals("lo"));
+  }
+
+  // --- filesystem ------------------------------------------------------------------------------
+
+  @Test
+  void hostFiles_theDataDirAndRootsHome_areNotVisibleInside(TestReporter reporter)
+      throws IOException {
+    Path secret = Files.createTempFile("box-testkit-secret-", "");
+    Path rootMarker = Path.of("/root", ".box-testkit-" + UUID.randomUUID());
+    boolean rootMarked = false;
+    try {
+      try {
+        Files.writeString(rootMarker, "host");
+        rootMarked = true;
+      } catch (IOException e) {
+        note(reporter, "/root", "not writable by this test: checked without a marker");
+      }
+      List<String> paths =
+          new ArrayList<>(List.of(secret.toString(), dataDirs().get(0).toString()));
+      if (rootMarked) {
+        paths.add(rootMarker.toString());
+      }
+      String cmd =
+          "for p in "
+              + String.join(" ", paths)
+              + "; do if [ -e \"$p\" ]; then echo \"visible $p\"; fi; done; echo checked";
+
+      Answer a = box().exec(session("secrets"), cmd, "");
+
+      assertThat(a.stdout()).isEqualTo("checked\n");
+    } finally {
+      Files.deleteIfExists(secret);
+      Files.deleteIfExists(rootMarker);
+    }
+  }
+
+  @Test
+  void filesWrittenToTmpInside_doNotAppearInTheHostsTmp() {
+    String name = "box-testkit-inside-" + UUID.randomUUID();
+
+    Answer a = box().exec(session("tmp"), "echo x > /tmp/" + name + " && cat /tmp/" + name, "");
+
+    assertThat(a.stdout()).isEqualTo("x\n");
+    assertThat(Path.of("/tmp", name)).doesNotExist();
+  }
+
+  @Test
+  void hostPathReadWrite_writesFromInsideAppearOnTheHost() throws IOException {
+    Path dir = writableHostDir("rw");
+
+    Answer a =
+        box()
+            .exec(
+                session("host-rw"),
+                "echo hi > /workspace/out",
+                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"rw\"");
+
+    assertThat(a.ok()).as(a.stderr()).isTrue();
+    assertThat(dir.resolve("out")).hasContent("hi");
+  }
+
+  @Test
+  void hostPathReadOnly_isReadableAndRefusesWrites() throws IOException {
+    Path dir = writableHostDir("ro");
+    Files.writeString(dir.resolve("in"), "x");
+
+    Answer a =
+        box()
+            .exec(
+                session("host-ro"),
+                "cat /workspace/in; echo y > /workspace/in",
+                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"ro\"");
+
+    assertThat(a.stdout()).isEqualTo("x");
+    assertThat(a.ok()).isFalse();
+    assertThat(a.stderr()).isNotEmpty();
+    assertThat(dir.resolve("in")).hasContent("x");
+  }
+
+  @Test
+  void hostPathModeNone_doesNotMountTheHostDir() throws IOException {
+    Path dir = writableHostDir("none");
+    Files.writeString(dir.resolve("marker"), "x");
+
+    Answer a =
+        box()
+            .exec(
+                session("host-none"),
+                "if [ -e /workspace/marker ]; then echo visible; fi; echo checked",
+                "\"host_path\":"
+                    + BoxHttp.quote(dir.toString())
+                    + ",\"host_path_mode\":\"none\",\"workdir\":\"/tmp\"");
+
+    assertThat(a.stdout()).as("%s", a).isEqualTo("checked\n");
+  }
+
+  @Test
+  void extraMounts_honourTheirMode() throws IOException {
+    Path ro = writableHostDir("extra-ro");
+    Path rw = writableHostDir("extra-rw");
+    Files.writeString(ro.resolve("in"), "x");
+    String mounts =
+        "\"extra_mounts\":[{\"host_path\":%s,\"mount_path\":\"/mnt/box-ro\",\"mode\":\"ro\"},"
+                .formatted(BoxHttp.quote(ro.toString()))
+            + "{\"host_path\":%s,\"mount_path\":\"/mnt/box-rw\",\"mode\":\"rw\"}]"
+                .formatted(BoxHttp.quote(rw.toString()));
+
+    Answer a =
+        box()
+            .exec(
+                session("extra"),
+                "cat /mnt/box-ro/in; echo w > /mnt/box-rw/out;"
+                    + " (echo z > /mnt/box-ro/in) 2>/dev/null || echo ro-refused",
+                mounts);
+
+    assertThat(a.stdout()).isEqualTo("xro-refused\n");
+    assertThat(rw.resolve("out")).hasContent("w");
+    assertThat(ro.resolve("in")).hasContent("x");
+  }
+
+  @Test
+  void blockedHostPaths_areValidationErrors_andCreateNothing() throws IOException {
+    Path escape =
+        Files.createSymbolicLink(hostDir().resolve("escape-" + counter.get()), Path.of("/etc"));
+    Set<String> before = leftovers();
+    String id = session("blocked");
+    for (String path : List.of("/etc", "/proc", escape.toString())) {
+      Answer a = box().post("/v1/sessions/" + id, "{\"host_path\":" + BoxHttp.quote(path) + "}");
+
+      assertThat(a.status()).as(path).isEqualTo(400);
+      assertThat(a.errorCode()).as(path).isEqualTo("validation_error");
+      assertThat(a.errorMessage()).as(path).contains("blocked");
+    }
+
+    assertThat(box().get("/v1/sessions/" + id).status()).isEqualTo(404);
+    assertThat(difference(leftovers(), before)).isEmpty();
+  }
+
+  // --- session lifecycle -----------------------------------------------------------------------
+
+  @Test
+  void sameIdWithAnotherSpec_isAConflict_andTheSameSpecReusesTheSandbox() {
+    String id = session("conflict");
+    Answer created = box().post("/v1/sessions/" + id, "{}");
+
+    Answer conflict = box().post("/v1/sessions/" + id, "{\"memory_mb\":1024}");
+    Answer reused = box().post("/v1/sessions/" + id, "{}");
+
+    assertThat(created.status()).isEqualTo(201);
+    assertThat(conflict.status()).isEqualTo(409);
+    assertThat(conflict.errorCode()).isEqualTo("session_conflict");
+    assertThat(reused.status()).isEqualTo(200);
+    assertThat(reused.text("backend_session_id")).isEqualTo(created.text("backend_session_id"));
+  }
+
+  @Test
+  void aSandboxKilledFromOutside_isRecreatedOnNextUse() {
+    String id = session("killed");
+    String marker = marker();
+    Answer created = box().post("/v1/sessions/" + id, "{}");
+    assertThat(box().exec(id, "sleep " + marker + " & echo one", "").stdout()).isEqualTo("one\n");
+
+    killSandboxFromOutside(created.text("backend_session_id"));
+
+    Answer after = box().exec(id, "echo back", "");
+    assertThat(after.status()).isEqualTo(200);
+    assertThat(after.stdout()).isEqualTo("back\n");
+    assertThat(processesWith(id, marker)).as("processes of the killed sandbox").isZero();
+  }
+
+  @Test
+  void deletingASession_leavesNothingBehind() {
+    Set<String> before = leftovers();
+    String id = session("delete");
+    Answer created = box().post("/v1/sessions/" + id, "{}");
+    box().exec(id, "echo data > /tmp/f", "");
+    String sandbox = created.text("backend_session_id");
+    assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();
+
+    Answer deleted = box().delete("/v1/sessions/" + id);
+
+    assertThat(deleted.status()).isEqualTo(200);
+    assertThat(box().get("/v1/sessions/" + id).status()).isEqualTo(404);
+    awaitNothingNewSince(before);
+  }
+
+  @Test
+  @Timeout(value = 90, unit = TimeUnit.SECONDS)
+  void idleSessionsAreReaped_butPersistentOnesAreKept() throws IOException {
+    BoxServer server = fleet().start(fleet().newDataDir(), Map.of("session_ttl_sec", "1"));
+    try {
+      BoxHttp http = new BoxHttp(server.port());
+      Answer kept = http.post("/v1/sessions/kept", "{\"persistent\":true}");
+      Answer idle = http.post("/v1/sessions/idle", "{}");
+      assertThat(kept.status()).isEqualTo(201);
+      assertThat(idle.status()).isEqualTo(201);
+
+      await()
+          .atMost(Duration.ofSeconds(40))
+          .pollInterval(Duration.ofMillis(500))
+          .until(() -> http.get("/v1/sessions/idle").status() == 404);
+
+      assertThat(http.get("/v1/sessions/kept").body().path("persistent").asBoolean()).isTrue();
+      assertThat(http.exec("kept", "echo still", "\"persistent\":true").stdout())
+          .isEqualTo("still\n");
+      awaitGone(idle.text("backend_session_id"));
+    } finally {
+      fleet().stop(server);
+    }
+  }
+
+  @Test
+  void sandboxesLeftByACrashedServer_areRemovedByTheNextServerOnTheDataDir(TestReporter reporter)
+      throws Exception {
+    Path dataDir = fleet().newDataDir();
+    ServerFleet.Child child = fleet().startChild(dataDir, hostDir().resolve("child-server.log"));
+    BoxHttp http = new BoxHttp(child.port());
+    Answer created = http.post("/v1/sessions/crash", "{}");
+    assertThat(created.status()).isEqualTo(201);
+    assertThat(http.exec("crash", "sleep 300 & echo up", "").stdout()).isEqualTo("up\n");
+    String sandbox = created.text("backend_session_id");
+    assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();
+
+    child.process().destroyForcibly();
+    assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("the child server died").isTrue();
+    note(reporter, "left after the crash", leftoversOf(sandbox).toString());
+
+    BoxServer next = fleet().start(dataDir, Map.of());
+    try {
+      awaitGone(sandbox);
+    } finally {
+      fleet().stop(next);
+    }
+  }
+
+  // --- managed processes -----------------------------------------------------------------------
+
+  @Test
+  void managedProcess_relaysLinesBothWays() {
+    String id = session("relay");
+    box().post("/v1/sessions/" + id, "{}");
+    Answer started =
+        box()
+            .post(
+                "/v1/sessions/" + id + "/managed-process",
+                "{\"process_id\":\"echo\",\"command\":\"cat\"}");
+    assertThat(started.status()).isEqualTo(201);
+    assertThat(started.text("status")).isEqualTo("running");
+
+    try (RelaySocket relay =
+        RelaySocket.connect(box().port(), "/v1/sessions/" + id + "/managed-process/echo/ws")) {
+      relay.sendLine("hello relay");
+      relay.sendLine("{\"jsonrpc\":\"2.0\",\"id\":1}");
+
+      assertThat(relay.nextLine()).isEqualTo("hello relay");
+      assertThat(relay.nextLine()).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":1}");
+    }
+  }
+
+  @Test
+  void managedProcessStop_killsATreeThatIgnoresSigterm() {
+    String id = session("stop");
+    String marker = marker();
+    box().post("/v1/sessions/" + id, "{}");
+    String args = BoxHttp.quote("trap '' TERM; sleep " + marker + " & wait");
+    box()
+        .post(
+            "/v1/sessions/" + id + "/managed-process",
+            "{\"process_id\":\"tree\",\"command\":\"sh\",\"args\":[\"-c\"," + args + "]}");
+    await().atMost(Duration.ofSeconds(10)).until(() -> processesWith(id, marker) >= 1);
+
+    Answer stopped = box().delete("/v1/sessions/" + id + "/managed-process/tree");
+
+    assertThat(stopped.status()).isEqualTo(200);
+    assertThat(processesWith(id, marker)).as("processes of the stopped tree").isZero();
+  }
+
+  @Test
+  void processMemoryLimit_killsAProcessThatOutgrowsIt_whenDeclared(TestReporter reporter) {
+    if (!capabilities().contains(BoxCapabilities.PROCESS_MEMORY_LIMIT)) {
+      note(reporter, "process_memory_limit", "not declared: not tested");
+      assertThat(capabilities()).doesNotContain(BoxCapabilities.PROCESS_MEMORY_LIMIT);
+      return;
+    }
+    String id = session("proc-mem");
+    box().post("/v1/sessions/" + id, "{\"memory_mb\":512}");
+    String grow = "x=$(head -c %d /dev/zero | tr '\\000' a); echo survived ${#x}";
+
+    int small = runManaged(id, "small", grow.formatted(10_000_000), 64);
+    int big = runManaged(id, "big", grow.formatted(200_000_000), 64);
+
+    assertThat(small).as("exit code within the process limit").isZero();
+    assertThat(big).as("exit code beyond the process limit").isNotZero();
+  }
+
+  /** Runs {@code script} as a managed process with a memory limit and returns its exit code. */
+  private int runManaged(String session, String processId, String script, int memoryMb) {
+    Answer started =
+        box()
+            .post(
+                "/v1/sessions/" + session + "/managed-process",
+                "{\"process_id\":\"%s\",\"command\":\"sh\",\"args\":[\"-c\",%s],\"memory_mb\":%d}"
+                    .formatted(processId, BoxHttp.quote(script), memoryMb));
+    assertThat(started.status()).as("%s", started).isEqualTo(201);
+    String path = "/v1/sessions/" + session + "/managed-process/" + processId;
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> box().get(path).text("status").equals("exited"));
+    return box().get(path).body().path("exit_code").asInt();
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private BoxHttp box() {
+    BoxHttp b = box;
+    if (b == null) {
+      throw new IllegalStateException("the suite's server did not start");
+    }
+    return b;
+  }
+
+  private JsonNode health() {
+    JsonNode h = health;
+    if (h == null) {
+      throw new IllegalStateException("the suite's server did not start");
+    }
+    return h;
+  }
+
+  private Path hostDir() {
+    Path dir = hostDir;
+    if (dir == null) {
+      throw new IllegalStateException("the suite's server did not start");
+    }
+    return dir;
+  }
+
+  private ServerFleet fleet() {
+    ServerFleet f = fleet;
+    if (f == null) {
+      throw new IllegalStateException("the suite's servers did not start");
+    }
+    return f;
+  }
+
+  private Set<String> capabilities() {
+    Set<String> caps = new HashSet<>();
+    health().path("capabilities").forEach(c -> caps.add(c.asText()));
+    return caps;
+  }
+
+  /** Publishes what a test found or did not test, and prints it for the build log. */
+  private void note(TestReporter reporter, String key, String value) {
+    reporter.publishEntry(key, value);
+    System.out.println("[conformance " + backendName() + "] " + key + ": " + value);
+  }
+
+  /** Whether the backend enforces {@code limit}; when not, checks that health says so. */
+  private boolean enforces(String limit, TestReporter reporter) {
+    String how = health().path("enforced").path(limit).asText("");
+    assertThat(how).as("/v1/health must say how %s is enforced, or 'none'", limit).isNotBlank();
+    if (how.equals("none")) {
+      note(reporter, limit, "declared not enforced ('none'): not tested");
+      return false;
+    }
+    return true;
+  }
+
+  /** A fresh session id on the main server, deleted after the test. */
+  private String session(String name) {
+    String id =
+        name + "-" + counter.incrementAndGet() + "-" + UUID.randomUUID().toString().substring(0, 6);
+    sessions.add(id);
+    return id;
+  }
+
+  /** A number unlikely to appear anywhere else, usable as {@code sleep}'s argument. */
+  private static String marker() {
+    return Long.toString(900_000_000L + ThreadLocalRandom.current().nextLong(99_999_999L));
+  }
+
+  /** How many processes in the session's sandbox have {@code marker} in their command line. */
+  private int processesWith(String session, String marker) {
+    // The bracket keeps the scanning shell and grep themselves from matching.
+    String pattern = "[" + marker.charAt(0) + "]" + marker.substring(1);
+    Answer a =
+        box()
+            .exec(
+                session,
+                "for f in /proc/[0-9]*/cmdline; do tr '\\000' ' ' < \"$f\"; echo; done 2>/dev/null"
+                    + " | grep -c '"
+                    + pattern
+                    + "'",
+                "");
+    return Integer.parseInt(a.stdout().strip());
+  }
+
+  private Set<String> leftoversOf(String sandbox) {
+    return leftovers().stream().filter(s -> s.contains(sandbox)).collect(Collectors.toSet());
+  }
+
+  private void awaitGone(String sandbox) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(200))
+        .untilAsserted(() -> assertThat(leftoversOf(sandbox)).isEmpty());
+  }
+
+  private void awaitNothingNewSince(Set<String> before) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(200))
+        .untilAsserted(() -> assertThat(difference(leftovers(), before)).isEmpty());
+  }
+
+  private static Set<String> difference(Set<String> a, Set<String> b) {
+    Set<String> d = new LinkedHashSet<>(a);
+    d.removeAll(b);
+    return d;
+  }
+
+  /** The interface names in the text of /proc/net/dev. */
+  private static List<String> interfaces(String procNetDev) {
+    return procNetDev
+        .lines()
+        .filter(line -> line.contains(":"))
+        .map(line -> line.substring(0, line.indexOf(':')).strip())
+        .toList();
+  }
+
+  /** A host directory every sandbox user may write (container backends run as uid 1000). */
+  private Path writableHostDir(String name) throws IOException {
+    Path dir = Files.createDirectory(hostDir().resolve(name + "-" + counter.incrementAndGet()));
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxrwxrwx"));
+    return dir;
+  }
+}

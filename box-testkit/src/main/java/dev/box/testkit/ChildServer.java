@@ -1,0 +1,38 @@
+package dev.box.testkit;
+
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import java.io.IOException;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * A Box server in a JVM of its own, so that the conformance suite can crash it for real (SIGKILL)
+ * and check that the next server on the same data directory removes what it left behind.
+ *
+ * <p>Arguments are {@code key=value} server settings. It prints {@code port=<port>} on stdout once
+ * it accepts requests, and shuts down cleanly when its stdin ends (so a test JVM that dies first
+ * does not leave it running).
+ */
+public final class ChildServer {
+  private ChildServer() {}
+
+  /** Runs the server until stdin ends. */
+  public static void main(String[] args) throws IOException {
+    Map<String, String> flags = new HashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("expected key=value, got " + arg);
+      }
+      flags.put(arg.substring(0, eq), arg.substring(eq + 1));
+    }
+    try (BoxServer server = BoxServer.start(ServerConfig.resolve(flags, Map.of()))) {
+      System.out.println("port=" + server.port());
+      System.out.flush();
+      while (System.in.read() >= 0) {
+        // Wait for the end of stdin.
+      }
+    }
+  }
+}

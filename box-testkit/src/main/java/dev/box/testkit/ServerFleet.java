@@ -1,0 +1,161 @@
+package dev.box.testkit;
+
+import dev.box.server.BoxServer;
+import dev.box.server.ServerConfig;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The servers one conformance suite starts, in this JVM or in child JVMs, each on a fresh temporary
+ * data directory; {@link #close()} stops them all and deletes the directories.
+ */
+final class ServerFleet implements AutoCloseable {
+  private final String backend;
+  private final Map<String, String> settings;
+  private final List<Path> dataDirs = new CopyOnWriteArrayList<>();
+  private final List<BoxServer> servers = new CopyOnWriteArrayList<>();
+  private final List<Process> children = new CopyOnWriteArrayList<>();
+  private final List<Path> childDataDirs = new CopyOnWriteArrayList<>();
+
+  /**
+   * @param backend the {@code backend} setting of every server
+   * @param settings further settings of every server, keys of {@link ServerConfig#KEYS}
+   * @throws IllegalArgumentException when a key is not a server setting
+   */
+  ServerFleet(String backend, Map<String, String> settings) {
+    for (String key : settings.keySet()) {
+      if (!ServerConfig.KEYS.contains(key)) {
+        throw new IllegalArgumentException(
+            "'" + key + "' is not a server setting; the settings are " + ServerConfig.KEYS);
+      }
+    }
+    this.backend = backend;
+    this.settings = Map.copyOf(settings);
+  }
+
+  /** Every data directory handed out so far, the first one's server first. */
+  List<Path> dataDirs() {
+    return List.copyOf(dataDirs);
+  }
+
+  Path newDataDir() throws IOException {
+    Path dir = Files.createTempDirectory("box-testkit-");
+    dataDirs.add(dir);
+    return dir;
+  }
+
+  /** Starts a server in this JVM on {@code dataDir}, with {@code extra} over the settings. */
+  BoxServer start(Path dataDir, Map<String, String> extra) {
+    BoxServer server = BoxServer.start(ServerConfig.resolve(flags(dataDir, extra), Map.of()));
+    servers.add(server);
+    return server;
+  }
+
+  void stop(BoxServer server) {
+    server.close();
+    servers.remove(server);
+  }
+
+  /**
+   * Starts {@link ChildServer} in a JVM of its own on {@code dataDir} and returns once it listens.
+   * The child's log goes to {@code log}.
+   */
+  Child startChild(Path dataDir, Path log) throws Exception {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(ChildServer.class.getName());
+    flags(dataDir, Map.of()).forEach((k, v) -> command.add(k + "=" + v));
+    Process process = new ProcessBuilder(command).redirectError(log.toFile()).start();
+    children.add(process);
+    childDataDirs.add(dataDir);
+    return new Child(process, readPort(process));
+  }
+
+  /** A server in a child JVM: its process (to kill) and its port. */
+  record Child(Process process, int port) {}
+
+  private Map<String, String> flags(Path dataDir, Map<String, String> extra) {
+    Map<String, String> flags = new HashMap<>(settings);
+    flags.put("port", "0");
+    flags.put("data_dir", dataDir.toString());
+    flags.put("backend", backend);
+    flags.putAll(extra);
+    return flags;
+  }
+
+  private static int readPort(Process child) throws Exception {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+    String line =
+        CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    String first = out.readLine();
+                    return first == null ? "" : first;
+                  } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                  }
+                })
+            .get(60, TimeUnit.SECONDS);
+    if (!line.startsWith("port=")) {
+      throw new IllegalStateException("the child server did not start; its first line: " + line);
+    }
+    return Integer.parseInt(line.substring("port=".length()).strip());
+  }
+
+  @Override
+  public void close() throws IOException {
+    servers.forEach(BoxServer::close);
+    for (Process child : children) {
+      child.destroyForcibly();
+      try {
+        child.waitFor(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    // A server started on a crashed one's data dir removes what the crash left.
+    for (Path dir : childDataDirs) {
+      try {
+        start(dir, Map.of()).close();
+      } catch (RuntimeException e) {
+        // Nothing more this cleanup can do; the suite's result does not depend on it.
+      }
+    }
+    for (Path dir : dataDirs) {
+      deleteTree(dir);
+    }
+  }
+
+  /** Deletes what it can under {@code root}: a sandbox may have left files it cannot remove. */
+  static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+        try {
+          Files.deleteIfExists(p);
+        } catch (IOException e) {
+          // Left for the temp dir's owner.
+        }
+      }
+    }
+  }
+}
