@@ -1,0 +1,87 @@
+package dev.box.testkit;
+
+import dev.box.core.Hashes;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The conformance suite against a container engine. The backend's host-side objects are the
+ * containers labelled {@code langbot.box=true} whose {@code dev.box.data} label is the hash of one
+ * of the suite's data directories; they are listed and killed with the engine's own CLI, beside Box
+ * rather than through it. The engines and the image come from {@code scripts/engines up}.
+ */
+abstract class ContainerConformance extends BackendConformanceSuite {
+  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
+
+  /** The engine's CLI, which this test uses to look behind Box's back. */
+  private String cli() {
+    return "/usr/bin/" + backendName();
+  }
+
+  @Override
+  protected Map<String, String> serverSettings() {
+    String socket =
+        backendName().equals("docker")
+            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
+            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+    return Map.of(
+        "image", IMAGE, backendName().equals("docker") ? "docker_host" : "podman_host", socket);
+  }
+
+  @Override
+  protected Set<String> leftovers() {
+    Set<String> found = new TreeSet<>();
+    for (Path dataDir : dataDirs()) {
+      String label = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+      for (String name :
+          run(
+              List.of(
+                  cli(),
+                  "ps",
+                  "-a",
+                  "--filter",
+                  "label=langbot.box=true",
+                  "--filter",
+                  "label=dev.box.data=" + label,
+                  "--format",
+                  "{{.Names}}"))) {
+        found.add("container " + name);
+      }
+    }
+    return found;
+  }
+
+  @Override
+  protected void killSandboxFromOutside(String backendSessionId) {
+    run(List.of(cli(), "kill", backendSessionId));
+  }
+
+  private static List<String> run(List<String> command) {
+    try {
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+      builder
+          .environment()
+          .put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+      Process process = builder.start();
+      String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
+        throw new AssertionError(String.join(" ", command) + " failed: " + output);
+      }
+      List<String> lines = new ArrayList<>();
+      output.lines().map(String::strip).filter(l -> !l.isEmpty()).forEach(lines::add);
+      return lines;
+    } catch (IOException e) {
+      throw new AssertionError("cannot run " + command, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError("interrupted", e);
+    }
+  }
+}
