@@ -61,8 +61,31 @@ final class ServeCommand implements Callable<Integer> {
       description = "Workspaces and state (data/box).")
   private @Nullable String dataDir;
 
-  @Option(names = "--backend", paramLabel = "NAME", description = "Sandbox backend (local).")
+  @Option(
+      names = "--backend",
+      paramLabel = "NAME",
+      description =
+          "Sandbox backend: local (the first available of docker, podman, bwrap), docker, podman"
+              + " or bwrap (local).")
   private @Nullable String backend;
+
+  @Option(
+      names = "--image",
+      paramLabel = "IMAGE",
+      description = "Container image of sessions whose spec names none (docker, podman).")
+  private @Nullable String image;
+
+  @Option(
+      names = "--docker-host",
+      paramLabel = "SOCKET",
+      description = "Docker Engine API socket (DOCKER_HOST if unix://, else /var/run/docker.sock).")
+  private @Nullable String dockerHost;
+
+  @Option(
+      names = "--podman-host",
+      paramLabel = "SOCKET",
+      description = "Podman API socket (/run/podman/podman.sock).")
+  private @Nullable String podmanHost;
 
   @Option(
       names = "--control-token",
@@ -144,6 +167,9 @@ final class ServeCommand implements Callable<Integer> {
     put(flags, "config", config);
     put(flags, "data_dir", dataDir);
     put(flags, "backend", backend);
+    put(flags, "image", image);
+    put(flags, "docker_host", dockerHost);
+    put(flags, "podman_host", podmanHost);
     put(flags, "control_token", controlToken);
     put(flags, "insecure", insecure ? "true" : null);
     put(flags, "session_ttl_sec", sessionTtlSec);
