@@ -282,7 +282,11 @@ final class BoxInit {
     String backend = merged.path("backend").asText("").strip();
     String running = sessions.backendStatus().name();
     if (!backend.isEmpty() && !backend.equals("local") && !backend.equals(running)) {
-      log.warn("box.backend={} is not available in Box; sandboxes keep using {}", backend, running);
+      log.warn(
+          "box.backend={} differs from this server's backend; sandboxes keep using {}, chosen at"
+              + " startup (box serve --backend or BOX_BACKEND)",
+          backend,
+          running);
     }
     if (merged.has("admission")) {
       log.warn("box.admission is not applied by this runtime yet");
