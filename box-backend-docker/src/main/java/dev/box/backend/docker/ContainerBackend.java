@@ -267,13 +267,14 @@ public final class ContainerBackend implements SandboxBackend {
       host.put("ReadonlyRootfs", true);
       host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
     }
-    List<String> binds = new ArrayList<>();
+    // Mounts, not Binds: a path containing ':' cannot be mistaken for a mode or a second path.
+    List<Map<String, Object>> mounts = new ArrayList<>();
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
-      binds.add(bind(workspace));
+      mounts.add(mount(workspace));
     }
-    spec.extraMounts().forEach(m -> binds.add(bind(m)));
-    host.put("Binds", binds);
+    spec.extraMounts().forEach(m -> mounts.add(mount(m)));
+    host.put("Mounts", mounts);
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
     body.put("Cmd", HOLDER);
@@ -296,8 +297,12 @@ public final class ContainerBackend implements SandboxBackend {
     return body;
   }
 
-  private static String bind(SandboxMount mount) {
-    return mount.hostPath() + ":" + mount.sandboxPath() + ":" + (mount.readOnly() ? "ro" : "rw");
+  private static Map<String, Object> mount(SandboxMount mount) {
+    return Map.of(
+        "Type", "bind",
+        "Source", mount.hostPath().toString(),
+        "Target", mount.sandboxPath(),
+        "ReadOnly", mount.readOnly());
   }
 
   /**

@@ -34,6 +34,11 @@ final class ContainerProcess implements SandboxProcess {
   private static final long FIRST_POLL_MILLIS = 2;
   private static final long MAX_POLL_MILLIS = 100;
 
+  /** After this long a process is long-lived: its exit is polled for once a second only. */
+  private static final long LONG_LIVED_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  private static final long LONG_LIVED_POLL_MILLIS = 1000;
+
   /** Platform threads: they block on socket reads. */
   private static final ExecutorService DEMUX =
       Executors.newCachedThreadPool(
@@ -61,6 +66,7 @@ final class ContainerProcess implements SandboxProcess {
   private final ChunkPipe stderr = new ChunkPipe();
   private final OutputStream stdin;
   private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+  private final long startedAt = System.nanoTime();
 
   ContainerProcess(
       ContainerSandbox sandbox,
@@ -153,7 +159,11 @@ final class ContainerProcess implements SandboxProcess {
         return;
       }
     }
-    long next = Math.min(MAX_POLL_MILLIS, delayMillis * 2);
+    // The stream's end triggers a poll at once; polling is for exits while a background process
+    // still holds the stream, so a long-lived process is polled rarely.
+    long cap =
+        System.nanoTime() - startedAt < LONG_LIVED_NANOS ? MAX_POLL_MILLIS : LONG_LIVED_POLL_MILLIS;
+    long next = Math.min(cap, delayMillis * 2);
     POLLER.schedule(() -> poll(next), delayMillis, TimeUnit.MILLISECONDS);
   }
 

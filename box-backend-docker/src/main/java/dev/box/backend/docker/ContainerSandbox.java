@@ -61,6 +61,7 @@ final class ContainerSandbox implements Sandbox {
           "  [ \"$set_\" = ' ' ] && exit 0",
           "  kill -s \"$sig\" $set_ 2>/dev/null",
           "  [ \"$sig\" = KILL ] || exit 0",
+          "  sleep 0.02",
           "done",
           "echo \"box: processes still alive after 50 rounds:$set_\" >&2; exit 1");
 

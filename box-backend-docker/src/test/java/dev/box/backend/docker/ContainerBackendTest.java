@@ -137,6 +137,45 @@ class ContainerBackendTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
+  void aHostPathWithColonsIsMountedAsOnePath(String engine) throws Exception {
+    Path host = Files.createDirectories(dataDir.resolve("work:/etc:rw"));
+    Files.setPosixFilePermissions(
+        host, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+    SandboxSpec spec =
+        new SandboxSpec(
+            "colon",
+            "x",
+            "inst",
+            IMAGE,
+            BoxNetworkMode.OFF,
+            new dev.box.core.backend.SandboxMount(host, "/workspace", false),
+            List.of(),
+            false,
+            1.0,
+            256,
+            64);
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      Sandbox sandbox = backend.start(spec);
+      try {
+        SandboxProcess p =
+            sandbox.spawn(
+                new ProcessSpec(
+                    new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
+                    "/workspace",
+                    Map.of(),
+                    false));
+        assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
+        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+        p.release();
+        assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
   void aMissingImageThatCannotBePulledIsAClearErrorAndLeavesNoContainer(String engine) {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(20))) {
       assertThatThrownBy(() -> backend.start(spec("s4", "box-no-such-image:1")))
