@@ -31,7 +31,13 @@ import org.slf4j.LoggerFactory;
 final class ContainerProcess implements SandboxProcess {
   private static final Logger log = LoggerFactory.getLogger(ContainerProcess.class);
   private static final Duration INSPECT_TIMEOUT = Duration.ofSeconds(5);
-  private static final long FIRST_POLL_MILLIS = 2;
+
+  /**
+   * The first look at a running exec. Short commands are seen to end by their stream first (which
+   * triggers a look at once), so early looks would only compete with the engine for the CPU.
+   */
+  private static final long FIRST_POLL_MILLIS = 50;
+
   private static final long MAX_POLL_MILLIS = 100;
 
   /** After this long a process is long-lived: its exit is polled for once a second only. */
@@ -126,7 +132,7 @@ final class ContainerProcess implements SandboxProcess {
       }
       // The stream ends when the process and all holders of its output are gone: look now.
       if (!exit.isDone()) {
-        POLLER.execute(() -> poll(MAX_POLL_MILLIS));
+        POLLER.execute(() -> poll(1));
       }
     }
   }
