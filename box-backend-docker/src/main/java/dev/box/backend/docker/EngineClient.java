@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,14 +92,15 @@ final class EngineClient {
   Response call(String method, String path, @Nullable Object body, Duration timeout)
       throws IOException {
     SocketChannel channel = SocketChannel.open(address);
-    ScheduledFuture<?> deadline = closeAfter(channel, timeout);
+    AtomicBoolean expired = new AtomicBoolean();
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout, expired);
     try (channel) {
       writeRequest(channel, method, path, body, false);
       InputStream in = Channels.newInputStream(channel);
       Head head = readHead(in);
       return new Response(head.status, readBody(in, head));
     } catch (IOException e) {
-      if (deadline.isDone()) {
+      if (expired.get()) {
         throw new SocketTimeoutException(
             method + " " + path + " got no answer within " + timeout.toSeconds() + " s");
       }
@@ -116,7 +118,7 @@ final class EngineClient {
    */
   Hijacked hijack(String path, Object body, Duration timeout) throws IOException {
     SocketChannel channel = SocketChannel.open(address);
-    ScheduledFuture<?> deadline = closeAfter(channel, timeout);
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout, new AtomicBoolean());
     try {
       writeRequest(channel, "POST", path, body, true);
       InputStream in = Channels.newInputStream(channel);
@@ -138,9 +140,12 @@ final class EngineClient {
   /** A connection handed over to a raw stream. */
   record Hijacked(SocketChannel channel, InputStream in) {}
 
-  private static ScheduledFuture<?> closeAfter(SocketChannel channel, Duration timeout) {
+  /** Closes {@code channel} when {@code timeout} passes, setting {@code expired} first. */
+  private static ScheduledFuture<?> closeAfter(
+      SocketChannel channel, Duration timeout, AtomicBoolean expired) {
     return DEADLINES.schedule(
         () -> {
+          expired.set(true);
           try {
             channel.close();
           } catch (IOException e) {
