@@ -54,23 +54,28 @@ final class Backends {
   }
 
   private static Selection local(ServerConfig config, String instanceId) {
+    return firstAvailable(
+        List.of("docker", "podman", "bwrap"), name -> single(name, config, instanceId));
+  }
+
+  /**
+   * The first available of {@code candidates}, opened in order; the ones passed over are closed.
+   * When none is available the selection is {@link NoBackend}, whose reason is LangBot's message.
+   */
+  static Selection firstAvailable(
+      List<String> candidates, java.util.function.Function<String, SandboxBackend> open) {
     Map<String, String> notChosen = new LinkedHashMap<>();
-    List<String> order = List.of("docker", "podman", "bwrap");
-    for (int i = 0; i < order.size(); i++) {
-      String candidate = order.get(i);
-      SandboxBackend backend = single(candidate, config, instanceId);
-      boolean last = i == order.size() - 1;
-      if (backend.status().available() || last) {
-        if (!backend.status().available()) {
-          log.warn("no supported backend (Docker, Podman, bubblewrap) is ready");
-        }
+    for (String candidate : candidates) {
+      SandboxBackend backend = open.apply(candidate);
+      if (backend.status().available()) {
         return new Selection(
-            backend, "first available of local (docker, podman, bwrap)", notChosen);
+            backend, "first available of local (" + String.join(", ", candidates) + ")", notChosen);
       }
       notChosen.put(candidate, backend.status().reason());
       backend.close();
     }
-    throw new IllegalStateException("unreachable");
+    log.warn("no supported backend (Docker, Podman, bubblewrap) is ready");
+    return new Selection(new NoBackend(notChosen), "none of local is available", notChosen);
   }
 
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {

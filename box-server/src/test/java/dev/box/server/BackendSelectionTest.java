@@ -1,8 +1,18 @@
 package dev.box.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.backend.docker.ContainerBackend;
+import dev.box.core.backend.SandboxSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Backend selection through the real server: {@code local} takes the first available of Docker,
@@ -60,9 +70,57 @@ class BackendSelectionTest {
 
   @Test
   void aSocketThatIsNotAUnixPathIsRefusedAtStart() {
-    org.assertj.core.api.Assertions.assertThatThrownBy(
+    assertThatThrownBy(
             () -> TestServer.start("backend", "docker", "docker_host", "tcp://10.0.0.1:2375"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("docker_host must be a Unix socket");
+  }
+
+  @Test
+  void whenNoCandidateIsAvailable_sessionRequestsGetLangBotsMessageAndEachReason(
+      @TempDir Path dataDir) {
+    // Real container backends pointed at sockets where nothing listens: none is available.
+    Backends.Selection selection =
+        Backends.firstAvailable(
+            List.of("docker", "podman"),
+            name ->
+                new ContainerBackend(
+                    new ContainerBackend.Settings(
+                        name,
+                        Path.of("/nonexistent/" + name + ".sock"),
+                        null,
+                        true,
+                        Duration.ofSeconds(1)),
+                    dataDir,
+                    "inst"));
+
+    assertThat(selection.backend().status().available()).isFalse();
+    assertThat(selection.notChosen()).containsOnlyKeys("docker", "podman");
+    assertThat(selection.backend().status().reason())
+        .startsWith(
+            "LangBot Box backend unavailable. Install and start Docker or nsjail before using"
+                + " exec.")
+        .contains("/nonexistent/docker.sock")
+        .contains("/nonexistent/podman.sock");
+    assertThatThrownBy(
+            () ->
+                selection
+                    .backend()
+                    .start(
+                        new SandboxSpec(
+                            "s",
+                            "s",
+                            "inst",
+                            "image",
+                            BoxNetworkMode.OFF,
+                            null,
+                            List.of(),
+                            false,
+                            1,
+                            256,
+                            64)))
+        .isInstanceOfSatisfying(
+            BoxException.class,
+            e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE));
   }
 }

@@ -21,6 +21,9 @@ public record BackendStatus(
     Map<String, String> enforced,
     Set<String> capabilities) {
 
+  /** The name of the status when no backend could be selected; its reason says why. */
+  public static final String NONE = "none";
+
   /** Copies the collections. */
   public BackendStatus {
     enforced = Map.copyOf(enforced);

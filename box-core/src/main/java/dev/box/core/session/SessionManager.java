@@ -345,7 +345,9 @@ public final class SessionManager implements AutoCloseable {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
-          "Box backend " + status.name() + " is unavailable: " + status.reason());
+          status.name().equals(BackendStatus.NONE)
+              ? status.reason()
+              : "Box backend " + status.name() + " is unavailable: " + status.reason());
     }
     List<SandboxMount> extra = new ArrayList<>();
     for (BoxMountSpec mount : spec.extraMounts()) {

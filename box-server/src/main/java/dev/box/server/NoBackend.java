@@ -1,0 +1,63 @@
+package dev.box.server;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxSpec;
+import java.util.Map;
+import java.util.stream.Collectors;
+
+/**
+ * What {@code local} selects when no backend is available: it runs nothing, and says LangBot's
+ * message, followed by each candidate's reason, to every session request.
+ */
+final class NoBackend implements SandboxBackend {
+  /** The first sentence is LangBot's runtime's message for this case, word for word. */
+  static final String MESSAGE =
+      "LangBot Box backend unavailable. Install and start Docker or nsjail before using exec.";
+
+  private final BackendStatus status;
+
+  NoBackend(Map<String, String> reasons) {
+    String details =
+        reasons.entrySet().stream()
+            .map(e -> e.getKey() + ": " + e.getValue())
+            .collect(Collectors.joining("; "));
+    this.status =
+        new BackendStatus(
+            BackendStatus.NONE,
+            false,
+            MESSAGE
+                + " Box runs sandboxes with Docker, Podman or bubblewrap; none is ready ("
+                + details
+                + ")",
+            Map.of("memory", "none", "pids", "none", "cpu", "none"));
+  }
+
+  @Override
+  public String name() {
+    return BackendStatus.NONE;
+  }
+
+  @Override
+  public BackendStatus status() {
+    return status;
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    throw new BoxException(BoxErrorCode.BACKEND_UNAVAILABLE, status.reason());
+  }
+
+  @Override
+  public void removeOrphans() {
+    // Nothing was ever started.
+  }
+
+  @Override
+  public void close() {
+    // Nothing to release.
+  }
+}
