@@ -9,6 +9,8 @@ import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import dev.box.testkit.BoxHttp.Answer;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -20,6 +22,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -242,6 +245,55 @@ public abstract class BackendConformanceSuite {
 
     assertThat(a.stdout()).isEqualTo("a  b\nc\"d\ne$f\nsub 3 bq\n");
     assertThat(a.stderr()).isEmpty();
+  }
+
+  @Test
+  void envAndCommand_neverAppearOnAHostCommandLineWhileTheCommandRuns() throws Exception {
+    String id = session("secret");
+    String secret = "box-secret-" + UUID.randomUUID();
+    String cmd =
+        ": "
+            + secret
+            + "; touch /tmp/started; while [ ! -f /tmp/done ]; do sleep 0.05; done; echo \"$SECRET\"";
+    CompletableFuture<Answer> running =
+        CompletableFuture.supplyAsync(
+            () ->
+                box()
+                    .exec(
+                        id,
+                        cmd,
+                        "\"env\":{\"SECRET\":" + BoxHttp.quote(secret) + "},\"timeout_sec\":30"));
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> box().exec(id, "test -f /tmp/started", "").ok());
+    String seen = hostCommandLinesContaining(secret);
+    box().exec(id, "touch /tmp/done", "");
+
+    Answer a = running.get(60, TimeUnit.SECONDS);
+    assertThat(a.stdout())
+        .as("the command ran with the secret in its env")
+        .isEqualTo(secret + "\n");
+    assertThat(seen).as("host processes whose command line holds the secret").isEmpty();
+  }
+
+  /** Every host process whose command line contains {@code text}, one per line. */
+  private static String hostCommandLinesContaining(String text) throws IOException {
+    StringBuilder found = new StringBuilder();
+    try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
+      for (Path proc : procs) {
+        try {
+          String cmdline =
+              new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
+                  .replace('\0', ' ');
+          if (cmdline.contains(text)) {
+            found.append(proc.getFileName()).append(": ").append(cmdline).append('\n');
+          }
+        } catch (IOException e) {
+          // The process ended while we looked.
+        }
+      }
+    }
+    return found.toString();
   }
 
   @Test
