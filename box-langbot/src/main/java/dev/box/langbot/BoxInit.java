@@ -1,5 +1,6 @@
 package dev.box.langbot;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -206,6 +207,7 @@ final class BoxInit {
   private final SessionManager sessions;
   private final Tenancy tenancy;
   private final Path workingDir;
+  private final ObjectMapper mapper;
   private ObjectNode config;
   private volatile Limits limits;
   private volatile Local local = Local.NONE;
@@ -219,6 +221,7 @@ final class BoxInit {
     this.sessions = sessions;
     this.tenancy = tenancy;
     this.workingDir = workingDir;
+    this.mapper = mapper;
     this.config = mapper.createObjectNode();
     RuntimeConfig current = sessions.config();
     this.limits =
@@ -264,6 +267,12 @@ final class BoxInit {
     Local nextLocal =
         localNode == null || localNode.isNull() ? local : Local.read(localNode, workingDir);
     nextLocal.ensureDefaultWorkspace();
+    // The backend's own section (box.docker, ...): it validates before anything else is applied.
+    JsonNode own = merged.path(sessions.backendStatus().name());
+    if (own.isObject()) {
+      sessions.configureBackend(
+          mapper.convertValue(own, new TypeReference<Map<String, Object>>() {}));
+    }
     config = merged;
     limits = next;
     if (nextLocal.rootsConfigured()) {

@@ -6,6 +6,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
@@ -85,6 +86,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final Path workspaces;
   private final String instanceId;
   private final String dataLabel;
+  private volatile boolean cpuLimit;
   private volatile BackendStatus status;
   private volatile long probedAt;
 
@@ -101,12 +103,11 @@ public final class ContainerBackend implements SandboxBackend {
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.instanceId = instanceId;
     this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+    this.cpuLimit = settings.cpuLimit();
     this.status = probe();
     this.probedAt = System.nanoTime();
-    if (!settings.cpuLimit()) {
-      log.warn(
-          "Docker sandbox CPU limit is disabled by config (box.docker.cpu_limit_enabled=false);"
-              + " containers will be started without --cpus.");
+    if (!cpuLimit) {
+      warnCpuLimitDisabled();
     }
     log.info(
         "{} backend: {} ({})",
@@ -118,6 +119,43 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public String name() {
     return settings.engine();
+  }
+
+  private static void warnCpuLimitDisabled() {
+    log.warn(
+        "Docker sandbox CPU limit is disabled by config (box.docker.cpu_limit_enabled=false);"
+            + " containers will be started without --cpus.");
+  }
+
+  /**
+   * Applies LangBot's {@code box.docker} (or {@code box.podman}) section: {@code
+   * cpu_limit_enabled}, a boolean or a string where {@code 0} and {@code false} disable the CPU
+   * quota of containers created afterwards.
+   */
+  @Override
+  public void configure(Map<String, Object> section) {
+    if (!section.containsKey("cpu_limit_enabled")) {
+      return;
+    }
+    Object value = section.get("cpu_limit_enabled");
+    boolean enabled;
+    if (value instanceof Boolean b) {
+      enabled = b;
+    } else if (value instanceof String text) {
+      String v = text.strip().toLowerCase(Locale.ROOT);
+      enabled = !(v.equals("0") || v.equals("false"));
+    } else {
+      throw new BoxValidationException(
+          "box." + name() + ".cpu_limit_enabled must be a boolean or a string");
+    }
+    if (enabled != cpuLimit) {
+      cpuLimit = enabled;
+      status = probe();
+      probedAt = System.nanoTime();
+      if (!enabled) {
+        warnCpuLimitDisabled();
+      }
+    }
   }
 
   @Override
@@ -136,7 +174,7 @@ public final class ContainerBackend implements SandboxBackend {
     String mechanism = settings.engine() + "-cgroup";
     enforced.put("memory", mechanism);
     enforced.put("pids", mechanism);
-    enforced.put("cpu", settings.cpuLimit() ? mechanism : "none");
+    enforced.put("cpu", cpuLimit ? mechanism : "none");
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
     Set<String> capabilities =
@@ -257,7 +295,7 @@ public final class ContainerBackend implements SandboxBackend {
     long memory = spec.memoryMb() * 1024L * 1024L;
     host.put("Memory", memory);
     host.put("MemorySwap", memory);
-    if (settings.cpuLimit()) {
+    if (cpuLimit) {
       host.put("NanoCpus", Math.round(spec.cpus() * 1_000_000_000d));
     }
     if (spec.network() == BoxNetworkMode.OFF) {

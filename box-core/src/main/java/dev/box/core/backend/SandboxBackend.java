@@ -27,6 +27,14 @@ public interface SandboxBackend extends AutoCloseable {
    */
   void removeOrphans();
 
+  /**
+   * Applies the backend's own section of LangBot's {@code box_init} configuration (for example
+   * {@code docker: {cpu_limit_enabled: false}}); the default has no settings and ignores it.
+   *
+   * @throws dev.box.api.BoxException with a validation code for a value it refuses
+   */
+  default void configure(java.util.Map<String, Object> section) {}
+
   /** Releases the backend's own resources; sessions are destroyed by the runtime before. */
   @Override
   void close();

@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -134,6 +135,11 @@ public final class SessionManager implements AutoCloseable {
   /** The backend's status. */
   public BackendStatus backendStatus() {
     return backend.status();
+  }
+
+  /** Applies the backend's own configuration section ({@link SandboxBackend#configure}). */
+  public void configureBackend(Map<String, Object> section) {
+    backend.configure(section);
   }
 
   /**
