@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -229,74 +230,16 @@ class ContainerBackendTest {
   /**
    * A pull that does not finish in time fails the session and creates no container. No registry is
    * reachable here, and a real pull from an unreachable registry fails at once instead of hanging,
-   * so this one test speaks to a fake engine on a Unix socket: it knows no image and never answers
-   * a pull.
+   * so this one test speaks to a fake engine ({@link FakeEngine}) that knows no image and never
+   * answers a pull.
    */
-  @org.junit.jupiter.api.Test
+  @Test
   void aPullThatTimesOutIsAnErrorAndNoContainerIsCreated() throws Exception {
-    Path socket = dataDir.resolve("fake-engine.sock");
-    java.util.concurrent.atomic.AtomicInteger creates =
-        new java.util.concurrent.atomic.AtomicInteger();
-    java.util.concurrent.atomic.AtomicInteger pulls =
-        new java.util.concurrent.atomic.AtomicInteger();
-    try (java.nio.channels.ServerSocketChannel server =
-        java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
-      server.bind(java.net.UnixDomainSocketAddress.of(socket));
-      Thread engine =
-          Thread.ofPlatform()
-              .daemon()
-              .start(
-                  () -> {
-                    List<java.nio.channels.SocketChannel> hanging = new java.util.ArrayList<>();
-                    try {
-                      while (true) {
-                        java.nio.channels.SocketChannel c = server.accept();
-                        java.io.InputStream in = java.nio.channels.Channels.newInputStream(c);
-                        String request = EngineClient.readLine(in);
-                        long length = 0;
-                        for (String h = EngineClient.readLine(in);
-                            !h.isEmpty();
-                            h = EngineClient.readLine(in)) {
-                          if (h.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:")) {
-                            length = Long.parseLong(h.substring(15).strip());
-                          }
-                        }
-                        in.readNBytes((int) length);
-                        String body;
-                        int status;
-                        if (request.contains("/images/create")) {
-                          pulls.incrementAndGet();
-                          hanging.add(c);
-                          continue;
-                        } else if (request.contains("/containers/create")) {
-                          creates.incrementAndGet();
-                          status = 404;
-                          body = "{\"message\":\"No such image: slow/image:1\"}";
-                        } else {
-                          status = 200;
-                          body = "{\"Version\":\"fake\",\"ApiVersion\":\"1.41\"}";
-                        }
-                        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-                        String head =
-                            "HTTP/1.1 "
-                                + status
-                                + " X\r\nContent-Type: application/json\r\n"
-                                + "Content-Length: "
-                                + bytes.length
-                                + "\r\n\r\n";
-                        try (c) {
-                          c.write(
-                              java.nio.ByteBuffer.wrap(head.getBytes(StandardCharsets.US_ASCII)));
-                          c.write(java.nio.ByteBuffer.wrap(bytes));
-                        }
-                      }
-                    } catch (IOException e) {
-                      // The server socket closed: the test is over.
-                    }
-                  });
+    try (FakeEngine engine = FakeEngine.start(dataDir.resolve("fake-engine.sock"))) {
       ContainerBackend backend =
           new ContainerBackend(
-              new ContainerBackend.Settings("docker", socket, null, true, Duration.ofSeconds(1)),
+              new ContainerBackend.Settings(
+                  "docker", engine.socket(), null, true, Duration.ofSeconds(1)),
               dataDir,
               "inst");
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
@@ -306,10 +249,9 @@ class ContainerBackendTest {
               BoxException.class,
               e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE))
           .hasMessage("image slow/image:1 is not present and pulling it timed out after 1 s");
-      assertThat(pulls.get()).isEqualTo(1);
-      assertThat(creates.get()).as("no create after the failed pull").isEqualTo(1);
-      server.close();
-      engine.join(5000);
+      assertThat(engine.requests("/images/create")).isEqualTo(1);
+      assertThat(engine.requests("/containers/create")).as("no create after the pull").isEqualTo(1);
+      assertThat(engine.requests("/start")).isZero();
     }
   }
 }
