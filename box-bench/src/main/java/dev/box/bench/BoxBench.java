@@ -29,18 +29,8 @@ public final class BoxBench {
   /** Runs the benchmark; exits 2 for a bad argument and 1 when the run fails. */
   public static void main(String[] args) {
     if (args.length > 0 && args[0].equals("--containers")) {
-      int status;
-      try {
-        status = ContainerBench.main(List.of(args).subList(1, args.length), System.out);
-      } catch (IOException | RuntimeException e) {
-        System.err.println("box-bench: the run failed: " + e.getMessage());
-        e.printStackTrace();
-        status = 1;
-      } catch (InterruptedException e) {
-        System.err.println("box-bench: interrupted");
-        status = 1;
-      }
-      System.exit(status);
+      System.exit(
+          exitStatus(() -> ContainerBench.main(List.of(args).subList(1, args.length), System.out)));
       return;
     }
     BenchOptions options;
@@ -52,18 +42,31 @@ public final class BoxBench {
       System.exit(2);
       return;
     }
-    int status = 0;
+    System.exit(
+        exitStatus(
+            () -> {
+              run(options, System.out);
+              return 0;
+            }));
+  }
+
+  /** A run that returns its exit status. */
+  private interface BenchRun {
+    int run() throws IOException, InterruptedException;
+  }
+
+  /** Runs {@code bench}; a failure is reported on stderr and is status 1. */
+  private static int exitStatus(BenchRun bench) {
     try {
-      run(options, System.out);
+      return bench.run();
     } catch (IOException | RuntimeException e) {
       System.err.println("box-bench: the run failed: " + e.getMessage());
       e.printStackTrace();
-      status = 1;
+      return 1;
     } catch (InterruptedException e) {
       System.err.println("box-bench: interrupted");
-      status = 1;
+      return 1;
     }
-    System.exit(status);
   }
 
   /**

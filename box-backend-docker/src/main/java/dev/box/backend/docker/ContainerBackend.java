@@ -13,6 +13,7 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.session.SandboxNames;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -269,19 +270,8 @@ public final class ContainerBackend implements SandboxBackend {
 
   /** {@code langbot-box-<normalised id>-<8 hex>}, as LangBot's runtime names its containers. */
   static String containerName(String sessionId) {
-    String norm =
-        sessionId
-            .replaceAll("[^a-zA-Z0-9_.-]+", "-")
-            .replaceAll("^-+|-+$", "")
-            .toLowerCase(Locale.ROOT);
-    if (norm.length() > 32) {
-      norm = norm.substring(0, 32);
-    }
-    if (norm.isEmpty() || !Character.isLetterOrDigit(norm.charAt(0))) {
-      norm = "session" + (norm.isEmpty() ? "" : "-" + norm);
-    }
     return "langbot-box-"
-        + norm
+        + SandboxNames.normalise(sessionId)
         + "-"
         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }

@@ -4,7 +4,7 @@ import dev.box.core.Hashes;
 import java.util.Locale;
 
 /** Names for what a session creates on the host: safe for files and cgroups, unique per id. */
-final class SandboxNames {
+public final class SandboxNames {
   private SandboxNames() {}
 
   /**
@@ -12,6 +12,15 @@ final class SandboxNames {
    * readable 32-character prefix, the hash keeps two ids apart that normalise alike.
    */
   static String of(String instanceId, String sessionId) {
+    return instanceId + "_" + normalise(sessionId) + "-" + Hashes.shortSha256(sessionId);
+  }
+
+  /**
+   * The id as LangBot's runtime normalises it for names: runs of other characters than letters,
+   * digits, {@code _ . -} become {@code -}, leading {@code - .} and trailing {@code -} go, lower
+   * case, at most 32 characters, and {@code session} when nothing is left.
+   */
+  public static String normalise(String sessionId) {
     String norm =
         sessionId
             .replaceAll("[^a-zA-Z0-9_.-]+", "-")
@@ -20,9 +29,6 @@ final class SandboxNames {
     if (norm.length() > 32) {
       norm = norm.substring(0, 32);
     }
-    if (norm.isEmpty()) {
-      norm = "session";
-    }
-    return instanceId + "_" + norm + "-" + Hashes.shortSha256(sessionId);
+    return norm.isEmpty() ? "session" : norm;
   }
 }
