@@ -251,6 +251,16 @@ public final class ContainerBackend implements SandboxBackend {
       return new ContainerSandbox(client, name, containerId, SANDBOX_USER, BASE_ENV);
     } catch (IOException e) {
       remove(containerId == null ? name : containerId);
+      // An engine that went away is unavailable (503, probed again later), not an internal error.
+      BackendStatus now = probe();
+      status = now;
+      probedAt = System.nanoTime();
+      if (!now.available()) {
+        throw new BoxException(
+            BoxErrorCode.BACKEND_UNAVAILABLE,
+            settings.engine() + " backend is unavailable: " + now.reason(),
+            e);
+      }
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, settings.engine() + " backend error: " + e.getMessage(), e);
     } catch (RuntimeException e) {

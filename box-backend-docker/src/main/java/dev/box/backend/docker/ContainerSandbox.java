@@ -16,7 +16,9 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -161,9 +163,15 @@ final class ContainerSandbox implements Sandbox {
         EngineClient.Hijacked connection =
             engine.hijack(
                 "/exec/" + execId + "/start", Map.of("Detach", false, "Tty", false), KILL_TIMEOUT);
+        // The script ends by itself within seconds; an engine that stalls must not hold a timeout.
+        CompletableFuture<Void> deadline =
+            CompletableFuture.runAsync(
+                () -> closeQuietly(connection.channel()),
+                CompletableFuture.delayedExecutor(KILL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
         try (InputStream in = connection.in();
             var channel = connection.channel()) {
           byte[] output = in.readAllBytes();
+          deadline.cancel(false);
           EngineClient.Response state =
               engine.call("GET", "/exec/" + execId + "/json", null, CALL_TIMEOUT);
           int code = state.json().path("ExitCode").asInt(-1);
@@ -204,6 +212,14 @@ final class ContainerSandbox implements Sandbox {
       }
     } catch (IOException e) {
       log.warn("cannot remove container {}: {}", name, e.toString());
+    }
+  }
+
+  private static void closeQuietly(java.nio.channels.Channel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // Closing is all that is wanted.
     }
   }
 

@@ -254,4 +254,26 @@ class ContainerBackendTest {
       assertThat(engine.requests("/start")).isZero();
     }
   }
+
+  /** An engine that goes away after the start is unavailable (503), not an internal error. */
+  @Test
+  void anEngineThatWentAwayMakesSessionsUnavailableNotInternalErrors() throws Exception {
+    ContainerBackend backend;
+    try (FakeEngine engine = FakeEngine.start(dataDir.resolve("gone.sock"))) {
+      backend =
+          new ContainerBackend(
+              new ContainerBackend.Settings(
+                  "docker", engine.socket(), null, true, Duration.ofSeconds(1)),
+              dataDir,
+              "inst");
+      assertThat(backend.status().available()).isTrue();
+    }
+
+    assertThatThrownBy(() -> backend.start(spec("gone", IMAGE)))
+        .isInstanceOfSatisfying(
+            BoxException.class,
+            e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE))
+        .hasMessageContaining("docker backend is unavailable: cannot reach Docker Engine");
+    assertThat(backend.status().available()).isFalse();
+  }
 }
