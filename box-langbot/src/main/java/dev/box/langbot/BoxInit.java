@@ -267,7 +267,11 @@ final class BoxInit {
     Local nextLocal =
         localNode == null || localNode.isNull() ? local : Local.read(localNode, workingDir);
     nextLocal.ensureDefaultWorkspace();
-    // The backend's own section (box.docker, ...): it validates before anything else is applied.
+    String backend = section.path("backend").asText("").strip();
+    if (!backend.isEmpty()) {
+      switchBackend(backend);
+    }
+    // The backend's own section (box.docker, ...): it validates before the rest is applied.
     JsonNode own = merged.path(sessions.backendStatus().name());
     if (own.isObject()) {
       sessions.configureBackend(
@@ -288,18 +292,34 @@ final class BoxInit {
             Duration.ofSeconds(next.completedProcessRetentionSec()),
             current.stdoutBufferBytes()));
     tenancy.maxRecords(next.maxAdmissionRecords());
-    String backend = merged.path("backend").asText("").strip();
-    String running = sessions.backendStatus().name();
-    if (!backend.isEmpty() && !backend.equals("local") && !backend.equals(running)) {
-      log.warn(
-          "box.backend={} differs from this server's backend; sandboxes keep using {}, chosen at"
-              + " startup (box serve --backend or BOX_BACKEND)",
-          backend,
-          running);
-    }
     if (merged.has("admission")) {
       log.warn("box.admission is not applied by this runtime yet");
     }
     log.info("applied LangBot box config: limits {}, local {}", next, nextLocal);
+  }
+
+  /**
+   * Re-selects the backend as LangBot's runtime does on {@code box_init}: while no session exists,
+   * unless the operator named the backend when starting Box.
+   */
+  private void switchBackend(String name) {
+    String running = sessions.backendStatus().name();
+    switch (sessions.switchBackend(name)) {
+      case DONE -> {}
+      case FIXED -> {
+        if (!name.equals(running) && !name.equals("local")) {
+          log.warn(
+              "box.backend={} differs from the backend Box was started with; sandboxes keep using"
+                  + " {} (box serve --backend or BOX_BACKEND)",
+              name,
+              running);
+        }
+      }
+      case BUSY ->
+          log.warn(
+              "box.backend={} applies once no session exists; sandboxes keep using {} for now",
+              name,
+              running);
+    }
   }
 }

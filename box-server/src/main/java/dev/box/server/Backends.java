@@ -2,6 +2,7 @@ package dev.box.server;
 
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxBackend;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -22,24 +23,16 @@ final class Backends {
   private Backends() {}
 
   /**
-   * The chosen backend, and for each other candidate why it was not chosen.
-   *
-   * @param backend the backend that serves sessions
-   * @param why how it was chosen
-   * @param notChosen the other candidates of {@code local}, with the reason each was passed over
-   */
-  record Selection(SandboxBackend backend, String why, Map<String, String> notChosen) {}
-
-  /**
    * Opens the backend {@code name}.
    *
    * @throws IllegalArgumentException for a name this version does not know
    */
-  static Selection open(String name, ServerConfig config, String instanceId) {
+  static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
       case "docker", "podman", "bwrap", "bubblewrap" ->
-          new Selection(single(name, config, instanceId), "forced via backend=" + name, Map.of());
+          new BackendChoice(
+              single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
       case "nsjail", "e2b" ->
           throw new IllegalArgumentException(
               "backend '"
@@ -53,7 +46,29 @@ final class Backends {
     };
   }
 
-  private static Selection local(ServerConfig config, String instanceId) {
+  /**
+   * Opens {@code name} as LangBot's {@code box_init} names it: an unknown or unsupported name is
+   * not an error of the call but an unavailable backend that says so, as LangBot's runtime logs it
+   * and answers every exec with "backend unavailable".
+   */
+  static BackendChoice forLangBot(String name, ServerConfig config, String instanceId) {
+    try {
+      return open(name, config, instanceId);
+    } catch (IllegalArgumentException e) {
+      String message =
+          "LangBot Box backend \""
+              + name
+              + "\" not found (box.backend="
+              + name
+              + ", available: ["
+              + KNOWN
+              + "])";
+      log.error(message);
+      return new BackendChoice(new NoBackend(message), name, "box.backend=" + name, Map.of());
+    }
+  }
+
+  private static BackendChoice local(ServerConfig config, String instanceId) {
     return firstAvailable(
         List.of("docker", "podman", "bwrap"), name -> single(name, config, instanceId));
   }
@@ -62,20 +77,24 @@ final class Backends {
    * The first available of {@code candidates}, opened in order; the ones passed over are closed.
    * When none is available the selection is {@link NoBackend}, whose reason is LangBot's message.
    */
-  static Selection firstAvailable(
+  static BackendChoice firstAvailable(
       List<String> candidates, java.util.function.Function<String, SandboxBackend> open) {
     Map<String, String> notChosen = new LinkedHashMap<>();
     for (String candidate : candidates) {
       SandboxBackend backend = open.apply(candidate);
       if (backend.status().available()) {
-        return new Selection(
-            backend, "first available of local (" + String.join(", ", candidates) + ")", notChosen);
+        return new BackendChoice(
+            backend,
+            "local",
+            "first available of local (" + String.join(", ", candidates) + ")",
+            notChosen);
       }
       notChosen.put(candidate, backend.status().reason());
       backend.close();
     }
     log.warn("no supported backend (Docker, Podman, bubblewrap) is ready");
-    return new Selection(new NoBackend(notChosen), "none of local is available", notChosen);
+    return new BackendChoice(
+        new NoBackend(notChosen), "local", "none of local is available", notChosen);
   }
 
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {

@@ -1,6 +1,7 @@
 package dev.box.server;
 
 import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.session.SessionManager;
@@ -121,7 +122,7 @@ public final class BoxServer implements AutoCloseable {
       }
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
-      Backends.Selection selection = Backends.open(config.backend(), config, instanceId);
+      BackendChoice selection = Backends.open(config.backend(), config, instanceId);
       backend = selection.backend();
       RuntimeConfig runtime =
           new RuntimeConfig(
@@ -131,12 +132,15 @@ public final class BoxServer implements AutoCloseable {
               config.maxOutputBytes(),
               config.allowedMountRoots(),
               config.processLimits());
-      sessions = new SessionManager(backend, runtime, clock, instanceId);
+      sessions = new SessionManager(selection, runtime, clock, instanceId);
+      if (!config.backendFixed()) {
+        sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
+      }
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(sessions, langbotEnv, config.controlToken(), stdioControl);
-      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot, selection.notChosen());
+      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot);
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
@@ -216,8 +220,8 @@ public final class BoxServer implements AutoCloseable {
     return reaper;
   }
 
-  private void logStartup(Backends.Selection selection) {
-    BackendStatus status = backend.status();
+  private void logStartup(BackendChoice selection) {
+    BackendStatus status = sessions.backendStatus();
     String limits =
         status.enforced().entrySet().stream()
             .sorted(Map.Entry.comparingByKey())
@@ -282,8 +286,9 @@ public final class BoxServer implements AutoCloseable {
     }
     if (sessions != null) {
       sessions.shutdown();
-    }
-    if (backend != null) {
+      // LangBot's box_init may have replaced the backend the server started with.
+      sessions.backendChoice().backend().close();
+    } else if (backend != null) {
       backend.close();
     }
     try {

@@ -10,8 +10,9 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * What {@code local} selects when no backend is available: it runs nothing, and says LangBot's
- * message, followed by each candidate's reason, to every session request.
+ * What selection gives when no backend can serve: {@code local} with none available (LangBot's
+ * message, followed by each candidate's reason), or a name LangBot's {@code box_init} gives that
+ * Box does not have. It runs nothing and says why to every session request.
  */
 final class NoBackend implements SandboxBackend {
   /** The first sentence is LangBot's runtime's message for this case, word for word. */
@@ -21,18 +22,22 @@ final class NoBackend implements SandboxBackend {
   private final BackendStatus status;
 
   NoBackend(Map<String, String> reasons) {
-    String details =
-        reasons.entrySet().stream()
-            .map(e -> e.getKey() + ": " + e.getValue())
-            .collect(Collectors.joining("; "));
+    this(
+        MESSAGE
+            + " Box runs sandboxes with Docker, Podman or bubblewrap; none is ready ("
+            + reasons.entrySet().stream()
+                .map(e -> e.getKey() + ": " + e.getValue())
+                .collect(Collectors.joining("; "))
+            + ")");
+  }
+
+  /** No backend, for the reason {@code reason}. */
+  NoBackend(String reason) {
     this.status =
         new BackendStatus(
             BackendStatus.NONE,
             false,
-            MESSAGE
-                + " Box runs sandboxes with Docker, Podman or bubblewrap; none is ready ("
-                + details
-                + ")",
+            reason,
             Map.of("memory", "none", "pids", "none", "cpu", "none"));
   }
 

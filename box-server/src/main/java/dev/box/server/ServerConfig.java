@@ -33,6 +33,8 @@ import org.jspecify.annotations.Nullable;
  * @param processLimits the limits of managed processes
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  * @param containers the settings of the Docker and Podman backends
+ * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
+ *     box_init} then cannot change it); false when {@code local} is the default
  */
 public record ServerConfig(
     String host,
@@ -47,7 +49,8 @@ public record ServerConfig(
     List<Path> allowedMountRoots,
     RuntimeConfig.ProcessLimits processLimits,
     boolean cgroups,
-    ContainerConfig containers) {
+    ContainerConfig containers,
+    boolean backendFixed) {
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -99,7 +102,8 @@ public record ServerConfig(
         allowedMountRoots,
         processLimits,
         cgroups,
-        containers);
+        containers,
+        backendFixed);
   }
 
   /**
@@ -140,7 +144,8 @@ public record ServerConfig(
             Duration.ofSeconds(intValue(values, "completed_process_retention_sec", 300, 0, 86400)),
             intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)),
         !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"),
-        containers(values, env));
+        containers(values, env),
+        values.containsKey("backend"));
   }
 
   private static ContainerConfig containers(Map<String, String> values, Map<String, String> env) {

@@ -7,6 +7,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -80,7 +81,7 @@ class BackendSelectionTest {
   void whenNoCandidateIsAvailable_sessionRequestsGetLangBotsMessageAndEachReason(
       @TempDir Path dataDir) {
     // Real container backends pointed at sockets where nothing listens: none is available.
-    Backends.Selection selection =
+    BackendChoice selection =
         Backends.firstAvailable(
             List.of("docker", "podman"),
             name ->

@@ -13,6 +13,7 @@ import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
@@ -33,6 +34,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +49,13 @@ import org.slf4j.LoggerFactory;
 public final class SessionManager implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
 
-  private final SandboxBackend backend;
+  private volatile SandboxBackend backend;
+  private volatile BackendChoice choice;
+  private volatile BackendChoice.@Nullable Selector selector;
+
+  /** Held for reading while a session is acquired, for writing while the backend is replaced. */
+  private final ReentrantReadWriteLock backendLock = new ReentrantReadWriteLock();
+
   private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
@@ -70,7 +78,21 @@ public final class SessionManager implements AutoCloseable {
    */
   public SessionManager(
       SandboxBackend backend, RuntimeConfig config, Clock clock, String instanceId) {
-    this.backend = backend;
+    this(new BackendChoice(backend, backend.name(), "given", Map.of()), config, clock, instanceId);
+  }
+
+  /**
+   * Creates the manager on a chosen backend; call {@link #removeOrphans()} once before serving.
+   *
+   * @param choice the backend that runs the sandboxes, and how it was chosen
+   * @param config the runtime's settings
+   * @param clock the source of time for {@code last_used_at} and reaping
+   * @param instanceId the id of this server instance, which tags what it creates
+   */
+  public SessionManager(
+      BackendChoice choice, RuntimeConfig config, Clock clock, String instanceId) {
+    this.backend = choice.backend();
+    this.choice = choice;
     this.config = config;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -135,6 +157,62 @@ public final class SessionManager implements AutoCloseable {
   /** The backend's status. */
   public BackendStatus backendStatus() {
     return backend.status();
+  }
+
+  /** The backend in use and how it was chosen. */
+  public BackendChoice backendChoice() {
+    return choice;
+  }
+
+  /**
+   * Lets {@link #switchBackend} replace the backend with what {@code selector} chooses; without one
+   * (a backend the operator named) the backend never changes.
+   */
+  public void allowBackendSwitch(BackendChoice.Selector selector) {
+    this.selector = selector;
+  }
+
+  /** What {@link #switchBackend} did. */
+  public enum Switch {
+    /** The backend is now the one named (it was already, or it was replaced). */
+    DONE,
+    /** The backend was chosen by the operator and is kept. */
+    FIXED,
+    /** Sessions exist: the backend changes only while there is none. */
+    BUSY
+  }
+
+  /**
+   * Replaces the backend with the one {@code name} selects, as LangBot's runtime re-selects on
+   * {@code box_init}: only while no session exists, and never a backend the operator named. The new
+   * backend removes its orphans; the old one is closed.
+   */
+  public Switch switchBackend(String name) {
+    BackendChoice.Selector select = selector;
+    if (select == null) {
+      return Switch.FIXED;
+    }
+    backendLock.writeLock().lock();
+    try {
+      if (name.equals(choice.requested()) || name.equals(backend.name())) {
+        return Switch.DONE;
+      }
+      if (!sessions.isEmpty() || occupied.get() > 0) {
+        return Switch.BUSY;
+      }
+      BackendChoice next = select.select(name);
+      SandboxBackend previous = backend;
+      choice = next;
+      backend = next.backend();
+      log.info("backend is now {} ({}): box.backend={}", backend.name(), next.why(), name);
+      if (previous != backend) {
+        previous.close();
+        backend.removeOrphans();
+      }
+      return Switch.DONE;
+    } finally {
+      backendLock.writeLock().unlock();
+    }
   }
 
   /** Applies the backend's own configuration section ({@link SandboxBackend#configure}). */
@@ -306,6 +384,7 @@ public final class SessionManager implements AutoCloseable {
 
   private Use acquire(BoxSpec spec, boolean forExec) {
     String id = spec.sessionId();
+    backendLock.readLock().lock();
     try (KeyedLocks.Held held = locks.lock(id)) {
       checkRunning();
       Session existing = sessions.get(id);
@@ -337,6 +416,8 @@ public final class SessionManager implements AutoCloseable {
       }
       sessions.put(id, session);
       return new Use(session, true);
+    } finally {
+      backendLock.readLock().unlock();
     }
   }
 

@@ -35,12 +35,10 @@ public final class HttpApi {
   private final SessionManager sessions;
   private final byte @Nullable [] token;
   private final ObjectMapper mapper = BoxJson.newMapper();
-  private final Map<String, String> notChosen;
 
-  private HttpApi(SessionManager sessions, @Nullable String token, Map<String, String> notChosen) {
+  private HttpApi(SessionManager sessions, @Nullable String token) {
     this.sessions = sessions;
     this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
-    this.notChosen = Map.copyOf(notChosen);
   }
 
   /**
@@ -50,15 +48,13 @@ public final class HttpApi {
    * @param controlToken the token required on every route but /healthz and /readyz, or null
    * @param version the version reported by /healthz
    * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
-   * @param notChosen for each backend that selection passed over, why (shown by /v1/health)
    */
   public static Javalin create(
       SessionManager sessions,
       @Nullable String controlToken,
       String version,
-      LangBotControl langbot,
-      Map<String, String> notChosen) {
-    HttpApi api = new HttpApi(sessions, controlToken, notChosen);
+      LangBotControl langbot) {
+    HttpApi api = new HttpApi(sessions, controlToken);
     return Javalin.create(
         config -> {
           QueuedThreadPool pool = new QueuedThreadPool(32, 4);
@@ -134,7 +130,7 @@ public final class HttpApi {
         status.reason(),
         status.enforced(),
         status.capabilities().stream().sorted().toList(),
-        notChosen);
+        sessions.backendChoice().notChosen());
   }
 
   private void healthz(Context ctx, String version) throws JsonProcessingException {

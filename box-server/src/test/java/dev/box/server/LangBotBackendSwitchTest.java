@@ -1,0 +1,101 @@
+package dev.box.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * LangBot's {@code box.backend} through {@code box_init}, against the real engines and bubblewrap:
+ * on a server started without {@code --backend} it re-selects the backend while no session exists,
+ * as LangBot's runtime does; on a server started with one it changes nothing.
+ */
+class LangBotBackendSwitchTest {
+  private static final String TOKEN = LangBotConformanceTest.TOKEN;
+  private static final String INSTANCE = LangBotConformanceTest.INSTANCE;
+  private static final String CTX =
+      "{\"instance_uuid\": \""
+          + INSTANCE
+          + "\", \"workspace_uuid\": \"ws-switch\", \"placement_generation\": 1}";
+
+  private static BoxServer start(Map<String, String> settings) throws IOException {
+    Map<String, String> flags = new HashMap<>(settings);
+    flags.put("port", "0");
+    flags.put("data_dir", Files.createTempDirectory("box-langbot-switch-").toString());
+    flags.put("image", System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"));
+    return BoxServer.start(
+        ServerConfig.resolve(flags, Map.of()),
+        Clock.systemUTC(),
+        Map.of("LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
+        false);
+  }
+
+  private static RpcClient connect(BoxServer server) {
+    return RpcClient.connect(
+        server.port(),
+        Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
+  }
+
+  private static JsonNode ok(JsonNode response) {
+    assertThat(response.path("code").asInt()).as(response.toString()).isZero();
+    return response.path("data");
+  }
+
+  private static String backend(RpcClient rpc) {
+    return ok(rpc.call("box_get_backend_info", "{}", null)).path("name").asText();
+  }
+
+  private static String pid1(RpcClient rpc, String session) {
+    String cmd = "{\"session_id\": \"" + session + "\", \"cmd\": \"cat /proc/1/comm\"}";
+    return ok(rpc.call("box_exec", cmd, CTX)).path("stdout").asText();
+  }
+
+  @Test
+  void boxInitReselectsTheBackendWhileNoSessionExists() throws IOException {
+    try (BoxServer server = start(Map.of());
+        RpcClient rpc = connect(server)) {
+      assertThat(backend(rpc)).isEqualTo("docker");
+
+      ok(rpc.call("box_init", "{\"backend\": \"bwrap\"}", null));
+      assertThat(backend(rpc)).isEqualTo("bwrap");
+      assertThat(pid1(rpc, "a")).isEqualTo("bwrap");
+
+      ok(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      assertThat(backend(rpc)).as("a session exists: the backend stays").isEqualTo("bwrap");
+      ok(rpc.call("box_delete_session", "{\"session_id\": \"a\"}", CTX));
+      ok(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      assertThat(backend(rpc)).isEqualTo("podman");
+      assertThat(pid1(rpc, "b")).isEqualTo("podman-init");
+      ok(rpc.call("box_delete_session", "{\"session_id\": \"b\"}", CTX));
+
+      ok(rpc.call("box_init", "{\"backend\": \"nsjail\"}", null));
+      JsonNode info = ok(rpc.call("box_get_backend_info", "{}", null));
+      assertThat(info.path("available").asBoolean()).isFalse();
+      JsonNode refused = rpc.call("box_exec", "{\"session_id\": \"c\", \"cmd\": \"true\"}", CTX);
+      assertThat(refused.path("message").asText())
+          .isEqualTo(
+              "BoxBackendUnavailableError: LangBot Box backend \"nsjail\" not found"
+                  + " (box.backend=nsjail, available: [local, docker, podman, bwrap])");
+
+      ok(rpc.call("box_init", "{\"backend\": \"local\"}", null));
+      assertThat(backend(rpc)).isEqualTo("docker");
+      assertThat(pid1(rpc, "d")).isEqualTo("docker-init");
+    }
+  }
+
+  @Test
+  void aBackendTheOperatorNamedIsKept() throws IOException {
+    try (BoxServer server = start(Map.of("backend", "bwrap"));
+        RpcClient rpc = connect(server)) {
+      ok(rpc.call("box_init", "{\"backend\": \"docker\"}", null));
+
+      assertThat(backend(rpc)).isEqualTo("bwrap");
+      assertThat(pid1(rpc, "e")).isEqualTo("bwrap");
+    }
+  }
+}
