@@ -200,15 +200,14 @@ public final class SessionManager implements AutoCloseable {
       if (!sessions.isEmpty() || occupied.get() > 0) {
         return Switch.BUSY;
       }
+      // Closed first: no session runs on it, and a new backend of the same kind may reuse what
+      // this one would remove on close (bubblewrap's cgroup base).
+      backend.close();
       BackendChoice next = select.select(name);
-      SandboxBackend previous = backend;
       choice = next;
       backend = next.backend();
+      backend.removeOrphans();
       log.info("backend is now {} ({}): box.backend={}", backend.name(), next.why(), name);
-      if (previous != backend) {
-        previous.close();
-        backend.removeOrphans();
-      }
       return Switch.DONE;
     } finally {
       backendLock.writeLock().unlock();
