@@ -75,9 +75,14 @@ final class ChunkPipe extends InputStream {
     return n;
   }
 
+  /**
+   * Drops what is queued and ends the stream: a reader blocked in {@link #read} (the exec's output
+   * pump, when a background process still holds the stream) wakes up to the end of the stream.
+   */
   @Override
   public void close() {
     closed = true;
     chunks.clear();
+    chunks.offer(END);
   }
 }
