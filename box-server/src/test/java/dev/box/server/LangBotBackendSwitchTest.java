@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.RpcClient.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -35,46 +36,35 @@ class LangBotBackendSwitchTest {
         false);
   }
 
-  private static RpcClient connect(BoxServer server) {
-    return RpcClient.connect(
-        server.port(),
-        Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
-  }
-
-  private static JsonNode ok(JsonNode response) {
-    assertThat(response.path("code").asInt()).as(response.toString()).isZero();
-    return response.path("data");
-  }
-
   private static String backend(RpcClient rpc) {
-    return ok(rpc.call("box_get_backend_info", "{}", null)).path("name").asText();
+    return data(rpc.call("box_get_backend_info", "{}", null)).path("name").asText();
   }
 
   private static String pid1(RpcClient rpc, String session) {
     String cmd = "{\"session_id\": \"" + session + "\", \"cmd\": \"cat /proc/1/comm\"}";
-    return ok(rpc.call("box_exec", cmd, CTX)).path("stdout").asText();
+    return data(rpc.call("box_exec", cmd, CTX)).path("stdout").asText();
   }
 
   @Test
   void boxInitReselectsTheBackendWhileNoSessionExists() throws IOException {
     try (BoxServer server = start(Map.of());
-        RpcClient rpc = connect(server)) {
+        RpcClient rpc = RpcClient.asLangBot(server.port())) {
       assertThat(backend(rpc)).isEqualTo("docker");
 
-      ok(rpc.call("box_init", "{\"backend\": \"bwrap\"}", null));
+      data(rpc.call("box_init", "{\"backend\": \"bwrap\"}", null));
       assertThat(backend(rpc)).isEqualTo("bwrap");
       assertThat(pid1(rpc, "a")).isEqualTo("bwrap");
 
-      ok(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      data(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
       assertThat(backend(rpc)).as("a session exists: the backend stays").isEqualTo("bwrap");
-      ok(rpc.call("box_delete_session", "{\"session_id\": \"a\"}", CTX));
-      ok(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      data(rpc.call("box_delete_session", "{\"session_id\": \"a\"}", CTX));
+      data(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
       assertThat(backend(rpc)).isEqualTo("podman");
       assertThat(pid1(rpc, "b")).isEqualTo("podman-init");
-      ok(rpc.call("box_delete_session", "{\"session_id\": \"b\"}", CTX));
+      data(rpc.call("box_delete_session", "{\"session_id\": \"b\"}", CTX));
 
-      ok(rpc.call("box_init", "{\"backend\": \"nsjail\"}", null));
-      JsonNode info = ok(rpc.call("box_get_backend_info", "{}", null));
+      data(rpc.call("box_init", "{\"backend\": \"nsjail\"}", null));
+      JsonNode info = data(rpc.call("box_get_backend_info", "{}", null));
       assertThat(info.path("available").asBoolean()).isFalse();
       JsonNode refused = rpc.call("box_exec", "{\"session_id\": \"c\", \"cmd\": \"true\"}", CTX);
       assertThat(refused.path("message").asText())
@@ -82,7 +72,7 @@ class LangBotBackendSwitchTest {
               "BoxBackendUnavailableError: LangBot Box backend \"nsjail\" not found"
                   + " (box.backend=nsjail, available: [local, docker, podman, bwrap])");
 
-      ok(rpc.call("box_init", "{\"backend\": \"local\"}", null));
+      data(rpc.call("box_init", "{\"backend\": \"local\"}", null));
       assertThat(backend(rpc)).isEqualTo("docker");
       assertThat(pid1(rpc, "d")).isEqualTo("docker-init");
     }
@@ -91,8 +81,8 @@ class LangBotBackendSwitchTest {
   @Test
   void aBackendTheOperatorNamedIsKept() throws IOException {
     try (BoxServer server = start(Map.of("backend", "bwrap"));
-        RpcClient rpc = connect(server)) {
-      ok(rpc.call("box_init", "{\"backend\": \"docker\"}", null));
+        RpcClient rpc = RpcClient.asLangBot(server.port())) {
+      data(rpc.call("box_init", "{\"backend\": \"docker\"}", null));
 
       assertThat(backend(rpc)).isEqualTo("bwrap");
       assertThat(pid1(rpc, "e")).isEqualTo("bwrap");

@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.RpcClient.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -51,24 +52,13 @@ class LangBotDockerTest {
     server.close();
   }
 
-  private static RpcClient connect() {
-    return RpcClient.connect(
-        server.port(),
-        Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
-  }
-
-  private static JsonNode ok(JsonNode response) {
-    assertThat(response.path("code").asInt()).as(response.toString()).isZero();
-    return response.path("data");
-  }
-
   @Test
   void actionsRunInContainers_andBoxInitsDockerSectionSwitchesTheCpuQuota() throws Exception {
-    try (RpcClient rpc = connect()) {
-      assertThat(ok(rpc.call("box_get_backend_info", "{}", null)).path("name").asText())
+    try (RpcClient rpc = RpcClient.asLangBot(server.port())) {
+      assertThat(data(rpc.call("box_get_backend_info", "{}", null)).path("name").asText())
           .isEqualTo("docker");
       JsonNode exec =
-          ok(
+          data(
               rpc.call(
                   "box_exec",
                   "{\"session_id\": \"d1\", \"cmd\": \"id -u; cat /proc/1/comm\"}",
@@ -76,8 +66,8 @@ class LangBotDockerTest {
       assertThat(exec.path("stdout").asText()).isEqualTo("1000\ndocker-init");
       assertThat(nanoCpus(rpc, "d1")).isEqualTo("1000000000");
 
-      ok(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": \"false\"}}", null));
-      ok(rpc.call("box_create_session", "{\"session_id\": \"d2\"}", CTX));
+      data(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": \"false\"}}", null));
+      data(rpc.call("box_create_session", "{\"session_id\": \"d2\"}", CTX));
       assertThat(nanoCpus(rpc, "d2")).isEqualTo("0");
       assertThat(server.sessions().backendStatus().enforced()).containsEntry("cpu", "none");
 
@@ -86,18 +76,18 @@ class LangBotDockerTest {
           .isEqualTo(
               "BoxValidationError: box.docker.cpu_limit_enabled must be a boolean or a string");
 
-      ok(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": true}}", null));
+      data(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": true}}", null));
       assertThat(server.sessions().backendStatus().enforced())
           .containsEntry("cpu", "docker-cgroup");
-      ok(rpc.call("box_delete_session", "{\"session_id\": \"d1\"}", CTX));
-      ok(rpc.call("box_delete_session", "{\"session_id\": \"d2\"}", CTX));
+      data(rpc.call("box_delete_session", "{\"session_id\": \"d1\"}", CTX));
+      data(rpc.call("box_delete_session", "{\"session_id\": \"d2\"}", CTX));
     }
   }
 
   /** The CPU quota Docker holds for the session's container, read with Docker's own CLI. */
   private static String nanoCpus(RpcClient rpc, String session) throws Exception {
     String container =
-        ok(rpc.call("box_get_session", "{\"session_id\": \"" + session + "\"}", CTX))
+        data(rpc.call("box_get_session", "{\"session_id\": \"" + session + "\"}", CTX))
             .path("backend_session_id")
             .asText();
     Process inspect =

@@ -33,6 +33,25 @@ final class RpcClient implements AutoCloseable {
     this.received = received;
   }
 
+  /** Connects as LangBot's trusted instance of the tests ({@link LangBotConformanceTest}). */
+  static RpcClient asLangBot(int port) {
+    return connect(
+        port,
+        Map.of(
+            "X-LangBot-Box-Control-Token",
+            LangBotConformanceTest.TOKEN,
+            "X-LangBot-Instance-Id",
+            LangBotConformanceTest.INSTANCE));
+  }
+
+  /** The data of a successful answer; fails with the answer when it is an error. */
+  static JsonNode data(JsonNode response) {
+    if (response.path("code").asInt(-1) != 0) {
+      throw new AssertionError("the action failed: " + response);
+    }
+    return response.path("data");
+  }
+
   /** Connects with {@code headers}; fails with the handshake exception when refused. */
   static RpcClient connect(int port, Map<String, String> headers) {
     BlockingQueue<String> received = new LinkedBlockingQueue<>();
