@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -43,7 +44,7 @@ final class LocalBox implements AutoCloseable {
    */
   static LocalBox start(int maxSessions, Map<String, String> settings) throws IOException {
     Path dataDir = Files.createTempDirectory("box-bench-");
-    Map<String, String> flags = new java.util.HashMap<>(settings);
+    Map<String, String> flags = new HashMap<>(settings);
     flags.put("host", "127.0.0.1");
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());

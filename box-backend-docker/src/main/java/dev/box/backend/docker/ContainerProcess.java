@@ -95,11 +95,6 @@ final class ContainerProcess implements SandboxProcess {
     POLLER.schedule(() -> poll(FIRST_POLL_MILLIS), FIRST_POLL_MILLIS, TimeUnit.MILLISECONDS);
   }
 
-  /** The tag every process of this tree carries in its environment. */
-  String tag() {
-    return tag;
-  }
-
   private void demultiplex(InputStream in) {
     byte[] header = new byte[8];
     try {

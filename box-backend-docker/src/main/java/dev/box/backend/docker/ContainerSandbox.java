@@ -9,6 +9,7 @@ import dev.box.core.backend.SandboxProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
+import java.nio.channels.Channel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -137,7 +138,7 @@ final class ContainerSandbox implements Sandbox {
         engine.call("POST", "/containers/" + containerId + "/exec", body, CALL_TIMEOUT);
     String execId = created.json().path("Id").asText("");
     if (!created.ok() || execId.isEmpty()) {
-      throw new EngineClient.EngineException(created.status(), created.message());
+      throw EngineClient.engineError(created.status(), created.message());
     }
     return execId;
   }
@@ -215,7 +216,7 @@ final class ContainerSandbox implements Sandbox {
     }
   }
 
-  private static void closeQuietly(java.nio.channels.Channel channel) {
+  private static void closeQuietly(Channel channel) {
     try {
       channel.close();
     } catch (IOException e) {

@@ -52,11 +52,6 @@ final class EngineClient {
     this.address = UnixDomainSocketAddress.of(socket);
   }
 
-  /** The socket this client speaks to. */
-  Path socket() {
-    return address.getPath();
-  }
-
   /** An answer: its status and its body. */
   record Response(int status, byte[] body) {
     /** The body as JSON, or a missing node when it is not JSON. */
@@ -114,7 +109,7 @@ final class EngineClient {
    * Sends a request that upgrades the connection to a raw stream ({@code POST /exec/{id}/start}),
    * and returns the connection positioned at the first byte of the stream.
    *
-   * @throws EngineException when the engine answers with an error instead of upgrading
+   * @throws IOException also when the engine answers with an error instead of upgrading
    */
   Hijacked hijack(String path, Object body, Duration timeout) throws IOException {
     SocketChannel channel = SocketChannel.open(address);
@@ -126,7 +121,7 @@ final class EngineClient {
       if (head.status != 101 && head.status != 200) {
         Response error = new Response(head.status, readBody(in, head));
         channel.close();
-        throw new EngineException(head.status, error.message());
+        throw engineError(head.status, error.message());
       }
       return new Hijacked(channel, in);
     } catch (IOException | RuntimeException e) {
@@ -273,18 +268,8 @@ final class EngineClient {
     throw new IOException("the engine closed the connection");
   }
 
-  /** An error answer of the engine. */
-  static final class EngineException extends IOException {
-    private static final long serialVersionUID = 1L;
-    private final int status;
-
-    EngineException(int status, String message) {
-      super(message);
-      this.status = status;
-    }
-
-    int status() {
-      return status;
-    }
+  /** An error answer of the engine, as the exception callers report. */
+  static IOException engineError(int status, String message) {
+    return new IOException("the engine answered " + status + ": " + message);
   }
 }

@@ -8,6 +8,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -138,10 +140,36 @@ class ContainerBackendTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
+  void aReadOnlyRootHasA64MibTmp(String engine) throws Exception {
+    SandboxSpec spec =
+        new SandboxSpec(
+            "ro", "x", "inst", IMAGE, BoxNetworkMode.OFF, null, List.of(), true, 1.0, 256, 64);
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      Sandbox sandbox = backend.start(spec);
+      try {
+        SandboxProcess p =
+            sandbox.spawn(
+                new ProcessSpec(
+                    new ProcessSpec.Shell(
+                        "touch /opt/x 2>&1 | grep -c Read-only;"
+                            + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
+                            + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
+                    "/tmp",
+                    Map.of(),
+                    false));
+        assertThat(text(p)).isEqualTo("1\n64\n");
+        p.release();
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
   void aHostPathWithColonsIsMountedAsOnePath(String engine) throws Exception {
     Path host = Files.createDirectories(dataDir.resolve("work:/etc:rw"));
-    Files.setPosixFilePermissions(
-        host, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+    Files.setPosixFilePermissions(host, PosixFilePermissions.fromString("rwxrwxrwx"));
     SandboxSpec spec =
         new SandboxSpec(
             "colon",
@@ -149,7 +177,7 @@ class ContainerBackendTest {
             "inst",
             IMAGE,
             BoxNetworkMode.OFF,
-            new dev.box.core.backend.SandboxMount(host, "/workspace", false),
+            new SandboxMount(host, "/workspace", false),
             List.of(),
             false,
             1.0,

@@ -1,5 +1,7 @@
 package dev.box.core.backend;
 
+import java.util.Map;
+
 /**
  * A sandbox technology that runs Box sessions: one live sandbox per session, into which commands
  * are spawned.
@@ -33,7 +35,7 @@ public interface SandboxBackend extends AutoCloseable {
    *
    * @throws dev.box.api.BoxException with a validation code for a value it refuses
    */
-  default void configure(java.util.Map<String, Object> section) {}
+  default void configure(Map<String, Object> section) {}
 
   /** Releases the backend's own resources; sessions are destroyed by the runtime before. */
   @Override
