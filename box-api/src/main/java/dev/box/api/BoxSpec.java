@@ -12,10 +12,10 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The session fields ({@code network}, {@code image}, {@code host_path}, {@code host_path_mode},
  * {@code mount_path}, {@code persistent}, {@code cpus}, {@code memory_mb}, {@code pids_limit},
- * {@code read_only_rootfs}, {@code workspace_quota_mb} and {@code extra_mounts}) shape the sandbox
- * when it is created; {@code cmd}, {@code workdir}, {@code timeout_sec} and {@code env} belong to
- * one exec. The constructor validates every field and throws {@link BoxValidationException} with
- * the reference runtime's message.
+ * {@code read_only_rootfs}, {@code workspace_quota_mb}, {@code extra_mounts} and {@code egress})
+ * shape the sandbox when it is created; {@code cmd}, {@code workdir}, {@code timeout_sec} and
+ * {@code env} belong to one exec. The constructor validates every field and throws {@link
+ * BoxValidationException} with the reference runtime's message.
  *
  * @param cmd the command, run under {@code /bin/sh -c}; may be empty when only creating a session
  * @param workdir the absolute directory inside the sandbox the command runs in (created if missing)
@@ -35,6 +35,7 @@ import org.jspecify.annotations.Nullable;
  * @param pidsLimit the maximum number of processes and threads
  * @param readOnlyRootfs whether the root filesystem is read-only
  * @param workspaceQuotaMb the workspace quota in MiB, 0 for none (reported, not enforced)
+ * @param egress the session's own egress rules (network-on sessions), within the operator's
  */
 public record BoxSpec(
     String cmd,
@@ -54,7 +55,8 @@ public record BoxSpec(
     int memoryMb,
     int pidsLimit,
     boolean readOnlyRootfs,
-    int workspaceQuotaMb) {
+    int workspaceQuotaMb,
+    BoxEgress egress) {
 
   /** The image used when a spec names none. */
   public static final String DEFAULT_IMAGE = "rockchin/langbot-sandbox:latest";
@@ -128,6 +130,7 @@ public record BoxSpec(
     b.pidsLimit = pidsLimit;
     b.readOnlyRootfs = readOnlyRootfs;
     b.workspaceQuotaMb = workspaceQuotaMb;
+    b.egress = egress;
     return b;
   }
 
@@ -150,7 +153,8 @@ public record BoxSpec(
       @JsonProperty("memory_mb") @Nullable Integer memoryMb,
       @JsonProperty("pids_limit") @Nullable Integer pidsLimit,
       @JsonProperty("read_only_rootfs") @Nullable Boolean readOnlyRootfs,
-      @JsonProperty("workspace_quota_mb") @Nullable Integer workspaceQuotaMb) {
+      @JsonProperty("workspace_quota_mb") @Nullable Integer workspaceQuotaMb,
+      @JsonProperty("egress") @Nullable BoxEgress egress) {
     Builder b = new Builder(sessionId == null ? "" : sessionId);
     if (cmd != null) b.cmd = cmd;
     if (mountPath != null) b.mountPath = mountPath;
@@ -175,6 +179,7 @@ public record BoxSpec(
     if (pidsLimit != null) b.pidsLimit = pidsLimit;
     if (readOnlyRootfs != null) b.readOnlyRootfs = readOnlyRootfs;
     if (workspaceQuotaMb != null) b.workspaceQuotaMb = workspaceQuotaMb;
+    if (egress != null) b.egress = egress;
     return b.build();
   }
 
@@ -204,6 +209,7 @@ public record BoxSpec(
     private int pidsLimit = 128;
     private boolean readOnlyRootfs = true;
     private int workspaceQuotaMb;
+    private BoxEgress egress = BoxEgress.NONE;
 
     private Builder(String sessionId) {
       this.sessionId = sessionId;
@@ -323,6 +329,12 @@ public record BoxSpec(
       return this;
     }
 
+    /** Sets the session's own egress rules. */
+    public Builder egress(BoxEgress value) {
+      egress = value;
+      return this;
+    }
+
     /** Validates and builds the spec; throws {@link BoxValidationException} on a broken rule. */
     public BoxSpec build() {
       return new BoxSpec(
@@ -343,7 +355,8 @@ public record BoxSpec(
           memoryMb,
           pidsLimit,
           readOnlyRootfs,
-          workspaceQuotaMb);
+          workspaceQuotaMb,
+          egress);
     }
   }
 }

@@ -112,8 +112,16 @@ final class Backends {
                   containers.cpuLimit(),
                   containers.pullTimeout()),
               config.dataDir(),
-              instanceId);
-      default -> new BwrapBackend(config.dataDir(), instanceId, config.cgroups());
+              instanceId,
+              config.isolation().egress());
+      default ->
+          new BwrapBackend(
+              config.dataDir(),
+              instanceId,
+              config.cgroups(),
+              config.isolation().sandboxUid(),
+              config.isolation().egress(),
+              null);
     };
   }
 }

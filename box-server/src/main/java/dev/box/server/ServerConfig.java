@@ -3,6 +3,7 @@ package dev.box.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.net.EgressPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,6 +34,7 @@ import org.jspecify.annotations.Nullable;
  * @param processLimits the limits of managed processes
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  * @param containers the settings of the Docker and Podman backends
+ * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
  */
@@ -50,6 +52,7 @@ public record ServerConfig(
     RuntimeConfig.ProcessLimits processLimits,
     boolean cgroups,
     ContainerConfig containers,
+    IsolationConfig isolation,
     boolean backendFixed) {
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
@@ -75,6 +78,9 @@ public record ServerConfig(
           "podman_host",
           "docker_cpu_limit",
           "pull_timeout_sec",
+          "sandbox_uid",
+          "egress_allow",
+          "egress_deny",
           "config");
 
   /** Copies the list. */
@@ -103,6 +109,7 @@ public record ServerConfig(
         processLimits,
         cgroups,
         containers,
+        isolation,
         backendFixed);
   }
 
@@ -145,6 +152,11 @@ public record ServerConfig(
             intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)),
         !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"),
         containers(values, env),
+        new IsolationConfig(
+            intValue(
+                values, "sandbox_uid", IsolationConfig.DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE),
+            EgressPolicy.parse(
+                values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", ""))),
         values.containsKey("backend"));
   }
 

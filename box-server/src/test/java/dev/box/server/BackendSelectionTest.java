@@ -119,7 +119,8 @@ class BackendSelectionTest {
                             false,
                             1,
                             256,
-                            64)))
+                            64,
+                            dev.box.api.BoxEgress.NONE)))
         .isInstanceOfSatisfying(
             BoxException.class,
             e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE));

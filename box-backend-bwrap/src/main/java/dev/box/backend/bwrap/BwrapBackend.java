@@ -3,14 +3,20 @@ package dev.box.backend.bwrap;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.core.net.EgressRuleset;
+import dev.box.core.net.NetnsFirewall;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,7 +40,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The bubblewrap backend: a session is a live bwrap sandbox running a holder process; commands are
- * spawned into it with nsenter and limited by the session's cgroups.
+ * spawned into it with nsenter and limited by the session's cgroups. The sandbox user is an
+ * unprivileged host uid ({@link IdMaps}); every sandbox has a network namespace of its own, which
+ * with the network on reaches the outside through slirp4netns behind an nftables egress firewall.
  */
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
@@ -43,8 +51,17 @@ public final class BwrapBackend implements SandboxBackend {
   private static final List<Path> SEARCH_PATH =
       Stream.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin").map(Path::of).toList();
 
+  /** The host uid the sandbox user is by default: outside every distribution's user ranges. */
+  public static final int DEFAULT_SANDBOX_UID = 2_000_000;
+
   private final String instanceId;
+  private final int sandboxUid;
+  private final EgressPolicy egress;
+  private final NetnsFirewall firewall;
+  private final @Nullable Path slirp4netns;
+  private final @Nullable Path guard;
   private final String baseName;
+  private final Path workspaces;
   private final Path etcDir;
   private final @Nullable Path bwrap;
   private final CgroupDriver cgroups;
@@ -80,7 +97,7 @@ public final class BwrapBackend implements SandboxBackend {
    * @param instanceId the id of this server instance
    */
   public BwrapBackend(Path dataDir, String instanceId) {
-    this(dataDir, instanceId, true);
+    this(dataDir, instanceId, true, DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null);
   }
 
   /**
@@ -89,15 +106,34 @@ public final class BwrapBackend implements SandboxBackend {
    * @param dataDir the runtime's data directory
    * @param instanceId the id of this server instance
    * @param useCgroups false to limit with rlimits only, as on a host without writable cgroups
+   * @param sandboxUid the host uid (and gid) the sandbox user is
+   * @param egress the operator's egress policy for network-on sandboxes
+   * @param guard the syscall guard binary to run every sandbox process through, or null for none
    */
-  public BwrapBackend(Path dataDir, String instanceId, boolean useCgroups) {
+  public BwrapBackend(
+      Path dataDir,
+      String instanceId,
+      boolean useCgroups,
+      int sandboxUid,
+      EgressPolicy egress,
+      @Nullable Path guard) {
+    if (sandboxUid <= 0) {
+      throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
+    }
     this.instanceId = instanceId;
+    this.sandboxUid = sandboxUid;
+    this.egress = egress;
+    this.guard = guard;
+    this.firewall = NetnsFirewall.probe();
+    this.slirp4netns = find("slirp4netns");
     this.baseName = "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
+    this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.bwrap = find("bwrap");
     Path nsenter = find("nsenter");
     Path setpriv = find("setpriv");
-    this.launcher = nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter) : null;
+    this.launcher =
+        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
     this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsenter, setpriv);
     log.info(
@@ -136,6 +172,8 @@ public final class BwrapBackend implements SandboxBackend {
     Map<String, String> enforced = new LinkedHashMap<>(cgroups.enforced());
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
+    enforced.put("egress", networkStatus());
+    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
@@ -195,6 +233,19 @@ public final class BwrapBackend implements SandboxBackend {
     Files.writeString(etcDir.resolve("group"), "root:x:0:\nbox:x:" + id + ":\nnogroup:x:65534:\n");
     Files.writeString(
         etcDir.resolve("hosts"), "127.0.0.1 localhost box\n::1 localhost ip6-localhost\n");
+    Files.writeString(
+        etcDir.resolve(UserModeNetwork.RESOLV_CONF), UserModeNetwork.RESOLV_CONF_TEXT);
+  }
+
+  /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
+  private String networkStatus() {
+    if (slirp4netns == null) {
+      return "none: slirp4netns not found (apt-get install slirp4netns); network on is refused";
+    }
+    if (!firewall.available()) {
+      return firewall.status() + "; network on is refused";
+    }
+    return firewall.status();
   }
 
   @Override
@@ -205,25 +256,51 @@ public final class BwrapBackend implements SandboxBackend {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE, "bwrap backend is unavailable: " + status.reason());
     }
+    boolean networkOn = spec.network() == BoxNetworkMode.ON;
+    Path slirp = slirp4netns;
+    if (networkOn && (slirp == null || !firewall.available())) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the sandbox could not be kept off the host"
+              + " (egress: "
+              + networkStatus()
+              + ")");
+    }
     String tag = baseName + "/" + spec.sandboxName();
+    MountOwnership.prepare(spec, workspaces, sandboxUid);
     CgroupDriver.SessionCgroup cgroup =
         cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
     Process process = null;
+    Process network = null;
     try {
-      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag);
-      ProcessBuilder builder =
-          new ProcessBuilder(argv).redirectInput(new java.io.File("/dev/null"));
+      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
+      ProcessBuilder builder = new ProcessBuilder(argv);
       builder.environment().clear();
       builder.environment().put("PATH", "/usr/bin:/bin");
       builder.directory(Path.of("/").toFile());
       process = spawner.submit(builder::start).get();
-      long initPid = awaitReady(process);
-      return new BwrapSandbox(spec.sandboxName(), process, initPid, cgroup, spawnLauncher);
-    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
-      if (process != null) {
-        process.destroyForcibly();
+      Future<String> ready = readers.submit(readUntil(process.getInputStream(), '\n'));
+      long initPid = awaitInitPid(process);
+      IdMaps.write(initPid, sandboxUid);
+      if (networkOn) {
+        // Before anything runs in the namespace: there is never a moment without the firewall.
+        firewall.apply(
+            initPid,
+            EgressRuleset.render(
+                egress,
+                spec.egress(),
+                NetnsFirewall.hostAddresses(),
+                UserModeNetwork.forbidden(),
+                List.of(UserModeNetwork.DNS)));
       }
-      cgroup.destroy();
+      release(process);
+      awaitReady(process, ready);
+      if (networkOn && slirp != null) {
+        network = UserModeNetwork.start(slirp, initPid, readers);
+      }
+      return new BwrapSandbox(spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
+    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+      abandon(process, network, cgroup);
       if (e instanceof BoxException box) {
         throw box;
       }
@@ -234,20 +311,56 @@ public final class BwrapBackend implements SandboxBackend {
           cause);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      if (process != null) {
-        process.destroyForcibly();
-      }
-      cgroup.destroy();
+      abandon(process, network, cgroup);
       throw new BoxException(
           BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
     }
   }
 
-  /** Waits for the holder's "ready" line and returns the pid of the sandbox's init. */
-  private long awaitReady(Process process)
+  private static void abandon(
+      @Nullable Process bwrap, @Nullable Process network, CgroupDriver.SessionCgroup cgroup) {
+    if (network != null) {
+      UserModeNetwork.stop(network);
+    }
+    if (bwrap != null) {
+      bwrap.destroyForcibly();
+    }
+    cgroup.destroy();
+  }
+
+  /**
+   * Reads bwrap's info (or its error) from stderr and returns the pid of the sandbox's init; bwrap
+   * writes it once the namespaces exist, then waits for {@link #release}.
+   */
+  private long awaitInitPid(Process process)
       throws InterruptedException, ExecutionException, TimeoutException {
-    Future<String> ready = readers.submit(() -> readUntil(process.getInputStream(), '\n'));
-    Future<String> info = readers.submit(() -> readUntil(process.getErrorStream(), '}'));
+    Future<String> info = readers.submit(readUntil(process.getErrorStream(), '}'));
+    String infoText;
+    try {
+      infoText = info.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
+    }
+    Matcher m = CHILD_PID.matcher(infoText);
+    if (!m.find()) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(infoText));
+    }
+    return Long.parseLong(m.group(1));
+  }
+
+  /** Lets bwrap go on once the maps (and the firewall) are in place. */
+  private static void release(Process process) throws IOException {
+    try (OutputStream in = process.getOutputStream()) {
+      in.write('\n');
+    }
+  }
+
+  /** Waits for the holder's "ready" line. */
+  private void awaitReady(Process process, Future<String> ready)
+      throws IOException, InterruptedException, ExecutionException, TimeoutException {
     String line;
     try {
       line = ready.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
@@ -256,29 +369,30 @@ public final class BwrapBackend implements SandboxBackend {
           BoxErrorCode.INTERNAL_ERROR,
           "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
     }
-    // bwrap writes the info JSON (or its error) on stderr before the holder can print "ready".
-    String infoText = info.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    Matcher m = CHILD_PID.matcher(infoText);
-    if (!line.equals("ready\n") || !m.find()) {
-      process.destroyForcibly();
+    if (!line.equals("ready\n")) {
+      String error = new String(process.getErrorStream().readNBytes(4096), StandardCharsets.UTF_8);
       throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(infoText + " " + line));
+          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(error + " " + line));
     }
     closeQuietly(process.getInputStream());
-    return Long.parseLong(m.group(1));
   }
 
-  /** Reads up to and including {@code last}, or to the end of the stream (at most 64 KiB). */
-  private static String readUntil(InputStream in, char last) throws IOException {
-    ByteArrayOutputStream text = new ByteArrayOutputStream();
-    int b;
-    while (text.size() < 64 * 1024 && (b = in.read()) >= 0) {
-      text.write(b);
-      if (b == last) {
-        break;
+  /**
+   * A task that reads up to and including {@code last}, or to the end of the stream (at most 64
+   * KiB).
+   */
+  private static java.util.concurrent.Callable<String> readUntil(InputStream in, char last) {
+    return () -> {
+      ByteArrayOutputStream text = new ByteArrayOutputStream();
+      int b;
+      while (text.size() < 64 * 1024 && (b = in.read()) >= 0) {
+        text.write(b);
+        if (b == last) {
+          break;
+        }
       }
-    }
-    return text.toString(StandardCharsets.UTF_8);
+      return text.toString(StandardCharsets.UTF_8);
+    };
   }
 
   private static void closeQuietly(InputStream in) {

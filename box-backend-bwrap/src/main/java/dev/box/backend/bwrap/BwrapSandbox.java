@@ -8,12 +8,13 @@ import dev.box.core.backend.SandboxProcess;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One live bubblewrap sandbox: the bwrap process, the pid of the sandbox's init (which nsenter
- * targets) and the sandbox's cgroups.
+ * targets), the sandbox's cgroups and, with the network on, its slirp4netns.
  */
 final class BwrapSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
@@ -23,6 +24,7 @@ final class BwrapSandbox implements Sandbox {
   private final long initPid;
   private final CgroupDriver.SessionCgroup cgroup;
   private final Launcher launcher;
+  private final @Nullable Process network;
   private final AtomicBoolean destroyed = new AtomicBoolean();
 
   BwrapSandbox(
@@ -30,12 +32,14 @@ final class BwrapSandbox implements Sandbox {
       Process bwrap,
       long initPid,
       CgroupDriver.SessionCgroup cgroup,
-      Launcher launcher) {
+      Launcher launcher,
+      @Nullable Process network) {
     this.name = name;
     this.bwrap = bwrap;
     this.initPid = initPid;
     this.cgroup = cgroup;
     this.launcher = launcher;
+    this.network = network;
   }
 
   @Override
@@ -82,6 +86,9 @@ final class BwrapSandbox implements Sandbox {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    if (network != null) {
+      UserModeNetwork.stop(network);
     }
     // The host-side launchers of its processes, and anything that escaped: the cgroup sweep.
     cgroup.destroy();

@@ -14,10 +14,11 @@ import java.util.Map;
  * <p>The host side is a fixed launcher script that waits for a go line on stdin (the backend takes
  * over the output pipes while nothing has touched them yet), writes its own pid into the process's
  * cgroups and then execs {@code setpriv --no-new-privs nsenter}, so the process and all it forks
- * are limited and killable from the first instruction. Inside the sandbox a fixed prelude enters
- * the working directory and runs the command. Nothing from the request is on any command line: the
- * command, the working directory and the environment travel in environment variables, and no host
- * shell parses them.
+ * are limited and killable from the first instruction. nsenter joins every namespace of the sandbox
+ * as root of its user namespace, and {@link Privileges} drops to the sandbox user before anything
+ * of the request runs. Inside the sandbox a fixed prelude enters the working directory and runs the
+ * command. Nothing from the request is on any command line: the command, the working directory and
+ * the environment travel in environment variables, and no host shell parses them.
  */
 final class Launcher {
   private static final String LAUNCHER =
@@ -36,10 +37,12 @@ final class Launcher {
 
   private final Path setpriv;
   private final Path nsenter;
+  private final boolean guard;
 
-  Launcher(Path setpriv, Path nsenter) {
+  Launcher(Path setpriv, Path nsenter, boolean guard) {
     this.setpriv = setpriv;
     this.nsenter = nsenter;
+    this.guard = guard;
   }
 
   Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
@@ -50,9 +53,9 @@ final class Launcher {
     procsFiles.forEach(f -> argv.add(f.toString()));
     argv.add("--");
     argv.addAll(List.of(setpriv.toString(), "--no-new-privs", nsenter.toString()));
-    argv.addAll(List.of("--target", Long.toString(initPid), "--all"));
-    argv.addAll(List.of("-S", SandboxArgs.SANDBOX_ID, "-G", SandboxArgs.SANDBOX_ID));
-    argv.addAll(List.of("--", "/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
+    argv.addAll(List.of("--target", Long.toString(initPid), "--all", "--"));
+    argv.addAll(Privileges.dropToSandboxUser(guard));
+    argv.addAll(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
     ProcessBuilder builder = new ProcessBuilder(argv);
     Map<String, String> env = builder.environment();
     env.clear();

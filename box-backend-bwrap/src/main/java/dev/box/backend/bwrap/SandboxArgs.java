@@ -8,17 +8,26 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The bubblewrap argument vector of one sandbox. Only paths and fixed words reach it; every host
  * path in it has been resolved and checked by the policy before.
+ *
+ * <p>bwrap makes the user namespace but does not map it: it blocks on its standard input until the
+ * backend has written the maps ({@link IdMaps}), so that the sandbox user is an unprivileged host
+ * uid instead of the server's. The sandbox always gets a network namespace of its own; with the
+ * network on, the backend connects it to the outside through user-mode networking and a firewall
+ * before the sandbox runs. The holder starts as root of the namespace and drops to the sandbox user
+ * through {@link Privileges}.
  */
 final class SandboxArgs {
-  /** The uid and gid of the sandbox user. */
+  /** The uid and gid of the sandbox user inside the sandbox. */
   static final String SANDBOX_ID = "1000";
 
   /** What the sandbox runs until it is destroyed; "ready" tells the backend setup is complete. */
-  private static final String HOLDER = "echo ready && exec sleep infinity";
+  private static final String HOLDER =
+      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec sleep infinity";
 
   /** System directories that live in /usr on merged-usr hosts, or beside it on others. */
   private static final List<String> ROOT_DIRS =
@@ -36,18 +45,40 @@ final class SandboxArgs {
           "/etc/localtime",
           "/etc/nsswitch.conf");
 
+  /** Files of /proc that tell too much about the host or touch the kernel, as Docker masks them. */
+  private static final List<String> PROC_MASKED_FILES =
+      List.of(
+          "/proc/kcore",
+          "/proc/keys",
+          "/proc/key-users",
+          "/proc/latency_stats",
+          "/proc/timer_list",
+          "/proc/timer_stats",
+          "/proc/sched_debug",
+          "/proc/kallsyms",
+          "/proc/sysrq-trigger");
+
+  /** Directories of /proc hidden under an empty read-only tmpfs. */
+  private static final List<String> PROC_MASKED_DIRS =
+      List.of("/proc/acpi", "/proc/scsi", "/proc/asound", "/proc/driver");
+
   private SandboxArgs() {}
 
-  static List<String> build(Path bwrap, SandboxSpec spec, Path etcDir, String tag)
+  /**
+   * The argument vector.
+   *
+   * @param guard the host path of the syscall guard to mount and run the holder through, or null
+   */
+  static List<String> build(
+      Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard)
       throws IOException {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
-    add(a, "--unshare-user", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID);
+    // The maps are written from outside while bwrap waits on stdin (IdMaps).
+    add(a, "--unshare-user", "--userns-block-fd", "0");
     add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
-    if (spec.network() == BoxNetworkMode.OFF) {
-      a.add("--unshare-net");
-    }
-    add(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv");
+    add(a, "--unshare-net");
+    add(a, "--die-with-parent", "--new-session", "--clearenv");
     add(a, "--hostname", "box");
     add(a, "--ro-bind", "/usr", "/usr");
     for (String dir : ROOT_DIRS) {
@@ -58,18 +89,28 @@ final class SandboxArgs {
         add(a, "--ro-bind", host.toString(), host.toString());
       }
     }
+    add(a, "--perms", "0755", "--dir", "/etc");
     for (String file : ETC_FILES) {
       add(a, "--ro-bind-try", file, file);
     }
     if (spec.network() == BoxNetworkMode.ON) {
-      add(a, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+      add(
+          a,
+          "--ro-bind",
+          etcDir.resolve(UserModeNetwork.RESOLV_CONF).toString(),
+          "/etc/resolv.conf");
     }
     for (String file : List.of("passwd", "group", "hosts")) {
       add(a, "--ro-bind", etcDir.resolve(file).toString(), "/etc/" + file);
     }
-    add(a, "--proc", "/proc", "--dev", "/dev");
+    proc(a);
+    add(a, "--dev", "/dev");
     add(a, "--perms", "1777", "--tmpfs", "/tmp");
-    add(a, "--tmpfs", "/home", "--perms", "0700", "--dir", "/home/box");
+    // The holder makes /home/box as the sandbox user: bwrap's own directories belong to root.
+    add(a, "--perms", "1777", "--tmpfs", "/home");
+    if (guard != null) {
+      add(a, "--ro-bind", guard.toString(), Privileges.GUARD_IN_SANDBOX);
+    }
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
       mount(a, workspace);
@@ -84,11 +125,43 @@ final class SandboxArgs {
     // bwrap reports the pid of the sandbox's init on stderr; the holder's stdout says "ready".
     add(a, "--info-fd", "2");
     add(a, "--chdir", "/");
-    add(a, "--", "/bin/sh", "-c", HOLDER);
+    a.add("--");
+    a.addAll(Privileges.dropToSandboxUser(guard != null));
+    add(a, "/bin/sh", "-c", HOLDER);
     return a;
   }
 
+  /**
+   * /proc of the sandbox's pid namespace. bwrap mounts /proc/bus and /proc/irq read-only itself;
+   * /proc/sys stays as it is, since no process in the sandbox has a capability to write it.
+   */
+  private static void proc(List<String> a) {
+    add(a, "--proc", "/proc");
+    for (String file : PROC_MASKED_FILES) {
+      if (Files.exists(Path.of(file))) {
+        add(a, "--ro-bind", "/dev/null", file);
+      }
+    }
+    for (String dir : PROC_MASKED_DIRS) {
+      if (Files.isDirectory(Path.of(dir))) {
+        add(a, "--perms", "0555", "--tmpfs", dir, "--remount-ro", dir);
+      }
+    }
+  }
+
+  /**
+   * Binds one mount. bwrap would create missing parents of the mount point readable by root only;
+   * they are made first, readable by everyone, so that the sandbox user can reach the mount.
+   */
   private static void mount(List<String> a, SandboxMount mount) {
+    Path parent = Path.of(mount.sandboxPath()).getParent();
+    List<String> parents = new ArrayList<>();
+    for (Path p = parent; p != null && p.getNameCount() > 0; p = p.getParent()) {
+      parents.add(0, p.toString());
+    }
+    for (String dir : parents) {
+      add(a, "--perms", "0755", "--dir", dir);
+    }
     add(
         a,
         mount.readOnly() ? "--ro-bind" : "--bind",

@@ -7,12 +7,17 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.api.Cidr;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.core.net.EgressRuleset;
+import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -84,6 +89,8 @@ public final class ContainerBackend implements SandboxBackend {
 
   private final Settings settings;
   private final EngineClient client;
+  private final EgressPolicy egress;
+  private final NetnsFirewall firewall;
   private final Path workspaces;
   private final String instanceId;
   private final String dataLabel;
@@ -99,7 +106,21 @@ public final class ContainerBackend implements SandboxBackend {
    * @param instanceId the id of this server instance
    */
   public ContainerBackend(Settings settings, Path dataDir, String instanceId) {
+    this(settings, dataDir, instanceId, EgressPolicy.DEFAULT);
+  }
+
+  /**
+   * Connects to the engine and probes it.
+   *
+   * @param settings which engine and how to use it
+   * @param dataDir the server's data directory (its hash labels the containers)
+   * @param instanceId the id of this server instance
+   * @param egress the operator's egress policy for network-on containers
+   */
+  public ContainerBackend(Settings settings, Path dataDir, String instanceId, EgressPolicy egress) {
     this.settings = settings;
+    this.egress = egress;
+    this.firewall = NetnsFirewall.probe();
     this.client = new EngineClient(settings.socket());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.instanceId = instanceId;
@@ -178,6 +199,9 @@ public final class ContainerBackend implements SandboxBackend {
     enforced.put("cpu", cpuLimit ? mechanism : "none");
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
+    enforced.put(
+        "egress",
+        firewall.available() ? firewall.status() : firewall.status() + "; network on is refused");
     Set<String> capabilities =
         Set.of(
             BoxCapabilities.IMAGES,
@@ -234,10 +258,19 @@ public final class ContainerBackend implements SandboxBackend {
           BoxErrorCode.BACKEND_UNAVAILABLE,
           settings.engine() + " backend is unavailable: " + current.reason());
     }
+    boolean networkOn = spec.network() == BoxNetworkMode.ON;
+    if (networkOn && !firewall.available()) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the container could not be kept off the host"
+              + " (egress: "
+              + firewall.status()
+              + ")");
+    }
     String image = image(spec);
     String name = containerName(spec.sessionId());
     Map<String, Object> body = createBody(spec, image);
-    prepareMounts(spec);
+    MountOwnership.prepare(spec, workspaces, SANDBOX_UID);
     String containerId = null;
     try {
       containerId = create(name, body, image);
@@ -247,6 +280,9 @@ public final class ContainerBackend implements SandboxBackend {
         throw new BoxException(
             BoxErrorCode.INTERNAL_ERROR,
             settings.engine() + " backend error: cannot start container: " + started.message());
+      }
+      if (networkOn) {
+        closeEgress(containerId, spec);
       }
       return new ContainerSandbox(client, name, containerId, SANDBOX_USER, BASE_ENV);
     } catch (IOException e) {
@@ -267,6 +303,51 @@ public final class ContainerBackend implements SandboxBackend {
       remove(containerId == null ? name : containerId);
       throw e;
     }
+  }
+
+  /**
+   * Loads the egress firewall into the container's network namespace, found through the pid of its
+   * init; DNS may go to the resolvers the engine wrote into the container's resolv.conf.
+   */
+  private void closeEgress(String containerId, SandboxSpec spec) throws IOException {
+    EngineClient.Response inspect =
+        client.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
+    long pid = inspect.json().path("State").path("Pid").asLong(0);
+    if (!inspect.ok() || pid <= 0) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          settings.engine()
+              + " backend error: cannot find the container's process to close its network: "
+              + inspect.message());
+    }
+    List<Cidr> resolvers = resolvers(inspect.json().path("ResolvConfPath").asText(""));
+    firewall.apply(
+        pid,
+        EgressRuleset.render(
+            egress, spec.egress(), NetnsFirewall.hostAddresses(), List.of(), resolvers));
+  }
+
+  /** The nameservers of a resolv.conf the engine wrote; none when it cannot be read. */
+  private static List<Cidr> resolvers(String resolvConf) {
+    if (resolvConf.isEmpty()) {
+      return List.of();
+    }
+    List<Cidr> out = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(Path.of(resolvConf))) {
+        String[] words = line.strip().split("\\s+");
+        if (words.length >= 2 && words[0].equals("nameserver")) {
+          try {
+            out.add(Cidr.parse(words[1]));
+          } catch (IllegalArgumentException e) {
+            log.warn("ignoring nameserver {} of {}", words[1], resolvConf);
+          }
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot read the container's resolv.conf {}: {}", resolvConf, e.toString());
+    }
+    return out;
   }
 
   private String image(SandboxSpec spec) {
@@ -341,47 +422,6 @@ public final class ContainerBackend implements SandboxBackend {
         "Source", mount.hostPath().toString(),
         "Target", mount.sandboxPath(),
         "ReadOnly", mount.readOnly());
-  }
-
-  /**
-   * Hands the workspaces Box created itself to the sandbox user, who must be able to write them;
-   * directories the user mounted keep their owner (the sandbox writes there only if they allow it).
-   */
-  private void prepareMounts(SandboxSpec spec) {
-    List<SandboxMount> mounts = new ArrayList<>(spec.extraMounts());
-    SandboxMount workspace = spec.workspace();
-    if (workspace != null) {
-      mounts.add(0, workspace);
-    }
-    for (SandboxMount mount : mounts) {
-      if (mount.readOnly()) {
-        continue;
-      }
-      Path host = mount.hostPath();
-      try {
-        if (host.startsWith(workspaces)) {
-          Files.setAttribute(host, "unix:uid", SANDBOX_UID);
-          Files.setAttribute(host, "unix:gid", SANDBOX_UID);
-        } else if (!writableBySandbox(host)) {
-          log.warn(
-              "{} is mounted read-write but the sandbox user {} cannot write it; chown or chmod it"
-                  + " to let the sandbox write",
-              host,
-              SANDBOX_USER);
-        }
-      } catch (IOException | UnsupportedOperationException e) {
-        log.warn("cannot check the owner of {}: {}", host, e.toString());
-      }
-    }
-  }
-
-  private static boolean writableBySandbox(Path dir) throws IOException {
-    int uid = (Integer) Files.getAttribute(dir, "unix:uid");
-    int gid = (Integer) Files.getAttribute(dir, "unix:gid");
-    int mode = (Integer) Files.getAttribute(dir, "unix:mode");
-    return (uid == SANDBOX_UID && (mode & 0300) == 0300)
-        || (gid == SANDBOX_UID && (mode & 0030) == 0030)
-        || (mode & 0003) == 0003;
   }
 
   /** Creates the container, pulling the image first when the engine does not have it. */

@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.box.api.BoxEgress;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -49,7 +50,18 @@ class ContainerBackendTest {
 
   static SandboxSpec spec(String session, String image) {
     return new SandboxSpec(
-        session, "x", "inst", image, BoxNetworkMode.OFF, null, List.of(), false, 1.0, 256, 64);
+        session,
+        "x",
+        "inst",
+        image,
+        BoxNetworkMode.OFF,
+        null,
+        List.of(),
+        false,
+        1.0,
+        256,
+        64,
+        BoxEgress.NONE);
   }
 
   static String text(SandboxProcess p) throws IOException {
@@ -143,7 +155,18 @@ class ContainerBackendTest {
   void aReadOnlyRootHasA64MibTmp(String engine) throws Exception {
     SandboxSpec spec =
         new SandboxSpec(
-            "ro", "x", "inst", IMAGE, BoxNetworkMode.OFF, null, List.of(), true, 1.0, 256, 64);
+            "ro",
+            "x",
+            "inst",
+            IMAGE,
+            BoxNetworkMode.OFF,
+            null,
+            List.of(),
+            true,
+            1.0,
+            256,
+            64,
+            BoxEgress.NONE);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       Sandbox sandbox = backend.start(spec);
       try {
@@ -182,7 +205,8 @@ class ContainerBackendTest {
             false,
             1.0,
             256,
-            64);
+            64,
+            BoxEgress.NONE);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       Sandbox sandbox = backend.start(spec);
       try {

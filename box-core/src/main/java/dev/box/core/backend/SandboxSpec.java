@@ -1,5 +1,6 @@
 package dev.box.core.backend;
 
+import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -19,6 +20,8 @@ import org.jspecify.annotations.Nullable;
  * @param cpus CPU quota in cores
  * @param memoryMb memory limit in MiB, swap included
  * @param pidsLimit process limit
+ * @param egress the session's own egress rules, applied within the operator's policy when the
+ *     network is on
  */
 public record SandboxSpec(
     String sessionId,
@@ -31,7 +34,8 @@ public record SandboxSpec(
     boolean readOnlyRootfs,
     double cpus,
     int memoryMb,
-    int pidsLimit) {
+    int pidsLimit,
+    BoxEgress egress) {
 
   /** Copies {@code extraMounts}. */
   public SandboxSpec {

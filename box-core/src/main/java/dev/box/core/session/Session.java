@@ -133,6 +133,7 @@ final class Session {
     fields.put("pids_limit", spec.pidsLimit());
     fields.put("read_only_rootfs", spec.readOnlyRootfs() ? "True" : "False");
     fields.put("workspace_quota_mb", spec.workspaceQuotaMb());
+    fields.put("egress", spec.egress().isEmpty() ? "None" : spec.egress().toString());
     return fields;
   }
 

@@ -473,7 +473,8 @@ public final class SessionManager implements AutoCloseable {
               spec.readOnlyRootfs(),
               spec.cpus(),
               spec.memoryMb(),
-              spec.pidsLimit());
+              spec.pidsLimit(),
+              spec.egress());
       Sandbox sandbox = backend.start(sandboxSpec);
       if (shuttingDown) {
         sandbox.destroy();

@@ -1,0 +1,33 @@
+package dev.box.backend.bwrap;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+
+/**
+ * The uid and gid maps of a sandbox's user namespace, written from the host while bwrap waits.
+ *
+ * <p>Root of the namespace is host root, so that bwrap can set the sandbox up from paths only root
+ * may reach; it holds no capability once the holder and every exec have dropped to the sandbox
+ * user, and no-new-privileges with nosuid mounts keeps them from getting it back. The sandbox user,
+ * uid 1000 inside, is {@code hostUid} outside: what it writes to a mount belongs to that
+ * unprivileged uid, and a process that escapes the sandbox is nobody in particular.
+ */
+final class IdMaps {
+  private IdMaps() {}
+
+  /**
+   * Writes both maps of the user namespace of process {@code pid}; each map is one write, as the
+   * kernel requires.
+   */
+  static void write(long pid, int hostUid) throws IOException {
+    byte[] map =
+        ("0 0 1\n" + SandboxArgs.SANDBOX_ID + " " + hostUid + " 1\n")
+            .getBytes(StandardCharsets.US_ASCII);
+    Path proc = Path.of("/proc", Long.toString(pid));
+    Files.write(proc.resolve("uid_map"), map, StandardOpenOption.WRITE);
+    Files.write(proc.resolve("gid_map"), map, StandardOpenOption.WRITE);
+  }
+}
