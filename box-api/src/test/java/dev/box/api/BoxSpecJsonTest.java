@@ -310,6 +310,9 @@ class BoxSpecJsonTest {
             .pidsLimit(9)
             .readOnlyRootfs(false)
             .workspaceQuotaMb(5)
+            .egress(
+                new BoxEgress(
+                    List.of(Cidr.parse("198.51.100.7")), List.of(Cidr.parse("0.0.0.0/0"))))
             .build();
 
     String text = MAPPER.writeValueAsString(original);
@@ -346,8 +349,42 @@ class BoxSpecJsonTest {
             "memory_mb",
             "pids_limit",
             "read_only_rootfs",
-            "workspace_quota_mb");
+            "workspace_quota_mb",
+            "egress");
     assertThat(node.get("network").asText()).isEqualTo("on");
     assertThat(node.get("host_path_mode").asText()).isEqualTo("none");
+  }
+
+  @Test
+  void egress_readsAllowOutAndDenyOut_asCanonicalBlocks() throws Exception {
+    BoxSpec spec =
+        spec(
+            "{\"session_id\": \"s\", \"egress\": {\"allow_out\": [\"198.51.100.7\"],"
+                + " \"deny_out\": [\"10.1.2.3/8\", \"2001:db8::1/32\"]}}");
+
+    assertThat(spec.egress().allowOut())
+        .extracting(Cidr::toString)
+        .containsExactly("198.51.100.7/32");
+    assertThat(spec.egress().denyOut())
+        .extracting(Cidr::toString)
+        .containsExactly("10.0.0.0/8", "2001:db8:0:0:0:0:0:0/32");
+    assertThat(MAPPER.valueToTree(spec).get("egress").get("deny_out").get(0).asText())
+        .isEqualTo("10.0.0.0/8");
+  }
+
+  @Test
+  void egress_refusesHostNames_andMalformedBlocks_namingTheField() {
+    assertThat(
+            messageOfSpec(
+                "{\"session_id\": \"s\", \"egress\": {\"allow_out\": [\"example.com\"]}}"))
+        .isEqualTo(
+            "egress.allow_out: 'example.com' is not an IP address or CIDR block (host names are not"
+                + " supported)");
+    assertThat(
+            messageOfSpec("{\"session_id\": \"s\", \"egress\": {\"deny_out\": [\"10.0.0.0/33\"]}}"))
+        .isEqualTo("egress.deny_out: '10.0.0.0/33' has an invalid prefix length");
+    assertThat(
+            messageOfSpec("{\"session_id\": \"s\", \"egress\": {\"deny_out\": [\"300.1.1.1\"]}}"))
+        .startsWith("egress.deny_out: '300.1.1.1' is not an IP address");
   }
 }
