@@ -98,7 +98,7 @@ class IsolationTest {
   }
 
   @Test
-  void networkOn_reachesAServerOnTheHostsLoopback() throws Exception {
+  void networkOn_cannotReachAServerOnTheHostsLoopback() throws Exception {
     try (Listener listener = new Listener()) {
       Answer a =
           box.exec(
@@ -106,8 +106,8 @@ class IsolationTest {
               "bash -c 'echo hi > /dev/tcp/127.0.0.1/" + listener.port() + "' 2>&1; echo rc=$?",
               "\"network\":\"on\"");
 
-      assertThat(a.text("stdout")).isEqualTo("rc=0\n");
-      assertThat(listener.accepted()).isEqualTo(1);
+      assertThat(a.text("stdout")).contains("rc=1");
+      assertThat(listener.accepted()).isZero();
     }
   }
 

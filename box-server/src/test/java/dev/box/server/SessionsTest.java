@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.box.server.TestServer.Answer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -74,6 +75,7 @@ class SessionsTest {
   @Test
   void hostPathMounts_honourTheirMode() throws Exception {
     Path rw = Files.createDirectories(hostDir.resolve("rw"));
+    Files.setPosixFilePermissions(rw, PosixFilePermissions.fromString("rwxrwxrwx"));
     Path ro = Files.createDirectories(hostDir.resolve("ro"));
     Files.writeString(ro.resolve("in"), "x");
 
@@ -93,6 +95,50 @@ class SessionsTest {
     box.delete("/v1/sessions/host-rw");
     box.delete("/v1/sessions/host-ro");
     assertThat(Files.readString(rw.resolve("out"))).isEqualTo("hi\n");
+  }
+
+  @Test
+  void aHostPathTheSandboxUserCannotUse_isRefusedWithItsOwnerAndMode_beforeAnySandboxStarts()
+      throws Exception {
+    Path rootOnly = Files.createDirectories(hostDir.resolve("root-only"));
+    Files.setPosixFilePermissions(rootOnly, PosixFilePermissions.fromString("rwx------"));
+    Path readable = Files.createDirectories(hostDir.resolve("readable"));
+    Files.setPosixFilePermissions(readable, PosixFilePermissions.fromString("rwxr-xr-x"));
+
+    Answer ro =
+        box.post(
+            "/v1/sessions/no-entry",
+            "{\"host_path\":\"" + rootOnly + "\",\"host_path_mode\":\"ro\"}");
+    Answer rw = box.post("/v1/sessions/no-write", "{\"host_path\":\"" + readable + "\"}");
+
+    assertThat(ro.status()).isEqualTo(400);
+    assertThat(ro.errorMessage())
+        .isEqualTo(
+            "host_path "
+                + rootOnly
+                + " (owner uid 0, group 0, mode 0700) is not readable by the sandbox user, host uid"
+                + " 2000000: give that uid access (chown, chgrp or chmod; ACLs are not consulted)");
+    assertThat(rw.status()).isEqualTo(400);
+    assertThat(rw.errorMessage())
+        .contains("(owner uid 0, group 0, mode 0755) is not writable by the sandbox user")
+        .endsWith(", or mount it read-only");
+    assertThat(box.get("/v1/sessions").body().toString()).doesNotContain("no-entry", "no-write");
+  }
+
+  @Test
+  void aMissingReadWriteHostPath_isCreatedForTheSandboxUser() throws Exception {
+    Path fresh = hostDir.resolve("fresh/deeper");
+
+    Answer a =
+        box.exec(
+            "fresh",
+            "echo made > /workspace/f && cat /workspace/f",
+            "\"host_path\":\"" + fresh + "\"");
+
+    assertThat(a.text("stdout")).isEqualTo("made\n");
+    assertThat(Files.getAttribute(fresh, "unix:uid")).isEqualTo(2_000_000);
+    assertThat(Files.getAttribute(fresh.resolve("f"), "unix:uid")).isEqualTo(2_000_000);
+    box.delete("/v1/sessions/fresh");
   }
 
   @Test

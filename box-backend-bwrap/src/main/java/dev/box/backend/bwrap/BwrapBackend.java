@@ -60,6 +60,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final NetnsFirewall firewall;
   private final @Nullable Path slirp4netns;
   private final @Nullable Path guard;
+  private final boolean rootless = !runsAsRoot();
   private final String baseName;
   private final Path workspaces;
   private final Path etcDir;
@@ -133,7 +134,9 @@ public final class BwrapBackend implements SandboxBackend {
     Path nsenter = find("nsenter");
     Path setpriv = find("setpriv");
     this.launcher =
-        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
+        nsenter != null && setpriv != null
+            ? new Launcher(setpriv, nsenter, guard != null, rootless)
+            : null;
     this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsenter, setpriv);
     log.info(
@@ -173,7 +176,7 @@ public final class BwrapBackend implements SandboxBackend {
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
     enforced.put("egress", networkStatus());
-    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
+    enforced.put("sandbox_uid", rootless ? "server's own uid" : Integer.toString(sandboxUid));
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
@@ -267,13 +270,13 @@ public final class BwrapBackend implements SandboxBackend {
               + ")");
     }
     String tag = baseName + "/" + spec.sandboxName();
-    MountOwnership.prepare(spec, workspaces, sandboxUid);
+    MountOwnership.prepare(spec, workspaces, rootless ? ownUid() : sandboxUid);
     CgroupDriver.SessionCgroup cgroup =
         cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
     Process process = null;
     Process network = null;
     try {
-      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
+      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard, rootless);
       ProcessBuilder builder = new ProcessBuilder(argv);
       builder.environment().clear();
       builder.environment().put("PATH", "/usr/bin:/bin");
@@ -281,7 +284,9 @@ public final class BwrapBackend implements SandboxBackend {
       process = spawner.submit(builder::start).get();
       Future<String> ready = readers.submit(readUntil(process.getInputStream(), '\n'));
       long initPid = awaitInitPid(process);
-      IdMaps.write(initPid, sandboxUid);
+      if (!rootless) {
+        IdMaps.write(initPid, sandboxUid);
+      }
       if (networkOn) {
         // Before anything runs in the namespace: there is never a moment without the firewall.
         firewall.apply(
@@ -434,6 +439,25 @@ public final class BwrapBackend implements SandboxBackend {
     spawner.shutdownNow();
     readers.shutdownNow();
     cgroups.close();
+  }
+
+  /** Whether this process runs as root (euid 0), read from /proc/self/status. */
+  private static boolean runsAsRoot() {
+    return ownUid() == 0;
+  }
+
+  /** The effective uid of this process, from /proc/self/status; -1 when it cannot be read. */
+  private static int ownUid() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("Uid:")) {
+          return Integer.parseInt(line.split("\\s+")[2]);
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      log.warn("cannot read this process's uid: {}", e.toString());
+    }
+    return -1;
   }
 
   private static @Nullable Path find(String program) {

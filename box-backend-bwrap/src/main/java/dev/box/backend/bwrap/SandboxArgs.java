@@ -68,14 +68,20 @@ final class SandboxArgs {
    * The argument vector.
    *
    * @param guard the host path of the syscall guard to mount and run the holder through, or null
+   * @param rootless whether the server runs unprivileged: bwrap then maps the sandbox user onto the
+   *     server's uid itself and drops every capability, and nothing waits for {@link IdMaps}
    */
   static List<String> build(
-      Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard)
+      Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard, boolean rootless)
       throws IOException {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
-    // The maps are written from outside while bwrap waits on stdin (IdMaps).
-    add(a, "--unshare-user", "--userns-block-fd", "0");
+    if (rootless) {
+      add(a, "--unshare-user", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--cap-drop", "ALL");
+    } else {
+      // The maps are written from outside while bwrap waits on stdin (IdMaps).
+      add(a, "--unshare-user", "--userns-block-fd", "0");
+    }
     add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
     add(a, "--unshare-net");
     add(a, "--die-with-parent", "--new-session", "--clearenv");
@@ -120,13 +126,16 @@ final class SandboxArgs {
     }
     if (spec.readOnlyRootfs()) {
       add(a, "--remount-ro", "/");
+    } else {
+      // bwrap's own directories belong to root of the namespace, not to the sandbox user.
+      add(a, "--chmod", "1777", "/", "--chmod", "1777", "/etc");
     }
     add(a, "--setenv", "BOX_SANDBOX", tag);
     // bwrap reports the pid of the sandbox's init on stderr; the holder's stdout says "ready".
     add(a, "--info-fd", "2");
     add(a, "--chdir", "/");
     a.add("--");
-    a.addAll(Privileges.dropToSandboxUser(guard != null));
+    a.addAll(Privileges.dropToSandboxUser(guard != null, rootless));
     add(a, "/bin/sh", "-c", HOLDER);
     return a;
   }

@@ -1,26 +1,29 @@
 package dev.box.core.backend;
 
+import dev.box.api.BoxValidationException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * Makes the workspaces Box created itself writable by the sandbox user, whose host uid is not the
- * server's. Directories the user named keep their owner: the sandbox writes there only if their
- * permissions let the sandbox user write, and a warning says so when they do not.
+ * Makes sure the sandbox user, whose host uid is not the server's, can use every mount as its mode
+ * asks. Directories Box created for the session are handed to the sandbox user; a directory the
+ * user named keeps its owner and is refused, before any sandbox starts, when its permissions do not
+ * let the sandbox user read it (read-only) or write it (read-write): never a sandbox that starts
+ * and then fails with a bare "permission denied".
  */
 public final class MountOwnership {
-  private static final Logger log = LoggerFactory.getLogger(MountOwnership.class);
-
   private MountOwnership() {}
 
   /**
-   * Hands the read-write mounts of {@code spec} that lie under {@code workspaces} to {@code uid}
-   * (user and group), and warns about other read-write mounts {@code uid} cannot write.
+   * Hands the directories Box created for {@code spec} to {@code uid} (user and group), then checks
+   * that {@code uid} can use every mount.
+   *
+   * @param workspaces the directory of private workspaces: anything under it is Box's
+   * @throws BoxValidationException naming the path, its owner and mode, when {@code uid} cannot use
+   *     it
    */
   public static void prepare(SandboxSpec spec, Path workspaces, int uid) {
     List<SandboxMount> mounts = new ArrayList<>(spec.extraMounts());
@@ -29,33 +32,31 @@ public final class MountOwnership {
       mounts.add(0, workspace);
     }
     for (SandboxMount mount : mounts) {
-      if (mount.readOnly()) {
-        continue;
-      }
       Path host = mount.hostPath();
       try {
-        if (host.startsWith(workspaces)) {
+        if (!mount.readOnly() && (mount.created() || host.startsWith(workspaces))) {
           Files.setAttribute(host, "unix:uid", uid);
           Files.setAttribute(host, "unix:gid", uid);
-        } else if (!writableBy(host, uid)) {
-          log.warn(
-              "{} is mounted read-write but the sandbox user (host uid {}) cannot write it; chown or"
-                  + " chmod it to let the sandbox write",
-              host,
-              uid);
+        }
+        int owner = (Integer) Files.getAttribute(host, "unix:uid");
+        int group = (Integer) Files.getAttribute(host, "unix:gid");
+        int mode = (Integer) Files.getAttribute(host, "unix:mode") & 07777;
+        int wanted = mount.readOnly() ? 05 : 03; // r-x to read a directory, -wx to write it
+        boolean usable =
+            owner == uid
+                ? (mode >> 6 & wanted) == wanted
+                : group == uid ? (mode >> 3 & wanted) == wanted : (mode & wanted) == wanted;
+        if (!usable) {
+          throw new BoxValidationException(
+              "host_path %s (owner uid %d, group %d, mode %04o) is not %s by the sandbox user, host"
+                      .formatted(
+                          host, owner, group, mode, mount.readOnly() ? "readable" : "writable")
+                  + " uid %d: give that uid access (chown, chgrp or chmod; ACLs are not consulted)%s"
+                      .formatted(uid, mount.readOnly() ? "" : ", or mount it read-only"));
         }
       } catch (IOException | UnsupportedOperationException e) {
-        log.warn("cannot check the owner of {}: {}", host, e.toString());
+        throw new BoxValidationException("host_path " + host + " cannot be checked: " + e);
       }
     }
-  }
-
-  private static boolean writableBy(Path dir, int uid) throws IOException {
-    int owner = (Integer) Files.getAttribute(dir, "unix:uid");
-    int group = (Integer) Files.getAttribute(dir, "unix:gid");
-    int mode = (Integer) Files.getAttribute(dir, "unix:mode");
-    return (owner == uid && (mode & 0300) == 0300)
-        || (group == uid && (mode & 0030) == 0030)
-        || (mode & 0003) == 0003;
   }
 }

@@ -80,6 +80,24 @@ public final class HostPathPolicy {
    *     directory
    */
   public Path check(String hostPath, boolean create) {
+    return checkDirectory(hostPath, create).path();
+  }
+
+  /**
+   * A host directory that passed the policy.
+   *
+   * @param path its real path
+   * @param created whether the policy created it just now (it then belongs to no user's data yet)
+   */
+  public record HostDirectory(Path path, boolean created) {}
+
+  /**
+   * As {@link #check}, and tells whether the directory was created.
+   *
+   * @throws BoxValidationException as {@link #check}
+   */
+  public HostDirectory checkDirectory(String hostPath, boolean create) {
+    boolean created = false;
     Path requested;
     try {
       requested = Path.of(hostPath);
@@ -99,6 +117,7 @@ public final class HostPathPolicy {
       }
       try {
         Files.createDirectories(resolved);
+        created = true;
       } catch (IOException e) {
         throw new BoxValidationException("host_path " + hostPath + " cannot be created: " + e);
       }
@@ -109,7 +128,7 @@ public final class HostPathPolicy {
     if (!Files.isDirectory(resolved, LinkOption.NOFOLLOW_LINKS)) {
       throw new BoxValidationException("host_path must point to a directory: " + hostPath);
     }
-    return resolved;
+    return new HostDirectory(resolved, created);
   }
 
   private void checkResolved(String original, Path resolved) {

@@ -439,8 +439,14 @@ public final class SessionManager implements AutoCloseable {
     for (BoxMountSpec mount : spec.extraMounts()) {
       if (mount.mode() != BoxHostMountMode.NONE) {
         checkMountPath(mount.mountPath());
-        Path host = hostPaths.check(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
-        extra.add(new SandboxMount(host, mount.mountPath(), mount.mode() == BoxHostMountMode.RO));
+        HostPathPolicy.HostDirectory host =
+            hostPaths.checkDirectory(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
+        extra.add(
+            new SandboxMount(
+                host.path(),
+                mount.mountPath(),
+                mount.mode() == BoxHostMountMode.RO,
+                host.created()));
       }
     }
     reserveSlot();
@@ -452,14 +458,14 @@ public final class SessionManager implements AutoCloseable {
         checkMountPath(spec.mountPath());
         boolean readOnly = spec.hostPathMode() == BoxHostMountMode.RO;
         String hostPath = spec.hostPath();
-        Path host;
+        HostPathPolicy.HostDirectory host;
         if (hostPath != null) {
-          host = hostPaths.check(hostPath, !readOnly);
+          host = hostPaths.checkDirectory(hostPath, !readOnly);
         } else {
           privateWorkspace = workspaces.create(name);
-          host = privateWorkspace;
+          host = new HostPathPolicy.HostDirectory(privateWorkspace, true);
         }
-        workspace = new SandboxMount(host, spec.mountPath(), readOnly);
+        workspace = new SandboxMount(host.path(), spec.mountPath(), readOnly, host.created());
       }
       SandboxSpec sandboxSpec =
           new SandboxSpec(
