@@ -85,6 +85,20 @@ class IsolationTest {
   }
 
   @Test
+  void aSandbox_cannotCreateNestedUserNamespaces_andIsNotRootOnTheHost() {
+    Answer a =
+        box.exec(
+            "nested",
+            "cat /proc/sys/user/max_user_namespaces; unshare -U true 2>/dev/null; echo rc=$?;"
+                + " unshare -n true 2>/dev/null; echo rc=$?; cat /proc/self/uid_map");
+
+    assertThat(a.text("stdout"))
+        .startsWith("0\nrc=1\nrc=1\n")
+        .contains("1000    2000000          1")
+        .doesNotContain("1000          0");
+  }
+
+  @Test
   void networkOff_cannotReachAServerOnTheHostsLoopback() throws Exception {
     try (Listener listener = new Listener()) {
       Answer a =

@@ -67,6 +67,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final @Nullable Path bwrap;
   private final CgroupDriver cgroups;
   private final @Nullable Launcher launcher;
+  private final @Nullable Path nsenter;
   private final BackendStatus status;
 
   /**
@@ -132,6 +133,7 @@ public final class BwrapBackend implements SandboxBackend {
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.bwrap = find("bwrap");
     Path nsenter = find("nsenter");
+    this.nsenter = nsenter;
     Path setpriv = find("setpriv");
     this.launcher =
         nsenter != null && setpriv != null
@@ -255,7 +257,8 @@ public final class BwrapBackend implements SandboxBackend {
   public Sandbox start(SandboxSpec spec) {
     Path bwrapPath = bwrap;
     Launcher spawnLauncher = launcher;
-    if (!status.available() || bwrapPath == null || spawnLauncher == null) {
+    Path nsenterPath = nsenter;
+    if (!status.available() || bwrapPath == null || spawnLauncher == null || nsenterPath == null) {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE, "bwrap backend is unavailable: " + status.reason());
     }
@@ -286,6 +289,7 @@ public final class BwrapBackend implements SandboxBackend {
       long initPid = awaitInitPid(process);
       if (!rootless) {
         IdMaps.write(initPid, sandboxUid);
+        IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
       }
       if (networkOn) {
         // Before anything runs in the namespace: there is never a moment without the firewall.

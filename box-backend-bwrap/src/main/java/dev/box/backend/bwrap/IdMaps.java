@@ -1,10 +1,13 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.backend.HostCommand;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.List;
 
 /**
  * The uid and gid maps of a sandbox's user namespace, written from the host while bwrap waits.
@@ -16,6 +19,8 @@ import java.nio.file.StandardOpenOption;
  * unprivileged uid, and a process that escapes the sandbox is nobody in particular.
  */
 final class IdMaps {
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
   private IdMaps() {}
 
   /**
@@ -29,5 +34,23 @@ final class IdMaps {
     Path proc = Path.of("/proc", Long.toString(pid));
     Files.write(proc.resolve("uid_map"), map, StandardOpenOption.WRITE);
     Files.write(proc.resolve("gid_map"), map, StandardOpenOption.WRITE);
+  }
+
+  /**
+   * Lets no process of the sandbox create a user namespace of its own (and with it network, mount
+   * and other namespaces it could administer): the user namespace's own {@code
+   * user.max_user_namespaces} is set to 0, from root joining it. bwrap's {@code --disable-userns}
+   * does the same but cannot be combined with maps written from outside.
+   */
+  static void forbidNestedNamespaces(Path nsenter, long pid) throws IOException {
+    HostCommand.run(
+        List.of(
+            nsenter.toString(),
+            "--user=/proc/" + pid + "/ns/user",
+            "--",
+            "/usr/bin/tee",
+            "/proc/sys/user/max_user_namespaces"),
+        "0\n",
+        TIMEOUT);
   }
 }

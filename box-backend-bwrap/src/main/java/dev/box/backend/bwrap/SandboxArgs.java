@@ -78,6 +78,7 @@ final class SandboxArgs {
     a.add(bwrap.toString());
     if (rootless) {
       add(a, "--unshare-user", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--cap-drop", "ALL");
+      add(a, "--disable-userns");
     } else {
       // The maps are written from outside while bwrap waits on stdin (IdMaps).
       add(a, "--unshare-user", "--userns-block-fd", "0");

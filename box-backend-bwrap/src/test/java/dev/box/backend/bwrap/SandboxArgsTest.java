@@ -114,7 +114,8 @@ class SandboxArgsTest {
             true);
     String text = String.join(" ", a);
 
-    assertThat(text).contains("--unshare-user --uid 1000 --gid 1000 --cap-drop ALL");
+    assertThat(text)
+        .contains("--unshare-user --uid 1000 --gid 1000 --cap-drop ALL --disable-userns");
     assertThat(text).doesNotContain("--userns-block-fd").doesNotContain("setpriv");
   }
 }

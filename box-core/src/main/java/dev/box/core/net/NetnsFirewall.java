@@ -3,18 +3,17 @@ package dev.box.core.net;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.Cidr;
+import dev.box.core.backend.HostCommand;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -122,32 +121,7 @@ public final class NetnsFirewall {
   }
 
   private static void run(List<String> argv, String input) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder(argv).redirectErrorStream(true);
-    builder.environment().clear();
-    builder.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-    Process process = builder.start();
-    try {
-      try (OutputStream in = process.getOutputStream()) {
-        in.write(input.getBytes(StandardCharsets.UTF_8));
-      }
-      byte[] output = process.getInputStream().readNBytes(4096);
-      if (!process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        throw new IOException("nft did not finish within " + TIMEOUT_SECONDS + " s");
-      }
-      if (process.exitValue() != 0) {
-        String text = new String(output, StandardCharsets.UTF_8).strip().replaceAll("\\s+", " ");
-        throw new IOException(
-            "nft exited with "
-                + process.exitValue()
-                + ": "
-                + text.substring(0, Math.min(300, text.length())));
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IOException("interrupted while loading the egress firewall", e);
-    } finally {
-      process.destroyForcibly();
-    }
+    HostCommand.run(argv, input, Duration.ofSeconds(TIMEOUT_SECONDS));
   }
 
   private static @Nullable Path find(String program) {
