@@ -60,7 +60,6 @@ public final class BwrapBackend implements SandboxBackend {
   private final NetnsFirewall firewall;
   private final @Nullable Path slirp4netns;
   private final @Nullable Path guard;
-  private final boolean rootless = !runsAsRoot();
   private final String baseName;
   private final Path workspaces;
   private final Path etcDir;
@@ -136,9 +135,7 @@ public final class BwrapBackend implements SandboxBackend {
     this.nsenter = nsenter;
     Path setpriv = find("setpriv");
     this.launcher =
-        nsenter != null && setpriv != null
-            ? new Launcher(setpriv, nsenter, guard != null, rootless)
-            : null;
+        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
     this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsenter, setpriv);
     log.info(
@@ -178,7 +175,7 @@ public final class BwrapBackend implements SandboxBackend {
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
     enforced.put("egress", networkStatus());
-    enforced.put("sandbox_uid", rootless ? "server's own uid" : Integer.toString(sandboxUid));
+    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
@@ -186,6 +183,14 @@ public final class BwrapBackend implements SandboxBackend {
     if (nsenter == null || setpriv == null) {
       return new BackendStatus(
           name(), false, "nsenter or setpriv not found (util-linux)", enforced);
+    }
+    if (!runsAsRoot()) {
+      return new BackendStatus(
+          name(),
+          false,
+          "the bubblewrap backend needs root, to map the sandbox user onto an unprivileged uid and"
+              + " to enter sandboxes (run box serve as root, or use docker or podman)",
+          enforced);
     }
     try {
       writeEtc();
@@ -273,13 +278,13 @@ public final class BwrapBackend implements SandboxBackend {
               + ")");
     }
     String tag = baseName + "/" + spec.sandboxName();
-    MountOwnership.prepare(spec, workspaces, rootless ? ownUid() : sandboxUid);
+    MountOwnership.prepare(spec, workspaces, sandboxUid);
     CgroupDriver.SessionCgroup cgroup =
         cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
     Process process = null;
     Process network = null;
     try {
-      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard, rootless);
+      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
       ProcessBuilder builder = new ProcessBuilder(argv);
       builder.environment().clear();
       builder.environment().put("PATH", "/usr/bin:/bin");
@@ -287,10 +292,8 @@ public final class BwrapBackend implements SandboxBackend {
       process = spawner.submit(builder::start).get();
       Future<String> ready = readers.submit(readUntil(process.getInputStream(), '\n'));
       long initPid = awaitInitPid(process);
-      if (!rootless) {
-        IdMaps.write(initPid, sandboxUid);
-        IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
-      }
+      IdMaps.write(initPid, sandboxUid);
+      IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
       if (networkOn) {
         // Before anything runs in the namespace: there is never a moment without the firewall.
         firewall.apply(
@@ -445,23 +448,18 @@ public final class BwrapBackend implements SandboxBackend {
     cgroups.close();
   }
 
-  /** Whether this process runs as root (euid 0), read from /proc/self/status. */
+  /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */
   private static boolean runsAsRoot() {
-    return ownUid() == 0;
-  }
-
-  /** The effective uid of this process, from /proc/self/status; -1 when it cannot be read. */
-  private static int ownUid() {
     try {
       for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
         if (line.startsWith("Uid:")) {
-          return Integer.parseInt(line.split("\\s+")[2]);
+          return line.split("\\s+")[2].equals("0");
         }
       }
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException e) {
       log.warn("cannot read this process's uid: {}", e.toString());
     }
-    return -1;
+    return false;
   }
 
   private static @Nullable Path find(String program) {

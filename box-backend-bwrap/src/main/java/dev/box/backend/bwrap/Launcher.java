@@ -38,13 +38,11 @@ final class Launcher {
   private final Path setpriv;
   private final Path nsenter;
   private final boolean guard;
-  private final boolean rootless;
 
-  Launcher(Path setpriv, Path nsenter, boolean guard, boolean rootless) {
+  Launcher(Path setpriv, Path nsenter, boolean guard) {
     this.setpriv = setpriv;
     this.nsenter = nsenter;
     this.guard = guard;
-    this.rootless = rootless;
   }
 
   Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
@@ -55,13 +53,8 @@ final class Launcher {
     procsFiles.forEach(f -> argv.add(f.toString()));
     argv.add("--");
     argv.addAll(List.of(setpriv.toString(), "--no-new-privs", nsenter.toString()));
-    argv.addAll(List.of("--target", Long.toString(initPid), "--all"));
-    if (rootless) {
-      // Only the sandbox user is mapped: nsenter switches to it and the capabilities go.
-      argv.addAll(List.of("-S", SandboxArgs.SANDBOX_ID, "-G", SandboxArgs.SANDBOX_ID));
-    }
-    argv.add("--");
-    argv.addAll(Privileges.dropToSandboxUser(guard, rootless));
+    argv.addAll(List.of("--target", Long.toString(initPid), "--all", "--"));
+    argv.addAll(Privileges.dropToSandboxUser(guard));
     argv.addAll(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
     ProcessBuilder builder = new ProcessBuilder(argv);
     Map<String, String> env = builder.environment();

@@ -8,9 +8,7 @@ import java.util.List;
  * groups, an empty capability bounding set, no inheritable capabilities and no-new-privileges.
  *
  * <p>With the syscall guard mounted, the guard does it and then installs the syscall filter;
- * without it, {@code setpriv} from the host's /usr does the same minus the filter. A server that
- * does not run as root cannot map other uids: bwrap maps the sandbox user onto the server's own
- * (unprivileged) uid and drops every capability itself.
+ * without it, {@code setpriv} from the host's /usr does the same minus the filter.
  */
 final class Privileges {
   /** Where the syscall guard is mounted inside every sandbox. */
@@ -22,14 +20,9 @@ final class Privileges {
    * The words that run the rest of the argument vector as the sandbox user.
    *
    * @param guard whether the syscall guard is mounted
-   * @param rootless whether the server runs unprivileged: bwrap (or nsenter) has made the process
-   *     the sandbox user already, without capabilities, and only the filter is left to install
    */
-  static List<String> dropToSandboxUser(boolean guard, boolean rootless) {
+  static List<String> dropToSandboxUser(boolean guard) {
     String id = SandboxArgs.SANDBOX_ID;
-    if (rootless) {
-      return guard ? List.of(GUARD_IN_SANDBOX, "--") : List.of();
-    }
     if (guard) {
       return List.of(GUARD_IN_SANDBOX, "--uid", id, "--gid", id, "--");
     }

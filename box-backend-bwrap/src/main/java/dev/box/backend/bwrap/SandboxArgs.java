@@ -68,21 +68,14 @@ final class SandboxArgs {
    * The argument vector.
    *
    * @param guard the host path of the syscall guard to mount and run the holder through, or null
-   * @param rootless whether the server runs unprivileged: bwrap then maps the sandbox user onto the
-   *     server's uid itself and drops every capability, and nothing waits for {@link IdMaps}
    */
   static List<String> build(
-      Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard, boolean rootless)
+      Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard)
       throws IOException {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
-    if (rootless) {
-      add(a, "--unshare-user", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--cap-drop", "ALL");
-      add(a, "--disable-userns");
-    } else {
-      // The maps are written from outside while bwrap waits on stdin (IdMaps).
-      add(a, "--unshare-user", "--userns-block-fd", "0");
-    }
+    // The maps are written from outside while bwrap waits on stdin (IdMaps).
+    add(a, "--unshare-user", "--userns-block-fd", "0");
     add(a, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try");
     add(a, "--unshare-net");
     add(a, "--die-with-parent", "--new-session", "--clearenv");
@@ -136,7 +129,7 @@ final class SandboxArgs {
     add(a, "--info-fd", "2");
     add(a, "--chdir", "/");
     a.add("--");
-    a.addAll(Privileges.dropToSandboxUser(guard != null, rootless));
+    a.addAll(Privileges.dropToSandboxUser(guard != null));
     add(a, "/bin/sh", "-c", HOLDER);
     return a;
   }

@@ -33,7 +33,7 @@ class SandboxArgsTest {
   }
 
   private static List<String> argv(SandboxSpec spec, @Nullable Path guard) throws Exception {
-    return SandboxArgs.build(Path.of("/usr/bin/bwrap"), spec, ETC, "box-x/inst_s-1", guard, false);
+    return SandboxArgs.build(Path.of("/usr/bin/bwrap"), spec, ETC, "box-x/inst_s-1", guard);
   }
 
   @Test
@@ -100,22 +100,5 @@ class SandboxArgsTest {
     }
     assertThat(text).contains("--ro-bind /dev/null /proc/keys");
     assertThat(text).doesNotContain("--bind /proc").doesNotContain("--dev-bind");
-  }
-
-  @Test
-  void anUnprivilegedServer_letsBwrapMapTheUserAndDropCapabilities() throws Exception {
-    List<String> a =
-        SandboxArgs.build(
-            Path.of("/usr/bin/bwrap"),
-            spec(BoxNetworkMode.OFF, List.of()),
-            ETC,
-            "box-x/inst_s-1",
-            null,
-            true);
-    String text = String.join(" ", a);
-
-    assertThat(text)
-        .contains("--unshare-user --uid 1000 --gid 1000 --cap-drop ALL --disable-userns");
-    assertThat(text).doesNotContain("--userns-block-fd").doesNotContain("setpriv");
   }
 }
