@@ -51,15 +51,18 @@ box_apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
 }
 
-# Makes sure bubblewrap, util-linux's nsenter/setpriv, slirp4netns and nftables (network-on
-# sandboxes) and Maven are present.
+# Makes sure bubblewrap, util-linux's nsenter/setpriv/unshare, slirp4netns and nftables (network-on
+# sandboxes), Maven, and iproute2, with which the network escape tests build their stand-in
+# network, are present.
 box_ensure_tools() {
   local missing=()
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
-  [ -x /usr/sbin/nft ] || missing+=(nftables)
-  { command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
+  { command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 &&
+    command -v unshare >/dev/null 2>&1; } || missing+=(util-linux)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  PATH="$PATH:/usr/sbin:/sbin" command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+  PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
   if [ "${#missing[@]}" -gt 0 ]; then
     box_apt_install "${missing[@]}"
   fi

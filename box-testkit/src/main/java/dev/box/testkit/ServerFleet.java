@@ -75,12 +75,23 @@ final class ServerFleet implements AutoCloseable {
    * The child's log goes to {@code log}.
    */
   Child startChild(Path dataDir, Path log) throws Exception {
-    List<String> command = new ArrayList<>();
+    return startChild(dataDir, log, List.of(), Map.of());
+  }
+
+  /**
+   * Starts {@link ChildServer} like {@link #startChild(Path, Path)}, its command line behind {@code
+   * launcher} (words such as {@code nsenter --net=...}, or none) and with {@code extra} over the
+   * settings. Throws {@link IllegalStateException} when the child exits before it listens; what it
+   * said is then in {@code log}.
+   */
+  Child startChild(Path dataDir, Path log, List<String> launcher, Map<String, String> extra)
+      throws Exception {
+    List<String> command = new ArrayList<>(launcher);
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(ChildServer.class.getName());
-    flags(dataDir, Map.of()).forEach((k, v) -> command.add(k + "=" + v));
+    flags(dataDir, extra).forEach((k, v) -> command.add(k + "=" + v));
     Process process = new ProcessBuilder(command).redirectError(log.toFile()).start();
     children.add(process);
     childDataDirs.add(dataDir);

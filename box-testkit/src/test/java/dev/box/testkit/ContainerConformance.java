@@ -27,12 +27,19 @@ abstract class ContainerConformance extends BackendConformanceSuite {
 
   @Override
   protected Map<String, String> serverSettings() {
+    return engineSettings(backendName());
+  }
+
+  /**
+   * The settings that point a server with the {@code docker} or {@code podman} backend at this
+   * machine's engine and the test image.
+   */
+  static Map<String, String> engineSettings(String backend) {
     String socket =
-        backendName().equals("docker")
+        backend.equals("docker")
             ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
             : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
-    return Map.of(
-        "image", IMAGE, backendName().equals("docker") ? "docker_host" : "podman_host", socket);
+    return Map.of("image", IMAGE, backend.equals("docker") ? "docker_host" : "podman_host", socket);
   }
 
   @Override

@@ -1,0 +1,20 @@
+package dev.box.testkit;
+
+import java.util.Map;
+
+/**
+ * The network escape suite against the Podman backend, through the real Podman service's
+ * Docker-compatible API on this machine; the server runs in the machine's namespace, beside the
+ * service, and the stand-in world is routed from there.
+ */
+class PodmanNetworkEscapeTest extends NetworkEscapeSuite {
+  @Override
+  protected String backendName() {
+    return "podman";
+  }
+
+  @Override
+  protected Map<String, String> serverSettings() {
+    return ContainerConformance.engineSettings(backendName());
+  }
+}
