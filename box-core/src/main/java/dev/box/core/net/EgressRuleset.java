@@ -11,9 +11,10 @@ import java.util.stream.Stream;
  *
  * <p>Outgoing packets are judged in this order, the first match deciding: loopback inside the
  * sandbox passes; DNS to the sandbox's resolvers passes; the forbidden blocks and the host's own
- * addresses are rejected; the operator's denials are rejected; the session's {@code allow_out}
- * passes; the session's {@code deny_out} is rejected; the operator's allowed blocks pass; private
- * blocks are rejected; everything else (the internet) passes. Rejection answers at once (ICMP
+ * addresses are rejected; the operator's denials are rejected; private blocks are rejected unless
+ * the operator allows them; the session's {@code allow_out} passes; the session's {@code deny_out}
+ * is rejected; everything else (the internet, and private blocks the operator opened) passes. So a
+ * session narrows what the operator allows and never widens it. Rejection answers at once (ICMP
  * administratively prohibited), so a connect fails fast instead of hanging. Incoming packets pass
  * only on loopback or as part of a connection the sandbox opened.
  *
@@ -57,10 +58,14 @@ public final class EgressRuleset {
               .toList();
       rule(out, family, pick(forbidden, v4), REJECT);
       rule(out, family, pick(operator.deny(), v4), REJECT);
+      List<Cidr> opened = pick(operator.allow(), v4);
+      rule(
+          out,
+          family,
+          pick(EgressPolicy.PRIVATE, v4),
+          (opened.isEmpty() ? "" : family + " daddr != " + set(opened) + " ") + REJECT);
       rule(out, family, pick(session.allowOut(), v4), "accept");
       rule(out, family, pick(session.denyOut(), v4), REJECT);
-      rule(out, family, pick(operator.allow(), v4), "accept");
-      rule(out, family, pick(EgressPolicy.PRIVATE, v4), REJECT);
     }
     out.append("  }\n");
     out.append("  chain input {\n");
@@ -76,9 +81,12 @@ public final class EgressRuleset {
     if (blocks.isEmpty()) {
       return;
     }
-    out.append("    ").append(family).append(" daddr { ");
-    out.append(String.join(", ", blocks.stream().map(Cidr::toString).toList()));
-    out.append(" } ").append(verdict).append('\n');
+    out.append("    ").append(family).append(" daddr ").append(set(blocks));
+    out.append(' ').append(verdict).append('\n');
+  }
+
+  private static String set(List<Cidr> blocks) {
+    return "{ " + String.join(", ", blocks.stream().map(Cidr::toString).toList()) + " }";
   }
 
   /**

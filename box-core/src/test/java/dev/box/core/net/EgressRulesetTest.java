@@ -12,7 +12,7 @@ class EgressRulesetTest {
   private static final List<Cidr> HOST = List.of(Cidr.parse("127.0.0.1"), Cidr.parse("192.0.2.2"));
 
   @Test
-  void rules_rejectForbiddenAndHost_beforeAnythingAllows_andPrivateLast() {
+  void rules_rejectForbiddenHostAndPrivate_beforeTheSessionsOwnRules() {
     String text =
         EgressRuleset.render(
             EgressPolicy.parse("10.77.0.0/16", "203.0.113.0/24"),
@@ -29,11 +29,10 @@ class EgressRulesetTest {
             "ip daddr { 0.0.0.0/8, 127.0.0.0/8, 169.254.0.0/16, 224.0.0.0/4, 240.0.0.0/4,"
                 + " 192.0.2.2/32, 10.0.2.2/32 } reject with icmpx type admin-prohibited",
             "ip daddr { 203.0.113.0/24 } reject with icmpx type admin-prohibited",
+            "ip daddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 } ip daddr != {"
+                + " 10.77.0.0/16 } reject with icmpx type admin-prohibited",
             "ip daddr { 198.51.100.1/32 } accept",
-            "ip daddr { 0.0.0.0/0 } reject with icmpx type admin-prohibited",
-            "ip daddr { 10.77.0.0/16 } accept",
-            "ip daddr { 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 } reject with"
-                + " icmpx type admin-prohibited");
+            "ip daddr { 0.0.0.0/0 } reject with icmpx type admin-prohibited");
     assertThat(text).contains("oifname \"lo\" accept").contains("policy drop");
     assertThat(text.indexOf("oifname \"lo\" accept")).isLessThan(text.indexOf("ip daddr"));
   }
