@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -469,7 +470,13 @@ class LangBotConformanceTest {
                 "{\"backend\": \"local\", \"limits\": {\"max_sessions\": 5}}"),
             false)) {
       try (RpcClient rpc =
-          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+          RpcClient.connect(
+              configured.port(),
+              Map.of(
+                  "X-LangBot-Box-Control-Token",
+                  Objects.requireNonNull(configured.controlToken()),
+                  "X-LangBot-Instance-Id",
+                  INSTANCE))) {
         String ctx = context("ws-init", 1);
         assertThat(
                 ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
@@ -506,7 +513,13 @@ class LangBotConformanceTest {
     try (BoxServer configured =
         startServer(Map.of(), Map.of("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE), false)) {
       try (RpcClient rpc =
-          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+          RpcClient.connect(
+              configured.port(),
+              Map.of(
+                  "X-LangBot-Box-Control-Token",
+                  Objects.requireNonNull(configured.controlToken()),
+                  "X-LangBot-Instance-Id",
+                  INSTANCE))) {
         String ctx = context("ws-local", 1);
         assertThat(error(rpc.call("box_init", "{\"local\": {\"profile\": \"paranoid\"}}", null)))
             .isEqualTo(
