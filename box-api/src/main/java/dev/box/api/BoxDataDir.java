@@ -38,19 +38,25 @@ public final class BoxDataDir {
 
   /**
    * Reads the token held in {@code file}: its content without surrounding whitespace, so that a
-   * file written with {@code echo} works. A symbolic link is followed; the server refuses one in
-   * its own data directory, this method does not.
+   * file written with {@code echo} works. The file itself must not be a symbolic link (a server
+   * never writes one, and refuses one at startup); the directories above it may be.
    *
    * @throws java.nio.file.NoSuchFileException when the file does not exist
-   * @throws IOException when it cannot be read, or when it is empty, too long or holds anything but
-   *     visible ASCII characters (the message names the file, never its content)
+   * @throws java.nio.file.AccessDeniedException when this user may not read it
+   * @throws IOException when it cannot be read, or when it is a link or a directory, empty, too
+   *     long or holds anything but one word of visible ASCII characters (the message names the
+   *     file, never its content)
    */
   public static String readToken(Path file) throws IOException {
+    if (Files.isSymbolicLink(file)) {
+      throw new IOException("control token file " + file + " is a symbolic link");
+    }
     if (Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
       throw new IOException("control token file " + file + " is a directory");
     }
     byte[] bytes;
-    try (var in = Files.newInputStream(file)) {
+    // NOFOLLOW_LINKS is O_NOFOLLOW: a link planted after the check above is refused too.
+    try (var in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
       bytes = in.readNBytes(MAX_TOKEN_BYTES + 1);
     }
     if (bytes.length > MAX_TOKEN_BYTES) {

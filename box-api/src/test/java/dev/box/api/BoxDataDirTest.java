@@ -44,6 +44,13 @@ class BoxDataDirTest {
     assertThatThrownBy(() -> BoxDataDir.readToken(file))
         .hasMessageEndingWith(" holds characters other than visible ASCII");
 
+    Path target = Files.writeString(dir.resolve("elsewhere"), "token");
+    Files.delete(file);
+    Files.createSymbolicLink(file, target);
+    assertThatThrownBy(() -> BoxDataDir.readToken(file))
+        .hasMessageEndingWith(" is a symbolic link");
+    Files.delete(file);
+
     Files.writeString(file, "x".repeat(5000));
     assertThatThrownBy(() -> BoxDataDir.readToken(file))
         .hasMessageEndingWith(" holds more than 4096 bytes");

@@ -143,6 +143,30 @@ class ServeProcessTest {
     }
   }
 
+  @Test
+  void insecure_saysTheApiIsOpen_andNeedsNoToken() throws Exception {
+    Server server =
+        Server.start(
+            dataDir,
+            Map.of(),
+            "serve",
+            "--backend",
+            "bwrap",
+            "--port",
+            "0",
+            "--data-dir",
+            dataDir.toString(),
+            "--insecure");
+    try (BoxClient anonymous = BoxClient.connect(server.uri())) {
+      assertThat(server.protection).isEqualTo("NOTHING (--insecure, no control token)");
+      assertThat(anonymous.sessions()).isEmpty();
+      assertThat(dataDir.resolve("control-token")).doesNotExist();
+    } finally {
+      server.process.destroy();
+      server.process.waitFor();
+    }
+  }
+
   private static BoxSpec background(String session, String marker) {
     return BoxSpec.builder(session)
         .cmd("nohup sh -c 'sleep 1000; echo " + marker + "' >/dev/null 2>&1 &")

@@ -28,6 +28,7 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -462,6 +463,13 @@ public final class BoxClient implements AutoCloseable {
       } catch (NoSuchFileException e) {
         throw new IllegalArgumentException(
             "no control token file " + file + ": is " + dataDir + " the server's data dir?", e);
+      } catch (AccessDeniedException e) {
+        throw new IllegalArgumentException(
+            "cannot read the control token file "
+                + file
+                + ": permission denied (only the server's user may read it; give the token"
+                + " another way)",
+            e);
       } catch (IOException e) {
         throw new IllegalArgumentException("cannot read the control token: " + e.getMessage(), e);
       }

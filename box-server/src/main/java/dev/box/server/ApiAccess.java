@@ -58,7 +58,7 @@ final class ApiAccess {
           "LangBot's control token (LANGBOT_BOX_CONTROL_TOKEN)");
     }
     if (config.insecure()) {
-      return new ApiAccess(ControlTokens.open(), null, "nothing: --insecure, no control token");
+      return new ApiAccess(ControlTokens.open(), null, "NOTHING (--insecure, no control token)");
     }
     String generated = ControlTokenFile.readOrCreate(config.dataDir(), new SecureRandom());
     return new ApiAccess(

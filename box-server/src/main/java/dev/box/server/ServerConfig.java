@@ -94,6 +94,40 @@ public record ServerConfig(
     return resolve(Map.of(), Map.of());
   }
 
+  /** The settings, with the control token shown as {@code <set>}: never the token itself. */
+  @Override
+  public String toString() {
+    return "ServerConfig[host="
+        + host
+        + ", port="
+        + port
+        + ", dataDir="
+        + dataDir
+        + ", backend="
+        + backend
+        + ", controlToken="
+        + (controlToken == null ? "null" : "<set>")
+        + ", insecure="
+        + insecure
+        + ", sessionTtl="
+        + sessionTtl
+        + ", maxSessions="
+        + maxSessions
+        + ", maxOutputBytes="
+        + maxOutputBytes
+        + ", allowedMountRoots="
+        + allowedMountRoots
+        + ", processLimits="
+        + processLimits
+        + ", cgroups="
+        + cgroups
+        + ", containers="
+        + containers
+        + ", backendFixed="
+        + backendFixed
+        + "]";
+  }
+
   /** A copy listening on {@code newPort}. */
   public ServerConfig withPort(int newPort) {
     return new ServerConfig(

@@ -82,6 +82,20 @@ class ControlTokenTest {
   }
 
   @Test
+  void headAndOptions_withoutAToken_are401() {
+    assertThat(box.send("HEAD", "/v1/sessions", "", Map.of()).status()).isEqualTo(401);
+    assertThat(box.send("OPTIONS", "/v1/sessions", "", Map.of()).status()).isEqualTo(401);
+  }
+
+  @Test
+  void theConfigsText_neverShowsTheToken() {
+    String token = "a-configured-token-that-is-long-enough";
+    ServerConfig config = ServerConfig.resolve(Map.of("control_token", token), Map.of());
+
+    assertThat(config.toString()).contains("controlToken=<set>").doesNotContain(token);
+  }
+
+  @Test
   void theProbes_answerWithoutAToken() {
     assertThat(box.send("GET", "/healthz", "", Map.of()).status()).isEqualTo(200);
     assertThat(box.send("GET", "/readyz", "", Map.of()).status()).isEqualTo(200);
