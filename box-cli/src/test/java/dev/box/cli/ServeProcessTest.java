@@ -114,16 +114,9 @@ class ServeProcessTest {
     String boxToken = "box-token-" + UUID.randomUUID();
     String langbotToken = "langbot-token-" + UUID.randomUUID();
     Server server =
-        Server.start(
+        Server.serve(
             dataDir,
-            Map.of("BOX_CONTROL_TOKEN", boxToken, "LANGBOT_BOX_CONTROL_TOKEN", langbotToken),
-            "serve",
-            "--backend",
-            "bwrap",
-            "--port",
-            "0",
-            "--data-dir",
-            dataDir.toString());
+            Map.of("BOX_CONTROL_TOKEN", boxToken, "LANGBOT_BOX_CONTROL_TOKEN", langbotToken));
     try (BoxClient client = BoxClient.builder(server.uri()).controlToken(boxToken).build()) {
       String seen =
           client
@@ -145,18 +138,7 @@ class ServeProcessTest {
 
   @Test
   void insecure_saysTheApiIsOpen_andNeedsNoToken() throws Exception {
-    Server server =
-        Server.start(
-            dataDir,
-            Map.of(),
-            "serve",
-            "--backend",
-            "bwrap",
-            "--port",
-            "0",
-            "--data-dir",
-            dataDir.toString(),
-            "--insecure");
+    Server server = Server.serve(dataDir, Map.of(), "--insecure");
     try (BoxClient anonymous = BoxClient.connect(server.uri())) {
       assertThat(server.protection).isEqualTo("NOTHING (--insecure, no control token)");
       assertThat(anonymous.sessions()).isEmpty();
@@ -179,16 +161,17 @@ class ServeProcessTest {
    */
   private record Server(Process process, int port, String protection, String startupLog) {
     static Server start(Path dataDir) throws IOException {
-      return start(
-          dataDir,
-          Map.of(),
-          "serve",
-          "--backend",
-          "bwrap",
-          "--port",
-          "0",
-          "--data-dir",
-          dataDir.toString());
+      return serve(dataDir, Map.of());
+    }
+
+    /** {@code box serve} of bwrap on {@code dataDir}, with {@code env} and {@code more} flags. */
+    static Server serve(Path dataDir, Map<String, String> env, String... more) throws IOException {
+      List<String> args =
+          new java.util.ArrayList<>(
+              List.of(
+                  "serve", "--backend", "bwrap", "--port", "0", "--data-dir", dataDir.toString()));
+      args.addAll(List.of(more));
+      return start(dataDir, env, args.toArray(String[]::new));
     }
 
     /** Runs {@code box args} in {@code workDir} with {@code env} over a BOX_-free environment. */

@@ -7,8 +7,6 @@ import dev.box.server.TestServer.Answer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.WebSocket;
-import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +17,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -398,19 +395,6 @@ class ControlTokenTest {
 
   /** The status of a handshake on {@code /rpc/ws}: 101 when it was accepted. */
   private static int rpcHandshake(int port, Map<String, String> headers) {
-    WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
-    headers.forEach(builder::header);
-    try {
-      builder
-          .buildAsync(URI.create("ws://127.0.0.1:" + port + "/rpc/ws"), new WebSocket.Listener() {})
-          .join()
-          .abort();
-      return 101;
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof WebSocketHandshakeException handshake) {
-        return handshake.getResponse().statusCode();
-      }
-      throw e;
-    }
+    return RpcClient.handshakeStatus(port, "/rpc/ws", headers);
   }
 }
