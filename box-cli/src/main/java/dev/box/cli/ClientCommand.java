@@ -66,7 +66,14 @@ abstract class ClientCommand implements Callable<Integer> {
 
   @Override
   public final Integer call() {
-    BoxClient client = connect();
+    BoxClient client;
+    try {
+      client = connect();
+    } catch (IllegalArgumentException e) {
+      // The token was given or found but cannot be used (an unreadable file, a control character).
+      err().println("box: " + e.getMessage());
+      return BoxCli.EXIT_USAGE;
+    }
     try (client) {
       return run(client);
     } catch (BoxException e) {
@@ -74,7 +81,12 @@ abstract class ClientCommand implements Callable<Integer> {
     }
   }
 
-  /** The client of {@code --url} with {@code --token}; a value it refuses is a usage error. */
+  /**
+   * The client of {@code --url} with the token found as {@link
+   * BoxClient.Builder#discoverControlToken(Map)} finds it; a URL it refuses is a usage error.
+   *
+   * @throws IllegalArgumentException when the token cannot be used, with a message naming why
+   */
   private BoxClient connect() {
     URI uri;
     try {
@@ -90,11 +102,13 @@ abstract class ClientCommand implements Callable<Integer> {
     if (dataDir != null) {
       given.put("BOX_DATA_DIR", dataDir);
     }
+    BoxClient.Builder builder;
     try {
-      return BoxClient.builder(uri).discoverControlToken(given).build();
+      builder = BoxClient.builder(uri);
     } catch (IllegalArgumentException e) {
       throw new ParameterException(commandLine(), String.valueOf(e.getMessage()));
     }
+    return builder.discoverControlToken(given).build();
   }
 
   private int report(BoxException e, URI server) {

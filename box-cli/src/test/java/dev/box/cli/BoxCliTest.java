@@ -243,6 +243,23 @@ class BoxCliTest {
   }
 
   @Test
+  void clientCommand_withATokenFileItCannotRead_exits2_andSaysWhy(@TempDir Path broken)
+      throws IOException {
+    Path file = java.nio.file.Files.createDirectory(broken.resolve("control-token"));
+
+    Run run = box("status", "--url", url, "--data-dir", broken.toString());
+
+    assertThat(run)
+        .isEqualTo(
+            new Run(
+                2,
+                "",
+                "box: cannot read the control token: control token file "
+                    + file
+                    + " is a directory\n"));
+  }
+
+  @Test
   void clientCommand_withAWrongToken_saysWhichTokenWasRefused() {
     Run run = box("exec", "--url", url, "--token", "not-the-token", "--", "true");
 
