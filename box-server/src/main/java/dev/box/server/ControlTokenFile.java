@@ -69,14 +69,20 @@ final class ControlTokenFile {
    */
   static String readOrCreate(Path dataDir, SecureRandom random) {
     Path file = BoxDataDir.tokenFile(dataDir);
+    PosixFileAttributes attributes;
     try {
-      PosixFileAttributes attributes;
+      attributes = Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+    } catch (NoSuchFileException e) {
       try {
-        attributes =
-            Files.readAttributes(file, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-      } catch (NoSuchFileException e) {
         return create(file, random);
+      } catch (IOException failed) {
+        throw new IllegalStateException(
+            "cannot write the control token file " + file + ": " + failed, failed);
       }
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot use the control token file " + file + ": " + e, e);
+    }
+    try {
       check(file, attributes);
       String token = BoxDataDir.readToken(file);
       if (token.length() < MIN_CHARS) {
@@ -84,7 +90,7 @@ final class ControlTokenFile {
       }
       return token;
     } catch (AccessDeniedException e) {
-      throw refused(file, "cannot be read by this user (" + e.getReason() + ")");
+      throw refused(file, "cannot be read by this user");
     } catch (IOException e) {
       throw new IllegalStateException(
           "cannot use the control token: "
