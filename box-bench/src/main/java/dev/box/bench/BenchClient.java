@@ -20,6 +20,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The benchmark's view of the Box HTTP API and the stdio relay: one shared HTTP/1.1 client, which
@@ -36,12 +37,19 @@ final class BenchClient {
   private final HttpClient http;
   private final String base;
   private final String wsBase;
+  private final @Nullable String authorization;
   private final ObjectMapper mapper = BoxJson.newMapper();
   private final Set<String> live = ConcurrentHashMap.newKeySet();
 
-  BenchClient(int port) {
+  /**
+   * A client of the server on 127.0.0.1:{@code port}.
+   *
+   * @param token the server's control token, or null for a server without one
+   */
+  BenchClient(int port, @Nullable String token) {
     this.base = "http://127.0.0.1:" + port;
     this.wsBase = "ws://127.0.0.1:" + port;
+    this.authorization = token == null ? null : "Bearer " + token;
     this.http =
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
@@ -87,10 +95,11 @@ final class BenchClient {
       throws IOException, InterruptedException {
     URI uri = URI.create(wsBase + relayPath(id, processId) + query);
     try {
-      return http.newWebSocketBuilder()
-          .connectTimeout(Duration.ofSeconds(10))
-          .buildAsync(uri, listener)
-          .get(REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10));
+      if (authorization != null) {
+        builder.header("Authorization", authorization);
+      }
+      return builder.buildAsync(uri, listener).get(REQUEST_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     } catch (ExecutionException e) {
       throw new IOException("could not attach to " + uri + ": " + e.getCause(), e);
     } catch (TimeoutException e) {
@@ -148,7 +157,7 @@ final class BenchClient {
 
   private HttpResponse<String> exchange(String method, String path, String body)
       throws IOException, InterruptedException {
-    HttpRequest request =
+    HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create(base + path))
             .timeout(REQUEST_TIMEOUT)
             .header("Content-Type", "application/json")
@@ -156,9 +165,11 @@ final class BenchClient {
                 method,
                 body.isEmpty()
                     ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .build();
-    return http.send(request, HttpResponse.BodyHandlers.ofString());
+                    : HttpRequest.BodyPublishers.ofString(body));
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String sessionPath(String id) {

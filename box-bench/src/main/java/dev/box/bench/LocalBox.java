@@ -29,7 +29,7 @@ final class LocalBox implements AutoCloseable {
 
   private LocalBox(BoxServer server, Path dataDir) {
     this.server = server;
-    this.client = new BenchClient(server.port());
+    this.client = new BenchClient(server.port(), server.controlToken());
     this.dataDir = dataDir;
   }
 

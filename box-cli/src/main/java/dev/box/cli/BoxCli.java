@@ -16,8 +16,9 @@ import picocli.CommandLine.Spec;
  * The {@code box} command and its exit codes.
  *
  * <p>Exit codes: 0 success (or, for {@code exec}, the command's own exit code), 1 an error the
- * server reported, 2 a usage error or a configuration {@code serve} refused, 3 the server cannot be
- * reached, 124 an {@code exec} that hit its timeout.
+ * server reported (a missing or wrong control token among them), 2 a usage error, a configuration
+ * {@code serve} refused or a control token that cannot be used, 3 the server cannot be reached, 124
+ * an {@code exec} that hit its timeout.
  */
 @Command(
     name = "box",

@@ -90,12 +90,16 @@ final class ServeCommand implements Callable<Integer> {
   @Option(
       names = "--control-token",
       paramLabel = "TOKEN",
-      description = "Require this bearer token on every API request.")
+      description =
+          "Require this bearer token on every API request (default: LANGBOT_BOX_CONTROL_TOKEN,"
+              + " else a token generated in <data dir>/control-token).")
   private @Nullable String controlToken;
 
   @Option(
       names = "--insecure",
-      description = "Allow a non-loopback address without a control token.")
+      description =
+          "DANGEROUS: with no token configured, require none instead of generating one; anything"
+              + " that reaches the port can then run code as this user.")
   private boolean insecure;
 
   @Option(

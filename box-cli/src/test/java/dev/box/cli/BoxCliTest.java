@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,6 +31,7 @@ class BoxCliTest {
 
   private static BoxServer server;
   private static String url;
+  private static String dataDirArg;
 
   @BeforeAll
   static void startServer() {
@@ -38,6 +40,7 @@ class BoxCliTest {
             ServerConfig.resolve(
                 Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()));
     url = "http://127.0.0.1:" + server.port();
+    dataDirArg = dataDir.toString();
   }
 
   @AfterAll
@@ -47,26 +50,42 @@ class BoxCliTest {
 
   @Test
   void exec_printsTheCommandsOutput_andExitsZero() {
-    Run run = box("exec", "--url", url, "--", "echo", "hi");
+    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo", "hi");
 
     assertThat(run).isEqualTo(new Run(0, "hi\n", ""));
   }
 
   @Test
   void exec_passesStderrThroughToStderr() {
-    Run run = box("exec", "--url", url, "--", "echo out; echo err >&2");
+    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo out; echo err >&2");
 
     assertThat(run).isEqualTo(new Run(0, "out\n", "err\n"));
   }
 
   @Test
   void exec_exitsWithTheCommandsExitCode() {
-    assertThat(box("exec", "--url", url, "--", "sh", "-c", "exit 7").exitCode()).isEqualTo(7);
+    assertThat(
+            box("exec", "--url", url, "--data-dir", dataDirArg, "--", "sh", "-c", "exit 7")
+                .exitCode())
+        .isEqualTo(7);
   }
 
   @Test
   void exec_thatTimesOut_exits124() {
-    Run run = box("exec", "--url", url, "--session", "slow", "--timeout", "1", "--", "sleep", "5");
+    Run run =
+        box(
+            "exec",
+            "--url",
+            url,
+            "--data-dir",
+            dataDirArg,
+            "--session",
+            "slow",
+            "--timeout",
+            "1",
+            "--",
+            "sleep",
+            "5");
 
     assertThat(run.exitCode()).isEqualTo(124);
     assertThat(run.err()).contains("timed out");
@@ -74,19 +93,36 @@ class BoxCliTest {
 
   @Test
   void exec_quotesEachOfSeveralWords_soTheShellSeesThemAsArguments() {
-    Run run = box("exec", "--url", url, "--", "printf", "%s|", "a b", "it's", "$HOME", "*");
+    Run run =
+        box(
+            "exec",
+            "--url",
+            url,
+            "--data-dir",
+            dataDirArg,
+            "--",
+            "printf",
+            "%s|",
+            "a b",
+            "it's",
+            "$HOME",
+            "*");
 
     assertThat(run).isEqualTo(new Run(0, "a b|it's|$HOME|*|", ""));
   }
 
   @Test
   void exec_runsOneWordAsAShellCommand() {
-    assertThat(box("exec", "--url", url, "--", "echo hi | wc -c").out().strip()).isEqualTo("3");
+    assertThat(
+            box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo hi | wc -c")
+                .out()
+                .strip())
+        .isEqualTo("3");
   }
 
   @Test
   void exec_withoutDoubleDash_leavesOptionsAfterTheCommandToTheCommand() {
-    assertThat(box("exec", "--url", url, "ls", "-d", "/workspace"))
+    assertThat(box("exec", "--url", url, "--data-dir", dataDirArg, "ls", "-d", "/workspace"))
         .isEqualTo(new Run(0, "/workspace\n", ""));
   }
 
@@ -97,6 +133,8 @@ class BoxCliTest {
             "exec",
             "--url",
             url,
+            "--data-dir",
+            dataDirArg,
             "-e",
             "GREETING=hello",
             "-e",
@@ -109,7 +147,7 @@ class BoxCliTest {
 
   @Test
   void exec_withAnEnvironmentEntryWithoutEquals_isAUsageError() {
-    Run run = box("exec", "--url", url, "-e", "NOEQUALS", "--", "true");
+    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "-e", "NOEQUALS", "--", "true");
 
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("NOEQUALS");
@@ -117,10 +155,10 @@ class BoxCliTest {
 
   @Test
   void sessions_listsASessionAsATableOrJson() throws IOException {
-    box("exec", "--url", url, "--session", "listed", "--", "true");
+    box("exec", "--url", url, "--data-dir", dataDirArg, "--session", "listed", "--", "true");
 
-    Run table = box("sessions", "--url", url);
-    Run json = box("sessions", "--url", url, "--json");
+    Run table = box("sessions", "--url", url, "--data-dir", dataDirArg);
+    Run json = box("sessions", "--url", url, "--data-dir", dataDirArg, "--json");
 
     assertThat(table.exitCode()).isZero();
     assertThat(table.out().lines().findFirst())
@@ -139,17 +177,18 @@ class BoxCliTest {
 
   @Test
   void sessionRm_deletesTheSession() {
-    box("exec", "--url", url, "--session", "doomed", "--", "true");
+    box("exec", "--url", url, "--data-dir", dataDirArg, "--session", "doomed", "--", "true");
 
-    Run run = box("session", "rm", "--url", url, "doomed");
+    Run run = box("session", "rm", "--url", url, "--data-dir", dataDirArg, "doomed");
 
     assertThat(run).isEqualTo(new Run(0, "deleted doomed\n", ""));
-    assertThat(box("sessions", "--url", url).out()).doesNotContain("doomed");
+    assertThat(box("sessions", "--url", url, "--data-dir", dataDirArg).out())
+        .doesNotContain("doomed");
   }
 
   @Test
   void sessionRm_ofAMissingSession_reportsSessionNotFound_andExits1() {
-    Run run = box("session", "rm", "--url", url, "missing");
+    Run run = box("session", "rm", "--url", url, "--data-dir", dataDirArg, "missing");
 
     assertThat(run.exitCode()).isEqualTo(1);
     assertThat(run.out()).isEmpty();
@@ -158,8 +197,10 @@ class BoxCliTest {
 
   @Test
   void status_showsTheBackendAndLimits() throws IOException {
-    Run human = box("status", "--url", url);
-    JsonNode json = BoxJson.newMapper().readTree(box("status", "--url", url, "--json").out());
+    Run human = box("status", "--url", url, "--data-dir", dataDirArg);
+    JsonNode json =
+        BoxJson.newMapper()
+            .readTree(box("status", "--url", url, "--data-dir", dataDirArg, "--json").out());
 
     assertThat(human.exitCode()).isZero();
     assertThat(human.out())
@@ -177,6 +218,56 @@ class BoxCliTest {
     assertThat(run.err())
         .startsWith("box: runtime_unavailable: box runtime unavailable: ")
         .contains("is the server running");
+  }
+
+  @Test
+  void clientCommand_withTheTokenInTheDataDir_orGiven_isAuthorized() {
+    String token = Objects.requireNonNull(server.controlToken());
+
+    assertThat(box("status", "--url", url, "--data-dir", dataDirArg).exitCode()).isZero();
+    assertThat(box("status", "--url", url, "--token", token).exitCode()).isZero();
+  }
+
+  @Test
+  void clientCommand_withoutAToken_exits1_andSaysWhereTheTokenIsExpected(@TempDir Path empty) {
+    Path file = empty.resolve("control-token");
+
+    Run run = box("sessions", "--url", url, "--data-dir", empty.toString());
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.out()).isEmpty();
+    assertThat(run.err())
+        .startsWith("box: unauthorized: missing control token")
+        .contains("else the one in " + file + " (which does not exist)")
+        .contains("--data-dir or BOX_DATA_DIR");
+  }
+
+  @Test
+  void clientCommand_withATokenFileItCannotRead_exits2_andSaysWhy(@TempDir Path broken)
+      throws IOException {
+    Path file = java.nio.file.Files.createDirectory(broken.resolve("control-token"));
+
+    Run run = box("status", "--url", url, "--data-dir", broken.toString());
+
+    assertThat(run)
+        .isEqualTo(
+            new Run(
+                2,
+                "",
+                "box: cannot read the control token: control token file "
+                    + file
+                    + " is a directory\n"));
+  }
+
+  @Test
+  void clientCommand_withAWrongToken_saysWhichTokenWasRefused() {
+    Run run = box("exec", "--url", url, "--token", "not-the-token", "--", "true");
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err())
+        .isEqualTo(
+            "box: unauthorized: invalid control token\n"
+                + "box: the token of --token or BOX_CONTROL_TOKEN was refused.\n");
   }
 
   @Test

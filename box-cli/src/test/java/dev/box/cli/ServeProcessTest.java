@@ -17,6 +17,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -30,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ServeProcessTest {
   private static final Pattern LISTENING =
-      Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
+      Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+), API protected by ([^;]*);");
 
   @TempDir Path dataDir;
 
@@ -38,7 +39,7 @@ class ServeProcessTest {
   void sigterm_stopsEverySandboxAndRemovesItsCgroups() throws Exception {
     String marker = "box-sigterm-" + UUID.randomUUID();
     Server server = Server.start(dataDir);
-    try (BoxClient client = BoxClient.connect(server.uri())) {
+    try (BoxClient client = server.client(dataDir)) {
       client.exec(background("one", marker));
       client.exec(background("two", marker));
       assertThat(hostProcessesContaining(marker)).hasSize(2);
@@ -58,7 +59,7 @@ class ServeProcessTest {
   void afterAServerIsKilled_itsSandboxesDie_andTheNextServerRemovesWhatWasLeft() throws Exception {
     String marker = "box-sigkill-" + UUID.randomUUID();
     Server first = Server.start(dataDir);
-    try (BoxClient client = BoxClient.connect(first.uri())) {
+    try (BoxClient client = first.client(dataDir)) {
       client.exec(background("crash", marker));
     }
     assertThat(hostProcessesContaining(marker)).hasSize(1);
@@ -82,48 +83,161 @@ class ServeProcessTest {
     }
   }
 
+  @Test
+  void boxServeWithNoOptions_andBoxExecInTheSameDirectory_needNoToken(@TempDir Path workDir)
+      throws Exception {
+    Server server = Server.start(workDir, Map.of(), "serve", "--backend", "bwrap", "--port", "0");
+    try {
+      Path file = workDir.resolve("data/box/control-token");
+      String token = Files.readString(file).strip();
+      String exec = "http://127.0.0.1:" + server.port;
+
+      Run here = Run.box(workDir, Map.of(), "exec", "--url", exec, "--", "echo", "hi");
+      Run elsewhere = Run.box(dataDir, Map.of(), "exec", "--url", exec, "--", "echo", "hi");
+
+      assertThat(server.protection).isEqualTo("the generated control token in " + file);
+      assertThat(server.startupLog).doesNotContain(token);
+      assertThat(here).isEqualTo(new Run(0, "hi\n", ""));
+      assertThat(elsewhere.exitCode()).isEqualTo(1);
+      assertThat(elsewhere.err())
+          .startsWith("box: unauthorized: missing control token")
+          .contains(dataDir.resolve("data/box/control-token").toString())
+          .doesNotContain(token);
+    } finally {
+      server.process.destroy();
+      server.process.waitFor();
+    }
+  }
+
+  @Test
+  void theServersTokens_neverReachASandbox() throws Exception {
+    String boxToken = "box-token-" + UUID.randomUUID();
+    String langbotToken = "langbot-token-" + UUID.randomUUID();
+    Server server =
+        Server.serve(
+            dataDir,
+            Map.of("BOX_CONTROL_TOKEN", boxToken, "LANGBOT_BOX_CONTROL_TOKEN", langbotToken));
+    try (BoxClient client = BoxClient.builder(server.uri()).controlToken(boxToken).build()) {
+      String seen =
+          client
+              .exec(
+                  BoxSpec.builder("env")
+                      .cmd("env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'")
+                      .build())
+              .stdout();
+
+      assertThat(server.protection)
+          .isEqualTo("the configured control token and LangBot's (LANGBOT_BOX_CONTROL_TOKEN)");
+      assertThat(seen).contains("PATH=").doesNotContain(boxToken).doesNotContain(langbotToken);
+      assertThat(dataDir.resolve("control-token")).doesNotExist();
+    } finally {
+      server.process.destroy();
+      server.process.waitFor();
+    }
+  }
+
+  @Test
+  void insecure_saysTheApiIsOpen_andNeedsNoToken() throws Exception {
+    Server server = Server.serve(dataDir, Map.of(), "--insecure");
+    try (BoxClient anonymous = BoxClient.connect(server.uri())) {
+      assertThat(server.protection).isEqualTo("NOTHING (--insecure, no control token)");
+      assertThat(anonymous.sessions()).isEmpty();
+      assertThat(dataDir.resolve("control-token")).doesNotExist();
+    } finally {
+      server.process.destroy();
+      server.process.waitFor();
+    }
+  }
+
   private static BoxSpec background(String session, String marker) {
     return BoxSpec.builder(session)
         .cmd("nohup sh -c 'sleep 1000; echo " + marker + "' >/dev/null 2>&1 &")
         .build();
   }
 
-  /** A {@code box serve} child process on a free port. */
-  private record Server(Process process, int port) {
+  /**
+   * A {@code box serve} child process on a free port, what its startup line says protects the API,
+   * and its log up to that line.
+   */
+  private record Server(Process process, int port, String protection, String startupLog) {
     static Server start(Path dataDir) throws IOException {
-      String java = ProcessHandle.current().info().command().orElseThrow();
+      return serve(dataDir, Map.of());
+    }
+
+    /** {@code box serve} of bwrap on {@code dataDir}, with {@code env} and {@code more} flags. */
+    static Server serve(Path dataDir, Map<String, String> env, String... more) throws IOException {
+      List<String> args =
+          new java.util.ArrayList<>(
+              List.of(
+                  "serve", "--backend", "bwrap", "--port", "0", "--data-dir", dataDir.toString()));
+      args.addAll(List.of(more));
+      return start(dataDir, env, args.toArray(String[]::new));
+    }
+
+    /** Runs {@code box args} in {@code workDir} with {@code env} over a BOX_-free environment. */
+    static Server start(Path workDir, Map<String, String> env, String... args) throws IOException {
       Process process =
-          new ProcessBuilder(
-                  java,
-                  "-cp",
-                  System.getProperty("java.class.path"),
-                  "dev.box.cli.BoxCli",
-                  "serve",
-                  "--backend",
-                  "bwrap",
-                  "--port",
-                  "0",
-                  "--data-dir",
-                  dataDir.toString())
-              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-              .start();
+          command(workDir, env, args).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
       BufferedReader log =
           new BufferedReader(
               new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
+      StringBuilder seen = new StringBuilder();
       String line;
       while ((line = log.readLine()) != null) {
+        seen.append(line).append('\n');
         Matcher m = LISTENING.matcher(line);
         if (m.find()) {
           Thread.ofPlatform().daemon().start(() -> drain(log));
-          return new Server(process, Integer.parseInt(m.group(1)));
+          return new Server(process, Integer.parseInt(m.group(1)), m.group(2), seen.toString());
         }
       }
-      throw new IllegalStateException("box serve exited before listening");
+      throw new IllegalStateException("box serve exited before listening: " + seen);
     }
 
     URI uri() {
       return URI.create("http://127.0.0.1:" + port);
     }
+
+    /** A client with the token the server generated in {@code dataDir}. */
+    BoxClient client(Path dataDir) {
+      return BoxClient.builder(uri()).controlTokenFrom(dataDir).build();
+    }
+  }
+
+  /** A {@code box} command that ran in a JVM of its own: its exit code, stdout and stderr. */
+  private record Run(int exitCode, String out, String err) {
+    static Run box(Path workDir, Map<String, String> env, String... args) throws Exception {
+      Process process = command(workDir, env, args).start();
+      process.getOutputStream().close();
+      var err =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> readAll(process.getErrorStream()));
+      String out = readAll(process.getInputStream());
+      return new Run(process.waitFor(), out, err.get());
+    }
+
+    private static String readAll(java.io.InputStream in) {
+      try {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+  }
+
+  /**
+   * {@code box args} in a JVM of its own, in {@code workDir}, without the caller's BOX_ variables.
+   */
+  private static ProcessBuilder command(Path workDir, Map<String, String> env, String... args) {
+    String java = ProcessHandle.current().info().command().orElseThrow();
+    List<String> command = new java.util.ArrayList<>();
+    command.addAll(
+        List.of(java, "-cp", System.getProperty("java.class.path"), "dev.box.cli.BoxCli"));
+    command.addAll(List.of(args));
+    ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
+    builder.environment().keySet().removeIf(k -> k.startsWith("BOX_") || k.startsWith("LANGBOT_"));
+    builder.environment().putAll(env);
+    return builder;
   }
 
   private static void drain(BufferedReader log) {

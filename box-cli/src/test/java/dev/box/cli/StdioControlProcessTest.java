@@ -105,6 +105,9 @@ class StdioControlProcessTest {
       for (String protocolLine : lines) {
         assertThat(JSON.readTree(protocolLine).isObject()).as(protocolLine).isTrue();
       }
+      assertThat(dataDir.resolve("control-token"))
+          .as("LangBot's token is the token")
+          .doesNotExist();
     } finally {
       process.destroyForcibly();
     }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JavaType;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxBackendHealth;
+import dev.box.api.BoxDataDir;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
@@ -27,8 +28,13 @@ import java.net.http.HttpResponse.BodyHandlers;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -45,6 +51,13 @@ import org.jspecify.annotations.Nullable;
  * are always {@link BoxException}s: an error answer becomes the subtype the server raised (for
  * example {@link dev.box.api.BoxSessionNotFoundException}), and a server that cannot be reached or
  * does not answer in time becomes a {@link BoxRuntimeUnavailableException}.
+ *
+ * <p>A server requires its control token on every request but the probes, unless it runs with
+ * {@code --insecure}. Give it to the {@linkplain #builder builder} with {@link
+ * Builder#controlToken}, {@link Builder#controlTokenFrom} (the file a server started without a
+ * configured token keeps it in) or {@link Builder#discoverControlToken()} (as the {@code box}
+ * command finds it); without one, every call fails with an {@code unauthorized} {@link
+ * BoxException}.
  *
  * <p>A client is immutable and thread-safe; share one per server. Close it to release the
  * connections of the underlying {@link HttpClient}.
@@ -88,7 +101,8 @@ public final class BoxClient implements AutoCloseable {
   }
 
   /**
-   * A builder of a client of the server at {@code baseUri}, to set a control token or a timeout.
+   * A builder of a client of the server at {@code baseUri}, to set a control token or a timeout. It
+   * sends no token until told to.
    *
    * @param baseUri the server's address; a path prefix such as {@code http://proxy/box/} is kept
    * @throws IllegalArgumentException when {@code baseUri} is not an http or https URL with a host
@@ -432,6 +446,77 @@ public final class BoxClient implements AutoCloseable {
       }
       controlToken = stripped;
       return this;
+    }
+
+    /**
+     * Sends the token held in {@code dataDir}'s control-token file ({@link BoxDataDir#TOKEN_FILE}),
+     * which a server started on that data directory without a configured token generates. The file
+     * is read now, once; it is readable only by the server's user.
+     *
+     * @throws IllegalArgumentException when the file does not exist, cannot be read or holds no
+     *     token; the message names the file, never its content
+     */
+    public Builder controlTokenFrom(Path dataDir) {
+      Path file = BoxDataDir.tokenFile(dataDir);
+      try {
+        return controlToken(BoxDataDir.readToken(file));
+      } catch (NoSuchFileException e) {
+        throw new IllegalArgumentException(
+            "no control token file " + file + ": is " + dataDir + " the server's data dir?", e);
+      } catch (AccessDeniedException e) {
+        throw new IllegalArgumentException(
+            "cannot read the control token file "
+                + file
+                + ": permission denied (only the server's user may read it; give the token"
+                + " another way)",
+            e);
+      } catch (IOException e) {
+        throw new IllegalArgumentException("cannot read the control token: " + e.getMessage(), e);
+      }
+    }
+
+    /**
+     * Finds the control token in the process environment, as {@link #discoverControlToken(Map)}
+     * does.
+     */
+    public Builder discoverControlToken() {
+      return discoverControlToken(System.getenv());
+    }
+
+    /**
+     * Finds the control token as the {@code box} command does, in this order: {@code
+     * BOX_CONTROL_TOKEN}; else the control-token file of the data directory {@code BOX_DATA_DIR};
+     * else, only when the server's address is on loopback (so that the token of this machine's
+     * server never goes elsewhere), the control-token file of the default data directory ({@link
+     * BoxDataDir#DEFAULT}, relative to the working directory). A file that does not exist is
+     * skipped; when nothing is found no token is sent.
+     *
+     * @param env the environment to read: {@code System.getenv()}, or values given another way
+     * @throws IllegalArgumentException when a file exists but cannot be read or holds no token
+     */
+    public Builder discoverControlToken(Map<String, String> env) {
+      String token = env.get("BOX_CONTROL_TOKEN");
+      if (token != null && !token.isBlank()) {
+        return controlToken(token);
+      }
+      String dataDir = env.get("BOX_DATA_DIR");
+      Path dir =
+          dataDir != null && !dataDir.isBlank()
+              ? Path.of(dataDir.strip())
+              : isLoopback(baseUri) ? BoxDataDir.defaultPath() : null;
+      if (dir != null && Files.exists(BoxDataDir.tokenFile(dir))) {
+        return controlTokenFrom(dir);
+      }
+      return this;
+    }
+
+    /** Whether {@code uri} names this machine by a loopback name or address, resolving nothing. */
+    static boolean isLoopback(URI uri) {
+      String host = String.valueOf(uri.getHost()).toLowerCase(Locale.ROOT);
+      return host.equals("localhost")
+          || host.endsWith(".localhost")
+          || host.equals("[::1]")
+          || host.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
     }
 
     /**

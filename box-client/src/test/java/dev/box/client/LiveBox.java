@@ -13,11 +13,13 @@ import java.nio.file.Path;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.stream.Stream;
 
 /**
  * A real Box server in this JVM (real bubblewrap sandboxes, a real socket on loopback) with a fresh
- * data directory, and a client connected to it directly.
+ * data directory, and a client connected to it directly with the control token the server generated
+ * there, read from the data directory as {@code box exec} reads it.
  */
 public final class LiveBox implements AutoCloseable {
   private final BoxServer server;
@@ -27,7 +29,7 @@ public final class LiveBox implements AutoCloseable {
   private LiveBox(BoxServer server, Path dataDir) {
     this.server = server;
     this.dataDir = dataDir;
-    this.client = BoxClient.connect(uri());
+    this.client = builder(uri()).build();
   }
 
   /** Starts a server; {@code settings} are flag keys and values, as {@code "max_sessions", "2"}. */
@@ -55,6 +57,23 @@ public final class LiveBox implements AutoCloseable {
   /** The server's port. */
   public int port() {
     return server.port();
+  }
+
+  /** The server's data directory, which holds its control-token file. */
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  /** The token the server requires. */
+  public String token() {
+    return Objects.requireNonNull(server.controlToken(), "the server runs with a token");
+  }
+
+  /**
+   * A builder of a client of {@code uri} (the server, or a proxy to it) with the server's token.
+   */
+  public BoxClient.Builder builder(URI uri) {
+    return BoxClient.builder(uri).controlTokenFrom(dataDir);
   }
 
   /** A client connected to the server directly. */

@@ -61,7 +61,7 @@ class ProcessAttachmentTest {
   void connect(TestInfo test) {
     client = box.client();
     proxy = TcpProxy.to(box.port());
-    viaProxy = BoxClient.connect(proxy.uri());
+    viaProxy = box.builder(proxy.uri()).build();
     session = test.getTestMethod().orElseThrow().getName().replaceAll("[^A-Za-z0-9]", "-");
   }
 
@@ -284,7 +284,7 @@ class ProcessAttachmentTest {
   @Test
   void closingTheClient_detachesItsOpenAttachments() {
     start("cat");
-    BoxClient own = BoxClient.connect(box.uri());
+    BoxClient own = box.builder(box.uri()).build();
     own.attach(session, "default", recorder).send("one").join();
     recorder.expectLine("one");
 

@@ -1,16 +1,14 @@
 package dev.box.langbot;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.ArrayList;
-import java.util.List;
+import dev.box.core.auth.ControlTokens;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Who may drive the control channel: the shared token (compared in constant time) and the one
- * LangBot instance pinned by {@code X-LangBot-Instance-Id}. Thread-safe.
+ * Who may drive the control channel: the server's control tokens (the same check as every other
+ * route) and the one LangBot instance pinned by {@code X-LangBot-Instance-Id}. Thread-safe.
  */
 public final class ControlAuth {
   /** The header carrying the shared token. */
@@ -28,36 +26,46 @@ public final class ControlAuth {
   private static final Pattern INSTANCE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._:-]{0,127}");
   private static final Pattern STRONG_TOKEN = Pattern.compile("\\S{32,}");
 
-  private final List<byte[]> tokens = new ArrayList<>();
+  private final ControlTokens tokens;
   private final boolean langbotToken;
   private final AtomicReference<@Nullable String> pinned;
 
   /**
    * Creates the checks.
    *
-   * @param langbotToken {@code LANGBOT_BOX_CONTROL_TOKEN}, or null
-   * @param boxToken Box's own control token, also accepted, or null
+   * @param tokens the server's control tokens, LangBot's among them when it gave one
+   * @param langbotToken whether {@code LANGBOT_BOX_CONTROL_TOKEN} is one of them (LangBot's rules
+   *     then apply to the relay too)
    * @param trustedInstance {@code LANGBOT_BOX_TRUSTED_INSTANCE_UUID}, or null to pin the first
-   * @throws IllegalArgumentException when the LangBot token is weak or the instance id malformed
+   * @throws IllegalArgumentException when the instance id is malformed
    */
-  public ControlAuth(
-      @Nullable String langbotToken, @Nullable String boxToken, @Nullable String trustedInstance) {
-    if (langbotToken != null) {
-      if (!STRONG_TOKEN.matcher(langbotToken).matches()) {
-        throw new IllegalArgumentException(
-            "LANGBOT_BOX_CONTROL_TOKEN must be at least 32 characters without whitespace");
-      }
-      tokens.add(langbotToken.getBytes(StandardCharsets.UTF_8));
-    }
-    if (boxToken != null) {
-      tokens.add(boxToken.getBytes(StandardCharsets.UTF_8));
-    }
+  public ControlAuth(ControlTokens tokens, boolean langbotToken, @Nullable String trustedInstance) {
     if (trustedInstance != null && !INSTANCE.matcher(trustedInstance).matches()) {
       throw new IllegalArgumentException(
           "LANGBOT_BOX_TRUSTED_INSTANCE_UUID is not a valid instance id");
     }
-    this.langbotToken = langbotToken != null;
+    this.tokens = tokens;
+    this.langbotToken = langbotToken;
     this.pinned = new AtomicReference<>(trustedInstance);
+  }
+
+  /**
+   * LangBot's {@code LANGBOT_BOX_CONTROL_TOKEN} from {@code env}, stripped, or null when it is
+   * unset or blank.
+   *
+   * @throws IllegalArgumentException with the reference's rule when it is weak
+   */
+  public static @Nullable String langbotToken(Map<String, String> env) {
+    String token = env.get("LANGBOT_BOX_CONTROL_TOKEN");
+    if (token == null || token.isBlank()) {
+      return null;
+    }
+    String stripped = token.strip();
+    if (!STRONG_TOKEN.matcher(stripped).matches()) {
+      throw new IllegalArgumentException(
+          "LANGBOT_BOX_CONTROL_TOKEN must be at least 32 characters without whitespace");
+    }
+    return stripped;
   }
 
   /** Whether a LangBot token is configured (so LangBot's rules apply to the relay too). */
@@ -65,17 +73,9 @@ public final class ControlAuth {
     return langbotToken;
   }
 
-  /** Whether {@code presented} is a configured token; true when none is configured. */
+  /** Whether {@code presented} is a control token of the server; true when none is required. */
   public boolean acceptsToken(@Nullable String presented) {
-    if (tokens.isEmpty()) {
-      return true;
-    }
-    byte[] given = presented == null ? new byte[0] : presented.getBytes(StandardCharsets.UTF_8);
-    boolean match = false;
-    for (byte[] token : tokens) {
-      match |= MessageDigest.isEqual(token, given);
-    }
-    return match;
+    return tokens.accepts(presented);
   }
 
   /**

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxJson;
 import dev.box.api.BoxValidationException;
+import dev.box.core.auth.ControlTokens;
 import dev.box.core.session.SessionManager;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -40,19 +41,19 @@ public final class LangBotControl {
    * The control plane configured from LangBot's environment variables: {@code
    * LANGBOT_BOX_CONTROL_TOKEN} and {@code LANGBOT_BOX_TRUSTED_INSTANCE_UUID}.
    *
-   * @param boxToken Box's own control token, also accepted on the control channel, or null
+   * @param tokens the server's control tokens, which include {@code LANGBOT_BOX_CONTROL_TOKEN} when
+   *     it is set (see {@link ControlAuth#langbotToken})
    * @param stdio whether the channel runs over stdio, which requires a trusted instance
    * @throws IllegalArgumentException with the reference's message when a value is refused
    */
   public static LangBotControl fromEnvironment(
-      SessionManager sessions, Map<String, String> env, @Nullable String boxToken, boolean stdio) {
+      SessionManager sessions, Map<String, String> env, ControlTokens tokens, boolean stdio) {
     String trusted = blankToNull(env.get("LANGBOT_BOX_TRUSTED_INSTANCE_UUID"));
     if (stdio && trusted == null) {
       throw new IllegalArgumentException(
           "LANGBOT_BOX_TRUSTED_INSTANCE_UUID is required for stdio Box control");
     }
-    ControlAuth auth =
-        new ControlAuth(blankToNull(env.get("LANGBOT_BOX_CONTROL_TOKEN")), boxToken, trusted);
+    ControlAuth auth = new ControlAuth(tokens, ControlAuth.langbotToken(env) != null, trusted);
     LangBotControl control = new LangBotControl(sessions, auth);
     String config = blankToNull(env.get("LANGBOT_BOX_CONFIG"));
     if (config != null) {

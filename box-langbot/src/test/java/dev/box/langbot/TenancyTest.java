@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.box.api.BoxValidationException;
+import dev.box.core.auth.ControlTokens;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import org.junit.jupiter.api.Test;
 
 class TenancyTest {
@@ -36,9 +40,14 @@ class TenancyTest {
 
   @Test
   void controlAuth_refusesWeakTokensAndPinsTheFirstInstance() {
-    assertThatThrownBy(() -> new ControlAuth("short", null, null))
-        .isInstanceOf(IllegalArgumentException.class);
-    ControlAuth auth = new ControlAuth("t".repeat(32), null, null);
+    assertThatThrownBy(() -> ControlAuth.langbotToken(Map.of("LANGBOT_BOX_CONTROL_TOKEN", "short")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("LANGBOT_BOX_CONTROL_TOKEN must be at least 32 characters without whitespace");
+    String token =
+        Objects.requireNonNull(
+            ControlAuth.langbotToken(Map.of("LANGBOT_BOX_CONTROL_TOKEN", "t".repeat(32) + "\n")));
+    assertThat(token).isEqualTo("t".repeat(32));
+    ControlAuth auth = new ControlAuth(ControlTokens.of(List.of(token)), true, null);
 
     assertThat(auth.acceptsToken("t".repeat(32))).isTrue();
     assertThat(auth.acceptsToken("t".repeat(31))).isFalse();

@@ -72,7 +72,7 @@ class McpEverythingTest {
     List<ProgressNotification> progress = new CopyOnWriteArrayList<>();
 
     try (TcpProxy proxy = TcpProxy.to(box.port());
-        BoxClient viaProxy = BoxClient.connect(proxy.uri())) {
+        BoxClient viaProxy = box.builder(proxy.uri()).build()) {
       McpSyncClient mcp =
           McpClient.sync(
                   BoxMcpClientTransport.builder(viaProxy, SESSION).processId(PROCESS).build())

@@ -5,6 +5,7 @@ import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.session.SessionManager;
+import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
 import io.javalin.Javalin;
@@ -45,6 +46,7 @@ public final class BoxServer implements AutoCloseable {
   private final ScheduledExecutorService reaper;
   private final Javalin http;
   private final LangBotControl langbot;
+  private final ApiAccess access;
   private final FileChannel lockChannel;
   private final FileLock lock;
   private final AtomicBoolean closed = new AtomicBoolean();
@@ -56,9 +58,11 @@ public final class BoxServer implements AutoCloseable {
       ScheduledExecutorService reaper,
       Javalin http,
       LangBotControl langbot,
+      ApiAccess access,
       FileChannel lockChannel,
       FileLock lock) {
     this.langbot = langbot;
+    this.access = access;
     this.config = config;
     this.backend = backend;
     this.sessions = sessions;
@@ -71,9 +75,12 @@ public final class BoxServer implements AutoCloseable {
   /**
    * Starts a server and returns once it accepts requests.
    *
-   * @throws IllegalArgumentException when the configuration is refused (for example a public
-   *     address without a control token), with a message for the user
-   * @throws IllegalStateException when the data directory is in use or the port cannot be bound
+   * <p>Unless a token is configured or {@code insecure} is set, the server requires the token it
+   * generates in {@code <data dir>/control-token} (see {@link #controlToken()}).
+   *
+   * @throws IllegalArgumentException when the configuration is refused, with a message for the user
+   * @throws IllegalStateException when the data directory is in use, its control-token file is
+   *     refused, or the port cannot be bound
    */
   public static BoxServer start(ServerConfig config) {
     return start(config, Clock.systemUTC());
@@ -93,12 +100,7 @@ public final class BoxServer implements AutoCloseable {
    */
   public static BoxServer start(
       ServerConfig config, Clock clock, Map<String, String> langbotEnv, boolean stdioControl) {
-    String langbotToken = langbotEnv.get("LANGBOT_BOX_CONTROL_TOKEN");
-    String restToken =
-        config.controlToken() != null
-            ? config.controlToken()
-            : langbotToken == null || langbotToken.isBlank() ? null : langbotToken.strip();
-    refusePublicWithoutToken(config, restToken);
+    String langbotToken = ControlAuth.langbotToken(langbotEnv);
     FileChannel channel = null;
     FileLock lock = null;
     SandboxBackend backend = null;
@@ -120,6 +122,7 @@ public final class BoxServer implements AutoCloseable {
         throw new IllegalStateException(
             "data dir " + config.dataDir() + " is in use by another Box server");
       }
+      ApiAccess access = ApiAccess.decide(config, langbotToken);
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
       BackendChoice selection = Backends.open(config.backend(), config, instanceId);
@@ -139,8 +142,8 @@ public final class BoxServer implements AutoCloseable {
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
-          LangBotControl.fromEnvironment(sessions, langbotEnv, config.controlToken(), stdioControl);
-      Javalin http = HttpApi.create(sessions, restToken, VERSION, langbot);
+          LangBotControl.fromEnvironment(sessions, langbotEnv, access.tokens(), stdioControl);
+      Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot);
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
@@ -150,7 +153,7 @@ public final class BoxServer implements AutoCloseable {
         log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
       }
       BoxServer server =
-          new BoxServer(config, backend, sessions, reaper, http, langbot, channel, lock);
+          new BoxServer(config, backend, sessions, reaper, http, langbot, access, channel, lock);
       server.logStartup(selection);
       return server;
     } catch (IOException e) {
@@ -174,25 +177,6 @@ public final class BoxServer implements AutoCloseable {
         }
       }
       throw e;
-    }
-  }
-
-  private static void refusePublicWithoutToken(ServerConfig config, @Nullable String token) {
-    if (token != null || config.insecure()) {
-      return;
-    }
-    boolean loopback;
-    try {
-      loopback = InetAddress.getByName(config.host()).isLoopbackAddress();
-    } catch (UnknownHostException e) {
-      throw new IllegalArgumentException("cannot resolve --host " + config.host());
-    }
-    if (!loopback) {
-      throw new IllegalArgumentException(
-          "refusing to listen on "
-              + config.host()
-              + " without a control token: anyone who reaches the port could run code. Set"
-              + " --control-token (or BOX_CONTROL_TOKEN), or pass --insecure to allow it.");
     }
   }
 
@@ -232,20 +216,46 @@ public final class BoxServer implements AutoCloseable {
             .map(e -> e.getKey() + ": " + e.getValue())
             .collect(Collectors.joining("; "));
     log.info(
-        "Box {} listening on http://{}:{} backend={} ({}; {}) enforced: {}{}",
+        "Box {} listening on http://{}:{}, API protected by {}; backend={} ({}; {}) enforced: {}{}",
         VERSION,
         config.host(),
         port(),
+        access.description(),
         status.name(),
         status.available() ? "available" : "UNAVAILABLE: " + status.reason(),
         selection.why(),
         limits,
         others.isEmpty() ? "" : " not chosen: " + others);
+    if (!access.tokens().required()) {
+      log.warn(
+          "the API is OPEN (--insecure): anything that reaches {}:{}{} can run code and mount host"
+              + " paths read-write as this server's user",
+          config.host(),
+          port(),
+          isLoopback(config.host()) ? " (any local process)" : " (the network)");
+    }
+  }
+
+  private static boolean isLoopback(String host) {
+    try {
+      return InetAddress.getByName(host).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
 
   /** The port the server listens on. */
   public int port() {
     return http.port();
+  }
+
+  /**
+   * The token a client must present: the configured one, else LangBot's, else the one generated in
+   * {@code <data dir>/control-token}; null when the API is open ({@code insecure} without a token).
+   * For clients in this JVM, such as tests; never log it.
+   */
+  public @Nullable String controlToken() {
+    return access.token();
   }
 
   /** LangBot's control plane of this server, for the stdio channel. */

@@ -2,6 +2,7 @@ package dev.box.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import dev.box.api.BoxDataDir;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.net.EgressPolicy;
 import java.io.IOException;
@@ -25,8 +26,11 @@ import org.jspecify.annotations.Nullable;
  * @param port the port to bind (0 picks a free one)
  * @param dataDir where workspaces and state live
  * @param backend {@code local} (the best available), or a backend's name
- * @param controlToken the token every route but /healthz and /readyz requires, or null
- * @param insecure whether binding a non-loopback address without a token is allowed
+ * @param controlToken the token every route but /healthz and /readyz requires, or null: the server
+ *     then requires LangBot's token, or else the one it generates in {@code <data
+ *     dir>/control-token}
+ * @param insecure with no token configured, whether the API is left open (no token generated, none
+ *     required) instead: dangerous, anything that reaches the port can run code
  * @param sessionTtl idle time after which a non-persistent session is reaped (0 = never)
  * @param maxSessions the session capacity
  * @param maxOutputBytes bytes kept per output stream of an exec
@@ -88,9 +92,46 @@ public record ServerConfig(
     allowedMountRoots = List.copyOf(allowedMountRoots);
   }
 
-  /** The defaults: 127.0.0.1:5410, ./data/box, the local backend, no token. */
+  /**
+   * The defaults: 127.0.0.1:5410, ./data/box ({@link BoxDataDir#DEFAULT}), the local backend, the
+   * generated token.
+   */
   public static ServerConfig defaults() {
     return resolve(Map.of(), Map.of());
+  }
+
+  /** The settings, with the control token shown as {@code <set>}: never the token itself. */
+  @Override
+  public String toString() {
+    return "ServerConfig[host="
+        + host
+        + ", port="
+        + port
+        + ", dataDir="
+        + dataDir
+        + ", backend="
+        + backend
+        + ", controlToken="
+        + (controlToken == null ? "null" : "<set>")
+        + ", insecure="
+        + insecure
+        + ", sessionTtl="
+        + sessionTtl
+        + ", maxSessions="
+        + maxSessions
+        + ", maxOutputBytes="
+        + maxOutputBytes
+        + ", allowedMountRoots="
+        + allowedMountRoots
+        + ", processLimits="
+        + processLimits
+        + ", cgroups="
+        + cgroups
+        + ", containers="
+        + containers
+        + ", backendFixed="
+        + backendFixed
+        + "]";
   }
 
   /** A copy listening on {@code newPort}. */
@@ -137,7 +178,7 @@ public record ServerConfig(
     return new ServerConfig(
         values.getOrDefault("host", "127.0.0.1"),
         intValue(values, "port", 5410, 0, 65535),
-        Path.of(values.getOrDefault("data_dir", "data/box")).toAbsolutePath().normalize(),
+        Path.of(values.getOrDefault("data_dir", BoxDataDir.DEFAULT)).toAbsolutePath().normalize(),
         values.getOrDefault("backend", "local").strip(),
         token == null || token.isBlank() ? null : token.strip(),
         Boolean.parseBoolean(values.getOrDefault("insecure", "false")),

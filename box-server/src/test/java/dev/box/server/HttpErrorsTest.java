@@ -94,41 +94,6 @@ class HttpErrorsTest {
   }
 
   @Test
-  void controlToken_isRequiredOnEveryRouteButTheProbes() {
-    String token = "a-control-token-that-is-long-enough-1234";
-    try (TestServer guarded = TestServer.start("control_token", token)) {
-      Answer without = guarded.get("/v1/sessions");
-      Answer wrongMethodWithout = guarded.send("PUT", "/v1/sessions", "");
-
-      assertThat(without.status()).isEqualTo(401);
-      assertThat(without.errorCode()).isEqualTo("unauthorized");
-      assertThat(wrongMethodWithout.status()).isEqualTo(401);
-      assertThat(guarded.get("/healthz").status()).isEqualTo(200);
-      assertThat(guarded.get("/readyz").status()).isEqualTo(200);
-      guarded.withHeader("Authorization", "Bearer wrong");
-      assertThat(guarded.get("/v1/sessions").status()).isEqualTo(401);
-      guarded.withHeader("Authorization", "Bearer " + token);
-      assertThat(guarded.get("/v1/sessions").status()).isEqualTo(200);
-    }
-    try (TestServer guarded = TestServer.start("control_token", token)) {
-      guarded.withHeader("X-LangBot-Box-Control-Token", token);
-      assertThat(guarded.exec("t", "echo ok").text("stdout")).isEqualTo("ok\n");
-    }
-  }
-
-  @Test
-  void publicAddressWithoutToken_isRefused() {
-    ServerConfig config =
-        ServerConfig.resolve(
-            Map.of("host", "0.0.0.0", "port", "0", "data_dir", "/tmp/unused"), Map.of());
-
-    assertThatThrownBy(() -> BoxServer.start(config))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("without a control token")
-        .hasMessageContaining("--insecure");
-  }
-
-  @Test
   void aSecondServerOnTheSameDataDir_isRefused() {
     ServerConfig config =
         ServerConfig.resolve(Map.of("port", "0", "data_dir", box.dataDir.toString()), Map.of());

@@ -385,22 +385,7 @@ class LangBotConformanceTest {
   }
 
   private static int upgradeStatus(String path, Map<String, String> headers) {
-    var builder = HttpClient.newHttpClient().newWebSocketBuilder();
-    headers.forEach(builder::header);
-    try {
-      builder
-          .buildAsync(
-              URI.create("ws://127.0.0.1:" + server.port() + path),
-              new java.net.http.WebSocket.Listener() {})
-          .join()
-          .abort();
-      return 101;
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof WebSocketHandshakeException handshake) {
-        return handshake.getResponse().statusCode();
-      }
-      throw e;
-    }
+    return RpcClient.handshakeStatus(server.port(), path, headers);
   }
 
   @Test
@@ -468,8 +453,7 @@ class LangBotConformanceTest {
                 "LANGBOT_BOX_CONFIG",
                 "{\"backend\": \"local\", \"limits\": {\"max_sessions\": 5}}"),
             false)) {
-      try (RpcClient rpc =
-          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+      try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
         String ctx = context("ws-init", 1);
         assertThat(
                 ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
@@ -505,8 +489,7 @@ class LangBotConformanceTest {
     Path outside = Files.createTempDirectory("box-outside-").toRealPath();
     try (BoxServer configured =
         startServer(Map.of(), Map.of("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE), false)) {
-      try (RpcClient rpc =
-          RpcClient.connect(configured.port(), Map.of("X-LangBot-Instance-Id", INSTANCE))) {
+      try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
         String ctx = context("ws-local", 1);
         assertThat(error(rpc.call("box_init", "{\"local\": {\"profile\": \"paranoid\"}}", null)))
             .isEqualTo(

@@ -8,9 +8,12 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -42,6 +45,35 @@ final class RpcClient implements AutoCloseable {
             LangBotConformanceTest.TOKEN,
             "X-LangBot-Instance-Id",
             LangBotConformanceTest.INSTANCE));
+  }
+
+  /** Connects as {@code instance} with the token {@code server} requires. */
+  static RpcClient withTokenOf(BoxServer server, String instance) {
+    return connect(
+        server.port(),
+        Map.of(
+            "X-LangBot-Box-Control-Token",
+            Objects.requireNonNull(server.controlToken(), "the server requires a token"),
+            "X-LangBot-Instance-Id",
+            instance));
+  }
+
+  /** The status of a WebSocket handshake to {@code path} with {@code headers}: 101 if accepted. */
+  static int handshakeStatus(int port, String path, Map<String, String> headers) {
+    WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
+    headers.forEach(builder::header);
+    try {
+      builder
+          .buildAsync(URI.create("ws://127.0.0.1:" + port + path), new WebSocket.Listener() {})
+          .join()
+          .abort();
+      return 101;
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof WebSocketHandshakeException handshake) {
+        return handshake.getResponse().statusCode();
+      }
+      throw e;
+    }
   }
 
   /** The data of a successful answer; fails with the answer when it is an error. */

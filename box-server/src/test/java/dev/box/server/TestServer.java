@@ -15,10 +15,12 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real Box server on 127.0.0.1 with a fresh data directory, and a raw HTTP client for it: the
- * tests speak JSON over a socket as any client would.
+ * tests speak JSON over a socket as any client would, with the server's control token (the one it
+ * generated, unless the settings configure one) unless a test says otherwise.
  */
 final class TestServer implements AutoCloseable {
   static final ObjectMapper JSON = BoxJson.newMapper();
@@ -32,6 +34,10 @@ final class TestServer implements AutoCloseable {
   private TestServer(BoxServer server, Path dataDir) {
     this.server = server;
     this.dataDir = dataDir;
+    String token = server.controlToken();
+    if (token != null) {
+      headers.put("Authorization", "Bearer " + token);
+    }
   }
 
   static TestServer start(String... settings) {
@@ -53,6 +59,16 @@ final class TestServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** The token the server requires, or null when it runs with {@code insecure}. */
+  @Nullable String token() {
+    return server.controlToken();
+  }
+
+  /** The headers every request sends: the server's token unless a test replaced it. */
+  Map<String, String> headers() {
+    return Map.copyOf(headers);
   }
 
   /** Sends {@code header} with every later request. */
@@ -104,11 +120,16 @@ final class TestServer implements AutoCloseable {
   }
 
   Answer send(String method, String path, String body) {
+    return send(method, path, body, headers);
+  }
+
+  /** Sends a request with {@code requestHeaders} only: no control token unless they hold one. */
+  Answer send(String method, String path, String body, Map<String, String> requestHeaders) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
             .timeout(Duration.ofSeconds(120))
             .method(method, HttpRequest.BodyPublishers.ofString(body));
-    headers.forEach(request::header);
+    requestHeaders.forEach(request::header);
     try {
       HttpResponse<String> response =
           http.send(request.build(), HttpResponse.BodyHandlers.ofString());

@@ -36,12 +36,16 @@ final class WsClient implements AutoCloseable {
     this.frames = frames;
   }
 
+  /** Connects with the server's control token, as {@link TestServer} sends it. */
   static WsClient connect(TestServer box, String path) {
     return connect(box, path, Map.of());
   }
 
+  /** Connects with the server's control token and {@code headers} (which may replace it). */
   static WsClient connect(TestServer box, String path, Map<String, String> headers) {
-    return connect(box.server.port(), path, headers);
+    Map<String, String> all = new java.util.HashMap<>(box.headers());
+    all.putAll(headers);
+    return connect(box.server.port(), path, all);
   }
 
   static WsClient connect(int port, String path, Map<String, String> headers) {
@@ -154,24 +158,39 @@ final class WsClient implements AutoCloseable {
   }
 
   /**
-   * The status and JSON body of a refused WebSocket handshake to {@code path}, sent byte for byte
-   * as any client would (the JDK client does not expose a refusal's body).
+   * The status and JSON body of a refused WebSocket handshake to {@code path} with the server's
+   * control token, sent byte for byte as any client would (the JDK client does not expose a
+   * refusal's body).
    */
   static TestServer.Answer refusal(TestServer box, String path) {
+    return refusal(box, path, box.headers());
+  }
+
+  /** As {@link #refusal(TestServer, String)}, with {@code headers} only. */
+  static TestServer.Answer refusal(TestServer box, String path, Map<String, String> headers) {
     try (java.net.Socket socket = new java.net.Socket("127.0.0.1", box.server.port())) {
+      StringBuilder extra = new StringBuilder();
+      headers.forEach(
+          (name, value) -> extra.append(name).append(": ").append(value).append("\r\n"));
       String request =
           "GET "
               + path
               + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
               + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
-              + "Sec-WebSocket-Protocol: mcp\r\nConnection: close\r\n\r\n";
+              + "Sec-WebSocket-Protocol: mcp\r\n"
+              + extra
+              + "Connection: close\r\n\r\n";
       socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
       String response =
           new String(
               socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
       int status = Integer.parseInt(response.substring(9, 12));
       String body = response.substring(response.indexOf("\r\n\r\n") + 4);
-      return new TestServer.Answer(status, TestServer.JSON.readTree(body.isEmpty() ? "{}" : body));
+      if (!body.startsWith("{")) {
+        // Not a Box error (LangBot's text/plain 401, a server page): kept as {"raw": body}.
+        return new TestServer.Answer(status, TestServer.JSON.createObjectNode().put("raw", body));
+      }
+      return new TestServer.Answer(status, TestServer.JSON.readTree(body));
     } catch (java.io.IOException e) {
       throw new AssertionError(e);
     }

@@ -10,11 +10,15 @@ import java.util.Map;
  * A Box server in a JVM of its own, so that the conformance suite can crash it for real (SIGKILL)
  * and check that the next server on the same data directory removes what it left behind.
  *
- * <p>Arguments are {@code key=value} server settings. It prints {@code port=<port>} on stdout once
- * it accepts requests, and shuts down cleanly when its stdin ends (so a test JVM that dies first
- * does not leave it running).
+ * <p>Arguments are {@code key=value} server settings; the control token, kept off the command line,
+ * comes from the variable {@value #TOKEN_VARIABLE} when it is set (else the server generates one in
+ * its data directory). It prints {@code port=<port>} on stdout once it accepts requests, and shuts
+ * down cleanly when its stdin ends (so a test JVM that dies first does not leave it running).
  */
 public final class ChildServer {
+  /** The environment variable that carries the control token. */
+  public static final String TOKEN_VARIABLE = "BOX_CONTROL_TOKEN";
+
   private ChildServer() {}
 
   /** Runs the server until stdin ends. */
@@ -27,7 +31,9 @@ public final class ChildServer {
       }
       flags.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
-    try (BoxServer server = BoxServer.start(ServerConfig.resolve(flags, Map.of()))) {
+    String token = System.getenv(TOKEN_VARIABLE);
+    Map<String, String> env = token == null ? Map.of() : Map.of(TOKEN_VARIABLE, token);
+    try (BoxServer server = BoxServer.start(ServerConfig.resolve(flags, env))) {
       System.out.println("port=" + server.port());
       System.out.flush();
       while (System.in.read() >= 0) {

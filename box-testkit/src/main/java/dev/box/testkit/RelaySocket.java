@@ -24,13 +24,24 @@ final class RelaySocket implements AutoCloseable {
     this.frames = frames;
   }
 
+  /** Connects to a server started by a {@link ServerFleet}, with {@link BoxHttp#FLEET_TOKEN}. */
   static RelaySocket connect(int port, String path) {
+    return connect(port, path, BoxHttp.FLEET_TOKEN);
+  }
+
+  /** Connects to the server on {@code port} with {@code token}; null sends none. */
+  static RelaySocket connect(int port, String path, @Nullable String token) {
     BlockingQueue<String> frames = new LinkedBlockingQueue<>();
-    WebSocket socket =
+    WebSocket.Builder builder =
         HttpClient.newHttpClient()
             .newWebSocketBuilder()
             .subprotocols("mcp")
-            .connectTimeout(Duration.ofSeconds(10))
+            .connectTimeout(Duration.ofSeconds(10));
+    if (token != null) {
+      builder.header("Authorization", "Bearer " + token);
+    }
+    WebSocket socket =
+        builder
             .buildAsync(URI.create("ws://127.0.0.1:" + port + path), new Recorder(frames))
             .join();
     return new RelaySocket(socket, frames);

@@ -22,6 +22,10 @@ import java.util.stream.Stream;
 /**
  * The servers one conformance suite starts, in this JVM or in child JVMs, each on a fresh temporary
  * data directory; {@link #close()} stops them all and deletes the directories.
+ *
+ * <p>Every server requires {@link BoxHttp#FLEET_TOKEN} (unless the settings configure another
+ * token), which {@link BoxHttp} and {@link RelaySocket} send by default; a child JVM gets it in its
+ * environment, never on its command line.
  */
 final class ServerFleet implements AutoCloseable {
   private final String backend;
@@ -91,8 +95,12 @@ final class ServerFleet implements AutoCloseable {
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(ChildServer.class.getName());
-    flags(dataDir, extra).forEach((k, v) -> command.add(k + "=" + v));
-    Process process = new ProcessBuilder(command).redirectError(log.toFile()).start();
+    flags(dataDir, extra).entrySet().stream()
+        .filter(e -> !e.getKey().equals("control_token"))
+        .forEach(e -> command.add(e.getKey() + "=" + e.getValue()));
+    ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
+    builder.environment().put(ChildServer.TOKEN_VARIABLE, childToken());
+    Process process = builder.start();
     children.add(process);
     childDataDirs.add(dataDir);
     return new Child(process, readPort(process));
@@ -101,8 +109,14 @@ final class ServerFleet implements AutoCloseable {
   /** A server in a child JVM: its process (to kill) and its port. */
   record Child(Process process, int port) {}
 
+  /** The token the fleet's child servers require. */
+  private String childToken() {
+    return settings.getOrDefault("control_token", BoxHttp.FLEET_TOKEN);
+  }
+
   private Map<String, String> flags(Path dataDir, Map<String, String> extra) {
     Map<String, String> flags = new HashMap<>(settings);
+    flags.putIfAbsent("control_token", BoxHttp.FLEET_TOKEN);
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());
     flags.put("backend", backend);

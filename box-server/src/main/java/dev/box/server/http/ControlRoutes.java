@@ -5,8 +5,6 @@ import dev.box.langbot.ControlConnection;
 import dev.box.langbot.LangBotControl;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
-import io.javalin.http.HttpResponseException;
-import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
@@ -66,13 +64,7 @@ final class ControlRoutes {
   /** Answers 401 text/plain "Unauthorized" before the upgrade, as the reference does. */
   static void unauthorized(Context ctx) throws IOException {
     byte[] body = "Unauthorized".getBytes(StandardCharsets.UTF_8);
-    HttpServletResponse response = ctx.res();
-    response.setStatus(401);
-    response.setContentType("text/plain; charset=utf-8");
-    response.setContentLength(body.length);
-    response.getOutputStream().write(body);
-    response.flushBuffer();
-    throw new HttpResponseException(401, "Unauthorized");
+    Upgrades.refuse(ctx, 401, "text/plain; charset=utf-8", body, "Unauthorized");
   }
 
   private static void send(Session socket, String text) throws IOException {

@@ -11,18 +11,19 @@ import dev.box.api.BoxJson;
 import dev.box.api.BoxRuntimeStatus;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.core.auth.ControlTokens;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
+import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import java.io.IOException;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The REST API of Box on Javalin: thin handlers over {@link SessionManager}, the control-token
@@ -32,29 +33,30 @@ public final class HttpApi {
   private static final String ERROR_SET = "box.error-set";
   private static final long MAX_REQUEST_BYTES = 16L * 1024 * 1024;
 
+  private static final String BEARER = "bearer ";
+  private static final String ANY_PATH = "*";
+
   private final SessionManager sessions;
-  private final byte @Nullable [] token;
+  private final ControlTokens tokens;
   private final ObjectMapper mapper = BoxJson.newMapper();
 
-  private HttpApi(SessionManager sessions, @Nullable String token) {
+  private HttpApi(SessionManager sessions, ControlTokens tokens) {
     this.sessions = sessions;
-    this.token = token == null ? null : token.getBytes(StandardCharsets.UTF_8);
+    this.tokens = tokens;
   }
 
   /**
    * Creates the (not yet started) HTTP server.
    *
    * @param sessions the sessions it serves
-   * @param controlToken the token required on every route but /healthz and /readyz, or null
+   * @param tokens the tokens every route but /healthz and /readyz requires, unknown routes
+   *     included; LangBot's routes check the same ones through {@code langbot}
    * @param version the version reported by /healthz
    * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
    */
   public static Javalin create(
-      SessionManager sessions,
-      @Nullable String controlToken,
-      String version,
-      LangBotControl langbot) {
-    HttpApi api = new HttpApi(sessions, controlToken);
+      SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
+    HttpApi api = new HttpApi(sessions, tokens);
     return Javalin.create(
         config -> {
           QueuedThreadPool pool = new QueuedThreadPool(32, 4);
@@ -90,6 +92,9 @@ public final class HttpApi {
               "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
           processRoutes.register(config);
           new ControlRoutes(langbot).register(config);
+          // Last, so that it serves only upgrades no other WebSocket route matched.
+          config.routes.wsBeforeUpgrade(ANY_PATH, api::refuseUnknownUpgrade);
+          config.routes.ws(ANY_PATH, ws -> {});
           config.routes.exception(
               Exception.class, (e, ctx) -> api.fail(ctx, ErrorMapper.toBoxException(e)));
           config.routes.error(
@@ -107,19 +112,55 @@ public final class HttpApi {
         });
   }
 
+  /**
+   * Refuses a request without one of the control tokens, as {@code Authorization: Bearer <token>}
+   * or LangBot's {@code X-LangBot-Box-Control-Token}; only the probes need none. The message names
+   * neither the token nor where the server keeps it.
+   */
   void authenticate(Context ctx) {
-    if (token == null || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
+    if (!tokens.required() || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
       return;
     }
-    String presented = ctx.header("X-LangBot-Box-Control-Token");
+    String presented = ctx.header(ControlAuth.TOKEN_HEADER);
     String authorization = ctx.header("Authorization");
-    if (presented == null && authorization != null && authorization.startsWith("Bearer ")) {
-      presented = authorization.substring("Bearer ".length()).strip();
+    if (presented == null
+        && authorization != null
+        && authorization.length() > BEARER.length()
+        && authorization.substring(0, BEARER.length()).toLowerCase(Locale.ROOT).equals(BEARER)) {
+      presented = authorization.substring(BEARER.length()).strip();
     }
-    byte[] given = presented == null ? new byte[0] : presented.getBytes(StandardCharsets.UTF_8);
-    if (!MessageDigest.isEqual(token, given)) {
-      throw new BoxException(BoxErrorCode.UNAUTHORIZED, "missing or invalid control token");
+    if (!tokens.accepts(presented)) {
+      throw new BoxException(
+          BoxErrorCode.UNAUTHORIZED,
+          presented == null
+              ? "missing control token: send it as 'Authorization: Bearer <token>'"
+              : "invalid control token");
     }
+  }
+
+  /**
+   * Refuses a WebSocket upgrade to a path no WebSocket route serves, as an unknown HTTP route is
+   * refused: 401 without a token, else 404, with a JSON error (the framework would answer an HTML
+   * 404 before any check).
+   */
+  private void refuseUnknownUpgrade(Context ctx) throws IOException {
+    // The first endpoint is the WebSocket route the upgrade matched; later ones are its handlers.
+    if (!ctx.endpoints().list().getFirst().path.equals(ANY_PATH)) {
+      return;
+    }
+    BoxException error;
+    try {
+      authenticate(ctx);
+      error = new BoxException(BoxErrorCode.NOT_FOUND, "no WebSocket route " + ctx.path());
+    } catch (BoxException e) {
+      error = e;
+    }
+    Upgrades.refuse(
+        ctx,
+        error.code().httpStatus(),
+        "application/json",
+        mapper.writeValueAsBytes(ErrorMapper.body(error)),
+        String.valueOf(error.getMessage()));
   }
 
   private BoxBackendHealth health() {

@@ -15,10 +15,8 @@ import dev.box.core.session.SessionManager;
 import dev.box.langbot.LangBotControl;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
-import io.javalin.http.HttpResponseException;
 import io.javalin.websocket.WsConfig;
 import io.javalin.websocket.WsContext;
-import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -88,8 +86,8 @@ final class ProcessRoutes {
 
   /**
    * Checks before the upgrade, so that every refusal is an HTTP error with the JSON error body, not
-   * a socket that opens and closes. The body is written here and committed: the upgrade path of the
-   * HTTP framework does not render errors itself.
+   * a socket that opens and closes. The control token comes first: without it nothing is said about
+   * the session or the process.
    */
   private void beforeUpgrade(Context ctx, String processId) throws IOException {
     boolean fromLangBot = LangBotRelayCheck.applies(ctx, langbot);
@@ -114,14 +112,12 @@ final class ProcessRoutes {
           fromLangBot
               ? mapper.writeValueAsBytes(LangBotRelayCheck.errorBody(error))
               : mapper.writeValueAsBytes(BoxError.of(error));
-      HttpServletResponse response = ctx.res();
-      response.setStatus(fromLangBot ? 400 : error.code().httpStatus());
-      response.setContentType("application/json");
-      response.setContentLength(body.length);
-      response.getOutputStream().write(body);
-      response.flushBuffer();
-      throw new HttpResponseException(
-          error.code().httpStatus(), String.valueOf(error.getMessage()));
+      Upgrades.refuse(
+          ctx,
+          fromLangBot ? 400 : error.code().httpStatus(),
+          "application/json",
+          body,
+          String.valueOf(error.getMessage()));
     }
   }
 
