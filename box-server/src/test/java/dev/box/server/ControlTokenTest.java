@@ -320,17 +320,17 @@ class ControlTokenTest {
   }
 
   @Test
-  void aSandboxWithNetworkOn_reachesTheApiOnLoopback_butIsRefused() {
+  void aSandboxWithNetworkOn_doesNotReachTheApiAtAll() {
     Answer a =
         box.exec(
             "net-on-api",
             "bash -c 'exec 3<>/dev/tcp/127.0.0.1/"
                 + box.server.port()
-                + "; printf \"GET /v1/sessions HTTP/1.0\\r\\nHost: x\\r\\n\\r\\n\" >&3;"
-                + " head -n 1 <&3'",
+                + "' 2>/dev/null; echo rc=$?",
             "\"network\":\"on\"");
 
-    assertThat(a.text("stdout")).startsWith("HTTP/1.1 401");
+    // Its loopback is its own: nothing listens there, and the host's is out of reach.
+    assertThat(a.text("stdout")).isEqualTo("rc=1\n");
   }
 
   private static BoxServer start(Path dataDir) {
