@@ -52,14 +52,19 @@ box_apt_install() {
 }
 
 # Makes sure bubblewrap, util-linux's nsenter/setpriv, slirp4netns and nftables (network-on
-# sandboxes) and Maven are present.
+# sandboxes) and Maven are present, and what the build needs to compile box-guard statically: gcc,
+# the C library's and libseccomp's static archives.
 box_ensure_tools() {
-  local missing=()
+  local missing=() lib
+  lib="/usr/lib/$(uname -m)-linux-gnu"
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
   [ -x /usr/sbin/nft ] || missing+=(nftables)
   { command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1; } || missing+=(util-linux)
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
+  { [ -f "$lib/libseccomp.a" ] && [ -f /usr/include/seccomp.h ]; } || missing+=(libseccomp-dev)
   if [ "${#missing[@]}" -gt 0 ]; then
     box_apt_install "${missing[@]}"
   fi
