@@ -18,8 +18,6 @@ import java.util.concurrent.TimeUnit;
  * rather than through it. The engines and the image come from {@code scripts/engines up}.
  */
 abstract class ContainerConformance extends BackendConformanceSuite {
-  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
-
   /** The engine's CLI, which this test uses to look behind Box's back. */
   private String cli() {
     return "/usr/bin/" + backendName();
@@ -27,12 +25,7 @@ abstract class ContainerConformance extends BackendConformanceSuite {
 
   @Override
   protected Map<String, String> serverSettings() {
-    String socket =
-        backendName().equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
-    return Map.of(
-        "image", IMAGE, backendName().equals("docker") ? "docker_host" : "podman_host", socket);
+    return ContainerEngines.serverSettings(backendName());
   }
 
   @Override
