@@ -482,6 +482,8 @@ public final class ContainerBackend implements SandboxBackend {
     body.put("Image", image);
     body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(HOLDER) : HOLDER);
     body.put("Entrypoint", List.of());
+    // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
+    body.put("Healthcheck", Map.of("Test", List.of("NONE")));
     body.put("User", SANDBOX_USER);
     body.put("WorkingDir", "/");
     body.put("Env", ContainerSandbox.envList(BASE_ENV));

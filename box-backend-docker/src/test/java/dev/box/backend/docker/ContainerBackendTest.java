@@ -39,13 +39,15 @@ class ContainerBackendTest {
 
   @TempDir Path dataDir;
 
+  static String socket(String engine) {
+    return engine.equals("docker")
+        ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
+        : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+  }
+
   static ContainerBackend open(String engine, Path dataDir, String instance, Duration pull) {
-    String socket =
-        engine.equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
     return new ContainerBackend(
-        new ContainerBackend.Settings(engine, Path.of(socket), null, true, pull),
+        new ContainerBackend.Settings(engine, Path.of(socket(engine)), null, true, pull),
         dataDir,
         instance);
   }
@@ -102,6 +104,12 @@ class ContainerBackendTest {
             .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
             .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
         assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+        // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
+        EngineClient.Response inspect =
+            new EngineClient(Path.of(socket(engine)))
+                .call("GET", "/containers/" + sandbox.id() + "/json", null, Duration.ofSeconds(10));
+        assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
+            .isEqualTo("[\"NONE\"]");
         assertThat(
                 run(
                     sandbox,
@@ -121,10 +129,7 @@ class ContainerBackendTest {
   @ValueSource(strings = {"docker", "podman"})
   void withoutTheGuard_sessionsStillStart_andHealthSaysTheEngineFilters(String engine)
       throws Exception {
-    String socket =
-        engine.equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+    String socket = socket(engine);
     try (ContainerBackend backend =
         new ContainerBackend(
             new ContainerBackend.Settings(
@@ -157,10 +162,7 @@ class ContainerBackendTest {
         {"defaultAction": "SCMP_ACT_ALLOW",
          "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}
         """);
-    String socket =
-        engine.equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+    String socket = socket(engine);
     try (ContainerBackend backend =
         new ContainerBackend(
             new ContainerBackend.Settings(
