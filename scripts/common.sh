@@ -52,10 +52,12 @@ box_apt_install() {
 }
 
 # Makes sure bubblewrap, util-linux's nsenter/setpriv/unshare, slirp4netns and nftables (network-on
-# sandboxes), Maven, and iproute2, with which the network escape tests build their stand-in
-# network, are present.
+# sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it), and
+# what the build needs to compile box-guard statically: gcc, the C library's and libseccomp's
+# static archives, are present.
 box_ensure_tools() {
-  local missing=()
+  local missing=() lib
+  lib="/usr/lib/$(uname -m)-linux-gnu"
   command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
   command -v slirp4netns >/dev/null 2>&1 || missing+=(slirp4netns)
   { command -v nsenter >/dev/null 2>&1 && command -v setpriv >/dev/null 2>&1 &&
@@ -63,6 +65,9 @@ box_ensure_tools() {
   command -v mvn >/dev/null 2>&1 || missing+=(maven)
   PATH="$PATH:/usr/sbin:/sbin" command -v ip >/dev/null 2>&1 || missing+=(iproute2)
   PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
+  command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
+  { [ -f "$lib/libseccomp.a" ] && [ -f /usr/include/seccomp.h ]; } || missing+=(libseccomp-dev)
   if [ "${#missing[@]}" -gt 0 ]; then
     box_apt_install "${missing[@]}"
   fi

@@ -88,6 +88,14 @@ final class ServeCommand implements Callable<Integer> {
   private @Nullable String podmanHost;
 
   @Option(
+      names = "--seccomp-profile",
+      paramLabel = "FILE",
+      description =
+          "A seccomp profile (JSON) for the container engines to apply instead of their default;"
+              + " Box's own filter applies under it (docker, podman).")
+  private @Nullable String seccompProfile;
+
+  @Option(
       names = "--control-token",
       paramLabel = "TOKEN",
       description =
@@ -174,6 +182,7 @@ final class ServeCommand implements Callable<Integer> {
     put(flags, "image", image);
     put(flags, "docker_host", dockerHost);
     put(flags, "podman_host", podmanHost);
+    put(flags, "seccomp_profile", seccompProfile);
     put(flags, "control_token", controlToken);
     put(flags, "insecure", insecure ? "true" : null);
     put(flags, "session_ttl_sec", sessionTtlSec);

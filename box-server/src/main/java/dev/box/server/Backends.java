@@ -110,7 +110,8 @@ final class Backends {
                           : containers.podmanSocket()),
                   containers.image(),
                   containers.cpuLimit(),
-                  containers.pullTimeout()),
+                  containers.pullTimeout(),
+                  containers.seccompProfile()),
               config.dataDir(),
               instanceId,
               config.isolation().egress());

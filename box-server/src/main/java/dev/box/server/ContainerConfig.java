@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -11,10 +12,13 @@ import org.jspecify.annotations.Nullable;
  * @param podmanSocket the Podman service's Docker-compatible Unix socket
  * @param cpuLimit whether containers get {@code --cpus}; false starts them without a CPU quota
  * @param pullTimeout how long pulling a missing image may take before session creation fails
+ * @param seccompProfile a seccomp profile (JSON) the engine applies instead of its default, checked
+ *     at startup; null for the engine's default. Box's own filter applies under either.
  */
 public record ContainerConfig(
     @Nullable String image,
     String dockerSocket,
     String podmanSocket,
     boolean cpuLimit,
-    Duration pullTimeout) {}
+    Duration pullTimeout,
+    @Nullable Path seccompProfile) {}

@@ -3,6 +3,7 @@ package dev.box.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.api.BoxDataDir;
+import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.net.EgressPolicy;
 import java.io.IOException;
@@ -85,6 +86,7 @@ public record ServerConfig(
           "sandbox_uid",
           "egress_allow",
           "egress_deny",
+          "seccomp_profile",
           "config");
 
   /** Copies the list. */
@@ -217,7 +219,18 @@ public record ServerConfig(
         socketPath("docker_host", dockerHost),
         socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
         !(cpu.equals("0") || cpu.equalsIgnoreCase("false")),
-        Duration.ofSeconds(intValue(values, "pull_timeout_sec", 300, 1, 3600)));
+        Duration.ofSeconds(intValue(values, "pull_timeout_sec", 300, 1, 3600)),
+        seccompProfile(values.get("seccomp_profile")));
+  }
+
+  /** The container engines' seccomp profile file, checked now, or null for their default. */
+  private static @Nullable Path seccompProfile(@Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    Path file = Path.of(value.strip()).toAbsolutePath().normalize();
+    ContainerBackend.checkSeccompProfile(file);
+    return file;
   }
 
   /** Accepts {@code unix:///path} or an absolute path; Box speaks to engines over Unix sockets. */

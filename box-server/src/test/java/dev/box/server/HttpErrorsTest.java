@@ -94,6 +94,16 @@ class HttpErrorsTest {
   }
 
   @Test
+  void aSeccompProfileThatCannotBeRead_isRefusedAtStartup() {
+    assertThatThrownBy(
+            () ->
+                ServerConfig.resolve(
+                    Map.of("seccomp_profile", "/nonexistent/profile.json"), Map.of()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("cannot read seccomp_profile /nonexistent/profile.json");
+  }
+
+  @Test
   void aSecondServerOnTheSameDataDir_isRefused() {
     ServerConfig config =
         ServerConfig.resolve(Map.of("port", "0", "data_dir", box.dataDir.toString()), Map.of());

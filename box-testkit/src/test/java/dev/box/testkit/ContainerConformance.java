@@ -18,8 +18,6 @@ import java.util.concurrent.TimeUnit;
  * rather than through it. The engines and the image come from {@code scripts/engines up}.
  */
 abstract class ContainerConformance extends BackendConformanceSuite {
-  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
-
   /** The engine's CLI, which this test uses to look behind Box's back. */
   private String cli() {
     return "/usr/bin/" + backendName();

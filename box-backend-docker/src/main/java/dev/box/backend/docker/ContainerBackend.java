@@ -19,6 +19,7 @@ import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
+import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -44,10 +45,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Containers run as an unprivileged user with every capability dropped, no-new-privileges, an
  * init that reaps zombies as PID 1, the session's memory (swap included), process and CPU limits,
- * no network when the session asks none, and a read-only root with a bounded /tmp when asked. They
- * are named and labelled as LangBot's runtime does ({@code langbot.box=true}, {@code
- * langbot.session_id}, {@code langbot.box.instance_id}) plus {@code dev.box.data}, the hash of the
- * server's data directory, so that orphan cleanup never touches another server's containers.
+ * no network when the session asks none, and a read-only root with a bounded /tmp when asked. Every
+ * process in them, PID 1 included, runs under Box's seccomp filter ({@link SyscallGuard}, mounted
+ * read-only at {@value SyscallGuard#SANDBOX_PATH}), itself under the engine's profile: its default,
+ * or the operator's {@code seccomp_profile}. They are named and labelled as LangBot's runtime does
+ * ({@code langbot.box=true}, {@code langbot.session_id}, {@code langbot.box.instance_id}) plus
+ * {@code dev.box.data}, the hash of the server's data directory, so that orphan cleanup never
+ * touches another server's containers.
  */
 public final class ContainerBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(ContainerBackend.class);
@@ -60,7 +64,11 @@ public final class ContainerBackend implements SandboxBackend {
 
   private static final int SANDBOX_UID = 1000;
 
-  /** Keeps the container running; PID 1 is the engine's init, which reaps orphans. */
+  /**
+   * Keeps the container running. PID 1 is box-guard's init when the guard is available (then it is
+   * filtered too: the engine's init is not, and a process of the same user could rewrite it through
+   * /proc/1/mem), else the engine's init; either reaps orphans.
+   */
   private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
 
   private static final Map<String, String> BASE_ENV =
@@ -79,13 +87,27 @@ public final class ContainerBackend implements SandboxBackend {
    *     null to use the spec's
    * @param cpuLimit whether containers get a CPU quota
    * @param pullTimeout how long pulling a missing image may take
+   * @param seccompProfile the operator's seccomp profile (JSON) that the engine applies instead of
+   *     its default, or null for the engine's default; Box's own filter applies under either
    */
   public record Settings(
       String engine,
       Path socket,
       @Nullable String defaultImage,
       boolean cpuLimit,
-      Duration pullTimeout) {}
+      Duration pullTimeout,
+      @Nullable Path seccompProfile) {
+
+    /** Settings with the engine's default seccomp profile. */
+    public Settings(
+        String engine,
+        Path socket,
+        @Nullable String defaultImage,
+        boolean cpuLimit,
+        Duration pullTimeout) {
+      this(engine, socket, defaultImage, cpuLimit, pullTimeout, null);
+    }
+  }
 
   private final Settings settings;
   private final EngineClient client;
@@ -94,12 +116,15 @@ public final class ContainerBackend implements SandboxBackend {
   private final Path workspaces;
   private final String instanceId;
   private final String dataLabel;
+  private final SyscallGuard guard;
+  private final EngineProfile engineProfile;
   private volatile boolean cpuLimit;
   private volatile BackendStatus status;
   private volatile long probedAt;
 
   /**
-   * Connects to the engine and probes it.
+   * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
+   * to the engine and probes it.
    *
    * @param settings which engine and how to use it
    * @param dataDir the server's data directory (its hash labels the containers)
@@ -110,7 +135,8 @@ public final class ContainerBackend implements SandboxBackend {
   }
 
   /**
-   * Connects to the engine and probes it.
+   * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
+   * to the engine and probes it.
    *
    * @param settings which engine and how to use it
    * @param dataDir the server's data directory (its hash labels the containers)
@@ -118,9 +144,17 @@ public final class ContainerBackend implements SandboxBackend {
    * @param egress the operator's egress policy for network-on containers
    */
   public ContainerBackend(Settings settings, Path dataDir, String instanceId, EgressPolicy egress) {
+    this(settings, dataDir, instanceId, egress, SyscallGuard.install(dataDir));
+  }
+
+  /** As the public constructors, with the guard given (tests use an unavailable one). */
+  ContainerBackend(
+      Settings settings, Path dataDir, String instanceId, EgressPolicy egress, SyscallGuard guard) {
     this.settings = settings;
     this.egress = egress;
     this.firewall = NetnsFirewall.probe();
+    this.guard = guard;
+    this.engineProfile = EngineProfile.read(settings.seccompProfile());
     this.client = new EngineClient(settings.socket());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.instanceId = instanceId;
@@ -136,6 +170,43 @@ public final class ContainerBackend implements SandboxBackend {
         settings.engine(),
         status.available() ? "available" : "unavailable",
         status.reason());
+    logSeccomp();
+  }
+
+  private void logSeccomp() {
+    if (guard.available()) {
+      log.info(
+          "{} backend: seccomp {} (box-guard) under {}",
+          settings.engine(),
+          guard.policy(),
+          engineProfile.description());
+    } else {
+      log.warn(
+          "{} backend: seccomp none of Box's own: {}; containers get {} only (health reports"
+              + " seccomp: {})",
+          settings.engine(),
+          guard.reason(),
+          engineProfile.description(),
+          seccompEnforced());
+    }
+  }
+
+  /** The {@code seccomp} entry of health: never more than what is applied. */
+  private String seccompEnforced() {
+    return guard.available() ? guard.policy() : engineProfile.enforcedName();
+  }
+
+  /**
+   * Checks an operator's seccomp profile file as the backend will read it: a readable JSON object
+   * with a {@code defaultAction}.
+   *
+   * @throws IllegalArgumentException with a message for the operator when it cannot be used
+   */
+  public static void checkSeccompProfile(Path file) {
+    String error = EngineProfile.read(file).error();
+    if (error != null) {
+      throw new IllegalArgumentException(error);
+    }
   }
 
   @Override
@@ -202,12 +273,17 @@ public final class ContainerBackend implements SandboxBackend {
     enforced.put(
         "egress",
         firewall.available() ? firewall.status() : firewall.status() + "; network on is refused");
+    enforced.put("seccomp", seccompEnforced());
     Set<String> capabilities =
         Set.of(
             BoxCapabilities.IMAGES,
             BoxCapabilities.READ_ONLY_ROOTFS,
             BoxCapabilities.PROCESS_MEMORY_LIMIT);
     String where = " at " + settings.socket();
+    String profileError = engineProfile.error();
+    if (profileError != null) {
+      return new BackendStatus(name(), false, profileError, enforced);
+    }
     if (!Files.exists(settings.socket())) {
       return new BackendStatus(
           name(), false, "no " + engineTitle() + " API socket" + where + hint(), enforced);
@@ -284,7 +360,8 @@ public final class ContainerBackend implements SandboxBackend {
       if (networkOn) {
         closeEgress(containerId, spec);
       }
-      return new ContainerSandbox(client, name, containerId, SANDBOX_USER, BASE_ENV);
+      return new ContainerSandbox(
+          client, name, containerId, SANDBOX_USER, BASE_ENV, guard.available());
     } catch (IOException e) {
       remove(containerId == null ? name : containerId);
       // An engine that went away is unavailable (503, probed again later), not an internal error.
@@ -370,8 +447,11 @@ public final class ContainerBackend implements SandboxBackend {
   private Map<String, Object> createBody(SandboxSpec spec, String image) {
     Map<String, Object> host = new LinkedHashMap<>();
     host.put("CapDrop", List.of("ALL"));
-    host.put("SecurityOpt", List.of("no-new-privileges"));
-    host.put("Init", true);
+    List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
+    engineProfile.securityOpt(settings.engine()).ifPresent(securityOpt::add);
+    host.put("SecurityOpt", securityOpt);
+    // box-guard's init replaces the engine's: see HOLDER.
+    host.put("Init", !guard.available());
     host.put("PidsLimit", spec.pidsLimit());
     long memory = spec.memoryMb() * 1024L * 1024L;
     host.put("Memory", memory);
@@ -393,11 +473,17 @@ public final class ContainerBackend implements SandboxBackend {
       mounts.add(mount(workspace));
     }
     spec.extraMounts().forEach(m -> mounts.add(mount(m)));
+    Path binary = guard.binary();
+    if (binary != null) {
+      mounts.add(mount(new SandboxMount(binary, SyscallGuard.SANDBOX_PATH, true)));
+    }
     host.put("Mounts", mounts);
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
-    body.put("Cmd", HOLDER);
+    body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(HOLDER) : HOLDER);
     body.put("Entrypoint", List.of());
+    // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
+    body.put("Healthcheck", Map.of("Test", List.of("NONE")));
     body.put("User", SANDBOX_USER);
     body.put("WorkingDir", "/");
     body.put("Env", ContainerSandbox.envList(BASE_ENV));

@@ -6,6 +6,7 @@ import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URLEncoder;
@@ -32,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * is found too while its parent lives), and signals them all; with SIGKILL it repeats until none is
  * left. A process that both empties its environment and leaves its parent's tree escapes this; it
  * still dies with the session.
+ *
+ * <p>When the container has box-guard, every exec (the tree-kill script's too) starts through it,
+ * so that no process in the container runs outside the filter.
  */
 final class ContainerSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(ContainerSandbox.class);
@@ -73,18 +77,29 @@ final class ContainerSandbox implements Sandbox {
   private final String containerId;
   private final String user;
   private final Map<String, String> baseEnv;
+  private final boolean guarded;
 
+  /**
+   * @param guarded whether box-guard is mounted at {@value SyscallGuard#SANDBOX_PATH}
+   */
   ContainerSandbox(
       EngineClient engine,
       String name,
       String containerId,
       String user,
-      Map<String, String> baseEnv) {
+      Map<String, String> baseEnv,
+      boolean guarded) {
     this.engine = engine;
     this.name = name;
     this.containerId = containerId;
     this.user = user;
     this.baseEnv = Map.copyOf(baseEnv);
+    this.guarded = guarded;
+  }
+
+  /** {@code program}, started through box-guard when the container has it. */
+  private List<String> command(List<String> program) {
+    return guarded ? SyscallGuard.sandboxCommand(program) : program;
   }
 
   @Override
@@ -118,7 +133,7 @@ final class ContainerSandbox implements Sandbox {
     body.put("User", user);
     body.put("WorkingDir", "/");
     body.put("Env", envList(env));
-    body.put("Cmd", List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"));
+    body.put("Cmd", command(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh")));
     try {
       String execId = createExec(body);
       EngineClient.Hijacked connection =
@@ -157,7 +172,7 @@ final class ContainerSandbox implements Sandbox {
     body.put("User", user);
     body.put(
         "Env", List.of("__BOX_KILL=" + tag, "__BOX_SIG=" + signal, "PATH=" + baseEnv.get("PATH")));
-    body.put("Cmd", List.of("/bin/sh", "-c", SIGNAL_TREE));
+    body.put("Cmd", command(List.of("/bin/sh", "-c", SIGNAL_TREE)));
     for (int attempt = 1; attempt <= 3; attempt++) {
       try {
         String execId = createExec(body);

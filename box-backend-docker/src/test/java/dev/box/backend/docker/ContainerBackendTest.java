@@ -12,6 +12,8 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -37,13 +39,15 @@ class ContainerBackendTest {
 
   @TempDir Path dataDir;
 
+  static String socket(String engine) {
+    return engine.equals("docker")
+        ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
+        : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
+  }
+
   static ContainerBackend open(String engine, Path dataDir, String instance, Duration pull) {
-    String socket =
-        engine.equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
     return new ContainerBackend(
-        new ContainerBackend.Settings(engine, Path.of(socket), null, true, pull),
+        new ContainerBackend.Settings(engine, Path.of(socket(engine)), null, true, pull),
         dataDir,
         instance);
   }
@@ -66,6 +70,128 @@ class ContainerBackendTest {
 
   static String text(SandboxProcess p) throws IOException {
     return new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+  }
+
+  /** Runs {@code script} in /tmp of {@code sandbox} and returns its stdout and stderr. */
+  static String run(Sandbox sandbox, String script) throws IOException {
+    SandboxProcess p =
+        sandbox.spawn(
+            new ProcessSpec(
+                new ProcessSpec.Shell("{ " + script + "\n} 2>&1"), "/tmp", Map.of(), false));
+    try {
+      return text(p);
+    } finally {
+      p.release();
+    }
+  }
+
+  /** The seccomp lines of /proc/PID/status for the exec itself and for PID 1. */
+  private static final String SECCOMP_OF_SELF_AND_PID_1 =
+      "grep -h '^Seccomp' /proc/self/status; grep -h '^Seccomp' /proc/1/status;"
+          + " tr '\\000' ' ' < /proc/1/cmdline";
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void everyProcess_pid1Included_runsUnderBoxFilterAndTheEngines(String engine) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
+      Sandbox sandbox = backend.start(spec("guarded", IMAGE));
+      try {
+        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+
+        // Two filters each: the engine's profile and box-guard's.
+        assertThat(seen)
+            .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
+            .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
+        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+        // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
+        EngineClient.Response inspect =
+            new EngineClient(Path.of(socket(engine)))
+                .call("GET", "/containers/" + sandbox.id() + "/json", null, Duration.ofSeconds(10));
+        assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
+            .isEqualTo("[\"NONE\"]");
+        assertThat(
+                run(
+                    sandbox,
+                    "echo x > /.box/box-guard || echo write-refused;"
+                        + " rm -f /.box/box-guard || echo rm-refused;"
+                        + " mv /.box /tmp/moved || echo mv-refused;"
+                        + " /.box/box-guard --policy"))
+            .contains("write-refused", "rm-refused", "mv-refused")
+            .endsWith("\n" + SyscallGuard.POLICY + "\n");
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void withoutTheGuard_sessionsStillStart_andHealthSaysTheEngineFilters(String engine)
+      throws Exception {
+    String socket = socket(engine);
+    try (ContainerBackend backend =
+        new ContainerBackend(
+            new ContainerBackend.Settings(
+                engine, Path.of(socket), null, true, Duration.ofSeconds(30)),
+            dataDir,
+            "inst",
+            EgressPolicy.DEFAULT,
+            SyscallGuard.unavailable("no box-guard binary for this arch"))) {
+      assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
+      Sandbox sandbox = backend.start(spec("unguarded", IMAGE));
+      try {
+        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+
+        assertThat(seen).startsWith("Seccomp:\t2\nSeccomp_filters:\t1\n");
+        assertThat(seen).doesNotContain("box-guard");
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
+  void anOperatorsSeccompProfile_isAppliedByTheEngine_underBoxFilter(String engine)
+      throws Exception {
+    Path profile = dataDir.resolve("no-mkdir.json");
+    Files.writeString(
+        profile,
+        """
+        {"defaultAction": "SCMP_ACT_ALLOW",
+         "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO", "errnoRet": 13}]}
+        """);
+    String socket = socket(engine);
+    try (ContainerBackend backend =
+        new ContainerBackend(
+            new ContainerBackend.Settings(
+                engine, Path.of(socket), null, true, Duration.ofSeconds(30), profile),
+            dataDir,
+            "inst")) {
+      assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
+      assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
+      Sandbox sandbox = backend.start(spec("profiled", IMAGE));
+      try {
+        assertThat(run(sandbox, "mkdir /tmp/d")).contains("Permission denied");
+        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @Test
+  void aSeccompProfileThatIsNotAProfile_isRefusedWithTheReason() throws IOException {
+    Path list = Files.writeString(dataDir.resolve("list.json"), "[]");
+    Path noAction = Files.writeString(dataDir.resolve("empty.json"), "{}");
+
+    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(dataDir.resolve("none.json")))
+        .hasMessageStartingWith("cannot read seccomp_profile " + dataDir.resolve("none.json"));
+    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(list))
+        .hasMessage("seccomp_profile " + list + " is not a JSON object");
+    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(noAction))
+        .hasMessageContaining("has no defaultAction");
   }
 
   @ParameterizedTest
