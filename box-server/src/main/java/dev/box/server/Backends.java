@@ -4,6 +4,7 @@ import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.guard.SyscallGuard;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -122,7 +123,7 @@ final class Backends {
               config.cgroups(),
               config.isolation().sandboxUid(),
               config.isolation().egress(),
-              null);
+              SyscallGuard.install(config.dataDir()));
     };
   }
 }

@@ -13,6 +13,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.guard.SyscallGuard;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -59,6 +60,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final EgressPolicy egress;
   private final NetnsFirewall firewall;
   private final @Nullable Path slirp4netns;
+  private final SyscallGuard syscallGuard;
   private final @Nullable Path guard;
   private final String baseName;
   private final Path workspaces;
@@ -98,7 +100,13 @@ public final class BwrapBackend implements SandboxBackend {
    * @param instanceId the id of this server instance
    */
   public BwrapBackend(Path dataDir, String instanceId) {
-    this(dataDir, instanceId, true, DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null);
+    this(
+        dataDir,
+        instanceId,
+        true,
+        DEFAULT_SANDBOX_UID,
+        EgressPolicy.DEFAULT,
+        SyscallGuard.install(dataDir));
   }
 
   /**
@@ -109,7 +117,7 @@ public final class BwrapBackend implements SandboxBackend {
    * @param useCgroups false to limit with rlimits only, as on a host without writable cgroups
    * @param sandboxUid the host uid (and gid) the sandbox user is
    * @param egress the operator's egress policy for network-on sandboxes
-   * @param guard the syscall guard binary to run every sandbox process through, or null for none
+   * @param syscallGuard the syscall guard every sandbox process runs through, when available
    */
   public BwrapBackend(
       Path dataDir,
@@ -117,14 +125,15 @@ public final class BwrapBackend implements SandboxBackend {
       boolean useCgroups,
       int sandboxUid,
       EgressPolicy egress,
-      @Nullable Path guard) {
+      SyscallGuard syscallGuard) {
     if (sandboxUid <= 0) {
       throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
     }
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
     this.egress = egress;
-    this.guard = guard;
+    this.syscallGuard = syscallGuard;
+    this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
     this.firewall = NetnsFirewall.probe();
     this.slirp4netns = find("slirp4netns");
     this.baseName = "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
@@ -142,6 +151,12 @@ public final class BwrapBackend implements SandboxBackend {
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
         status.reason());
+    if (guard == null) {
+      log.warn(
+          "bwrap backend: no syscall filter (seccomp none): {}; sandboxes still drop every"
+              + " capability and cannot create user namespaces",
+          syscallGuard.reason());
+    }
   }
 
   @Override
@@ -175,6 +190,7 @@ public final class BwrapBackend implements SandboxBackend {
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
     enforced.put("egress", networkStatus());
+    enforced.put("seccomp", guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
     enforced.put("sandbox_uid", Integer.toString(sandboxUid));
     if (bwrap == null) {
       return new BackendStatus(

@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import dev.box.guard.SyscallGuard;
 import java.util.List;
 
 /**
@@ -12,7 +13,7 @@ import java.util.List;
  */
 final class Privileges {
   /** Where the syscall guard is mounted inside every sandbox. */
-  static final String GUARD_IN_SANDBOX = "/.box/box-guard";
+  static final String GUARD_IN_SANDBOX = SyscallGuard.SANDBOX_PATH;
 
   private Privileges() {}
 
