@@ -63,7 +63,7 @@ class LangBotDockerTest {
                   "box_exec",
                   "{\"session_id\": \"d1\", \"cmd\": \"id -u; cat /proc/1/comm\"}",
                   CTX));
-      assertThat(exec.path("stdout").asText()).isEqualTo("1000\ndocker-init");
+      assertThat(exec.path("stdout").asText()).isEqualTo("1000\nbox-guard");
       assertThat(nanoCpus(rpc, "d1")).isEqualTo("1000000000");
 
       data(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": \"false\"}}", null));

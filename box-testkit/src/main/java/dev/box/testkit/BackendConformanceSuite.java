@@ -484,7 +484,8 @@ public abstract class BackendConformanceSuite {
   }
 
   @Test
-  void hostPathReadWrite_writesFromInsideAppearOnTheHost() throws IOException {
+  void hostPathReadWrite_writesFromInsideAppearOnTheHost_ownedByAnUnprivilegedUid()
+      throws IOException {
     Path dir = writableHostDir("rw");
 
     Answer a =
@@ -496,6 +497,9 @@ public abstract class BackendConformanceSuite {
 
     assertThat(a.ok()).as(a.stderr()).isTrue();
     assertThat(dir.resolve("out")).hasContent("hi");
+    assertThat((Integer) Files.getAttribute(dir.resolve("out"), "unix:uid"))
+        .as("the host owner of what a sandbox writes")
+        .isNotZero();
   }
 
   @Test
