@@ -85,6 +85,16 @@ class IsolationTest {
   }
 
   @Test
+  void posixSharedMemory_works_asPythonsMultiprocessingNeedsIt() {
+    Answer a =
+        box.exec(
+            "shm",
+            "python3 -c 'import multiprocessing as m; l = m.Lock(); l.acquire(); print(\"locked\")'");
+
+    assertThat(a.text("stdout")).as(a.text("stderr")).isEqualTo("locked\n");
+  }
+
+  @Test
   void aSandbox_cannotCreateNestedUserNamespaces_andIsNotRootOnTheHost() {
     Answer a =
         box.exec(

@@ -105,6 +105,10 @@ final class SandboxArgs {
     }
     proc(a);
     add(a, "--dev", "/dev");
+    // POSIX shared memory and semaphores (Python's multiprocessing) need a /dev/shm the sandbox
+    // user
+    // can write; bwrap's is root's.
+    add(a, "--perms", "1777", "--tmpfs", "/dev/shm");
     add(a, "--perms", "1777", "--tmpfs", "/tmp");
     // The holder makes /home/box as the sandbox user: bwrap's own directories belong to root.
     add(a, "--perms", "1777", "--tmpfs", "/home");
