@@ -29,7 +29,9 @@ final class CgroupV2Driver implements CgroupDriver {
 
   /**
    * The driver, or null when the server's cgroup cannot delegate the memory, pids and cpu
-   * controllers (for example when it holds processes and is not the root of its namespace).
+   * controllers. The kernel lets a cgroup that holds processes delegate none, and only the host's
+   * root cgroup is exempt (the root of a cgroup namespace is not): a server in its own cgroup, as
+   * under systemd or in a container, gets null here.
    */
   static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName) {
     return probe(layout, baseName, CgroupFiles.KERNEL);
