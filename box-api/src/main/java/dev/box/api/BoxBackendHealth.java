@@ -2,8 +2,11 @@ package dev.box.api;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,11 +29,18 @@ public record BoxBackendHealth(
     List<String> capabilities,
     Map<String, String> notChosen) {
 
-  /** Copies the collections. */
+  /** Copies the collections; {@code notChosen} keeps its order. */
   public BoxBackendHealth {
     enforced = Map.copyOf(enforced);
     capabilities = List.copyOf(capabilities);
-    notChosen = Map.copyOf(notChosen);
+    notChosen = orderedCopy(notChosen);
+  }
+
+  /** An unmodifiable copy in selection's order; like {@link Map#copyOf}, it refuses nulls. */
+  private static Map<String, String> orderedCopy(Map<String, String> map) {
+    Map<String, String> copy = new LinkedHashMap<>();
+    map.forEach((name, why) -> copy.put(Objects.requireNonNull(name), Objects.requireNonNull(why)));
+    return Collections.unmodifiableMap(copy);
   }
 
   /** A health answer with no capabilities and no other candidates. */

@@ -10,11 +10,35 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
-/** File operations on cgroup directories, shared by the v1 and v2 drivers. */
+/**
+ * File operations on cgroup directories, shared by the v1 and v2 drivers. Removing a cgroup goes
+ * through an {@link Rmdir}, the one operation a plain directory tree does not do as cgroupfs does.
+ */
 final class CgroupFiles {
+  /** The kernel's cgroup filesystems. */
+  static final CgroupFiles KERNEL = new CgroupFiles(Files::deleteIfExists);
+
   private static final long EMPTY_WAIT_NANOS = 3_000_000_000L;
 
-  private CgroupFiles() {}
+  /**
+   * Removes a cgroup's directory if it exists. On cgroupfs that is rmdir, which takes the control
+   * files along and fails while the cgroup has children or processes.
+   */
+  @FunctionalInterface
+  interface Rmdir {
+    void remove(Path dir) throws IOException;
+  }
+
+  private final Rmdir rmdir;
+
+  CgroupFiles(Rmdir rmdir) {
+    this.rmdir = rmdir;
+  }
+
+  /** Removes the cgroup {@code dir} if it exists; fails while it has children or processes. */
+  void removeDir(Path dir) throws IOException {
+    rmdir.remove(dir);
+  }
 
   static void write(Path file, String value) throws IOException {
     Files.writeString(file, value, StandardCharsets.US_ASCII);
@@ -93,14 +117,14 @@ final class CgroupFiles {
    * Removes {@code dir} and its child cgroups, retrying while the kernel still tears down exited
    * processes (pid and net namespace teardown is asynchronous).
    */
-  static boolean removeTree(Path dir) {
+  boolean removeTree(Path dir) {
     for (Path child : children(dir)) {
       removeTree(child);
     }
     long deadline = System.nanoTime() + EMPTY_WAIT_NANOS;
     while (true) {
       try {
-        Files.deleteIfExists(dir);
+        rmdir.remove(dir);
         return true;
       } catch (IOException e) {
         if (System.nanoTime() > deadline) {
@@ -112,10 +136,10 @@ final class CgroupFiles {
   }
 
   /** Removes {@code dir} when it has no child cgroup and no process; leaves it otherwise. */
-  static void removeIfEmpty(Path dir) {
+  void removeIfEmpty(Path dir) {
     if (children(dir).isEmpty() && pids(dir).isEmpty()) {
       try {
-        Files.deleteIfExists(dir);
+        rmdir.remove(dir);
       } catch (IOException e) {
         // Another server of the same data dir created a sandbox meanwhile: it stays.
       }

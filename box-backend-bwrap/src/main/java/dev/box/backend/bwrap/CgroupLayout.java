@@ -13,6 +13,12 @@ import org.jspecify.annotations.Nullable;
  * joined with this process's path in it (from /proc/self/cgroup).
  */
 final class CgroupLayout {
+  /**
+   * The controllers the drivers limit with. The unified hierarchy is used when none of them is
+   * bound to a v1 one; a named v1 hierarchy without controllers (name=systemd) does not count.
+   */
+  private static final List<String> DRIVER_CONTROLLERS = List.of("memory", "pids", "cpu");
+
   private final Map<String, Path> v1;
   private final @Nullable Path v2;
 
@@ -57,7 +63,7 @@ final class CgroupLayout {
       }
       String relative = f[2].startsWith("/") ? f[2].substring(1) : f[2];
       if (f[1].isEmpty()) {
-        if (v2Mount != null && v1Mounts.isEmpty()) {
+        if (v2Mount != null && DRIVER_CONTROLLERS.stream().noneMatch(v1Mounts::containsKey)) {
           v2 = v2Mount.resolve(relative);
         }
         continue;
@@ -77,7 +83,10 @@ final class CgroupLayout {
     return v1.get(controller);
   }
 
-  /** This process's directory in the unified (v2-only) hierarchy, if the host is v2-only. */
+  /**
+   * This process's directory in the unified hierarchy, if the memory, pids and cpu controllers are
+   * not on v1 hierarchies.
+   */
   @Nullable Path v2Dir() {
     return v2;
   }

@@ -26,13 +26,19 @@ final class CgroupV1Driver implements CgroupDriver {
   private final @Nullable Path memoryBase;
   private final @Nullable Path cpuBase;
   private final boolean memsw;
+  private final CgroupFiles files;
 
   private CgroupV1Driver(
-      Path pidsBase, @Nullable Path memoryBase, @Nullable Path cpuBase, boolean memsw) {
+      Path pidsBase,
+      @Nullable Path memoryBase,
+      @Nullable Path cpuBase,
+      boolean memsw,
+      CgroupFiles files) {
     this.pidsBase = pidsBase;
     this.memoryBase = memoryBase;
     this.cpuBase = cpuBase;
     this.memsw = memsw;
+    this.files = files;
   }
 
   /**
@@ -40,17 +46,23 @@ final class CgroupV1Driver implements CgroupDriver {
    * not writable. Memory and cpu are used when they can be written, and reported when not.
    */
   static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName) {
-    Path pids = prepare(layout.v1Dir("pids"), baseName, "pids.max");
+    return probe(layout, baseName, CgroupFiles.KERNEL);
+  }
+
+  /** {@link #probe(CgroupLayout, String)} on the cgroup filesystems {@code files} removes from. */
+  static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName, CgroupFiles files) {
+    Path pids = prepare(layout.v1Dir("pids"), baseName, "pids.max", files);
     if (pids == null) {
       return null;
     }
-    Path memory = prepare(layout.v1Dir("memory"), baseName, "memory.limit_in_bytes");
-    Path cpu = prepare(layout.v1Dir("cpu"), baseName, "cpu.cfs_quota_us");
+    Path memory = prepare(layout.v1Dir("memory"), baseName, "memory.limit_in_bytes", files);
+    Path cpu = prepare(layout.v1Dir("cpu"), baseName, "cpu.cfs_quota_us", files);
     boolean memsw = memory != null && Files.exists(memory.resolve("memory.memsw.limit_in_bytes"));
-    return new CgroupV1Driver(pids, memory, cpu, memsw);
+    return new CgroupV1Driver(pids, memory, cpu, memsw, files);
   }
 
-  private static @Nullable Path prepare(@Nullable Path hierarchy, String baseName, String probe) {
+  private static @Nullable Path prepare(
+      @Nullable Path hierarchy, String baseName, String probe, CgroupFiles files) {
     if (hierarchy == null) {
       return null;
     }
@@ -66,7 +78,7 @@ final class CgroupV1Driver implements CgroupDriver {
       log.debug("cgroup {} is not writable: {}", hierarchy, e.toString());
       return null;
     } finally {
-      CgroupFiles.removeTree(test);
+      files.removeTree(test);
     }
   }
 
@@ -105,16 +117,16 @@ final class CgroupV1Driver implements CgroupDriver {
         long quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
         CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), Long.toString(quota));
       }
-      return new V1Session(pids, memory, cpu);
+      return new V1Session(pids, memory, cpu, files);
     } catch (IOException e) {
-      dirs.forEach(CgroupFiles::removeTree);
+      dirs.forEach(files::removeTree);
       throw new IllegalStateException("cannot create cgroups for " + name + ": " + e, e);
     }
   }
 
   @Override
   public void close() {
-    bases().forEach(CgroupFiles::removeIfEmpty);
+    bases().forEach(files::removeIfEmpty);
   }
 
   private List<Path> bases() {
@@ -132,7 +144,7 @@ final class CgroupV1Driver implements CgroupDriver {
         if (!dir.getFileName().toString().startsWith(prefix)) {
           log.info("removing cgroup left by an earlier instance: {}", dir);
           CgroupFiles.killAll(dir);
-          CgroupFiles.removeTree(dir);
+          files.removeTree(dir);
         }
       }
     }
@@ -142,12 +154,14 @@ final class CgroupV1Driver implements CgroupDriver {
     private final Path pids;
     private final @Nullable Path memory;
     private final @Nullable Path cpu;
+    private final CgroupFiles files;
     private final AtomicLong counter = new AtomicLong();
 
-    V1Session(Path pids, @Nullable Path memory, @Nullable Path cpu) {
+    V1Session(Path pids, @Nullable Path memory, @Nullable Path cpu, CgroupFiles files) {
       this.pids = pids;
       this.memory = memory;
       this.cpu = cpu;
+      this.files = files;
     }
 
     @Override
@@ -155,8 +169,8 @@ final class CgroupV1Driver implements CgroupDriver {
       try {
         String name = "p" + counter.incrementAndGet();
         Path group = Files.createDirectory(pids.resolve(name));
-        List<Path> files = new ArrayList<>();
-        files.add(group.resolve("cgroup.procs"));
+        List<Path> procsFiles = new ArrayList<>();
+        procsFiles.add(group.resolve("cgroup.procs"));
         Path ownMemory = null;
         if (memory != null && memoryMb > 0) {
           // A child of the session's memory cgroup: both limits apply.
@@ -166,12 +180,12 @@ final class CgroupV1Driver implements CgroupDriver {
           if (Files.exists(ownMemory.resolve("memory.memsw.limit_in_bytes"))) {
             CgroupFiles.write(ownMemory.resolve("memory.memsw.limit_in_bytes"), bytes);
           }
-          files.add(ownMemory.resolve("cgroup.procs"));
+          procsFiles.add(ownMemory.resolve("cgroup.procs"));
         } else if (memory != null) {
-          files.add(memory.resolve("cgroup.procs"));
+          procsFiles.add(memory.resolve("cgroup.procs"));
         }
-        if (cpu != null) files.add(cpu.resolve("cgroup.procs"));
-        return new V1ProcessGroup(group, ownMemory, files);
+        if (cpu != null) procsFiles.add(cpu.resolve("cgroup.procs"));
+        return new V1ProcessGroup(group, ownMemory, procsFiles, this.files);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
@@ -180,19 +194,20 @@ final class CgroupV1Driver implements CgroupDriver {
     @Override
     public void destroy() {
       CgroupFiles.killAll(pids);
-      CgroupFiles.removeTree(pids);
+      files.removeTree(pids);
       if (memory != null) {
         CgroupFiles.killAll(memory);
-        CgroupFiles.removeTree(memory);
+        files.removeTree(memory);
       }
       if (cpu != null) {
         CgroupFiles.killAll(cpu);
-        CgroupFiles.removeTree(cpu);
+        files.removeTree(cpu);
       }
     }
   }
 
-  private record V1ProcessGroup(Path dir, @Nullable Path memory, List<Path> procsFiles)
+  private record V1ProcessGroup(
+      Path dir, @Nullable Path memory, List<Path> procsFiles, CgroupFiles files)
       implements ProcessCgroup {
     @Override
     public void kill() {
@@ -208,9 +223,9 @@ final class CgroupV1Driver implements CgroupDriver {
     public void releaseIfEmpty() {
       if (CgroupFiles.pids(dir).isEmpty()) {
         try {
-          Files.deleteIfExists(dir);
+          files.removeDir(dir);
           if (memory != null) {
-            Files.deleteIfExists(memory);
+            files.removeDir(memory);
           }
         } catch (IOException e) {
           // A process joined meanwhile, or teardown is not finished: the sandbox removes it.

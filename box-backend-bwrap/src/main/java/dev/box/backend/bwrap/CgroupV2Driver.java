@@ -20,16 +20,25 @@ final class CgroupV2Driver implements CgroupDriver {
   private static final String CONTROLLERS = "+memory +pids +cpu";
 
   private final Path base;
+  private final CgroupFiles files;
 
-  private CgroupV2Driver(Path base) {
+  private CgroupV2Driver(Path base, CgroupFiles files) {
     this.base = base;
+    this.files = files;
   }
 
   /**
    * The driver, or null when the server's cgroup cannot delegate the memory, pids and cpu
-   * controllers (for example when it holds processes and is not the root of its namespace).
+   * controllers. The kernel lets a cgroup that holds processes delegate none, and only the host's
+   * root cgroup is exempt (the root of a cgroup namespace is not): a server in its own cgroup, as
+   * under systemd or in a container, gets null here.
    */
   static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName) {
+    return probe(layout, baseName, CgroupFiles.KERNEL);
+  }
+
+  /** {@link #probe(CgroupLayout, String)} on the cgroup filesystem {@code files} removes from. */
+  static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName, CgroupFiles files) {
     Path own = layout.v2Dir();
     if (own == null) {
       return null;
@@ -38,7 +47,7 @@ final class CgroupV2Driver implements CgroupDriver {
       CgroupFiles.write(own.resolve("cgroup.subtree_control"), CONTROLLERS);
       Path base = Files.createDirectories(own.resolve(baseName));
       CgroupFiles.write(base.resolve("cgroup.subtree_control"), CONTROLLERS);
-      return new CgroupV2Driver(base);
+      return new CgroupV2Driver(base, files);
     } catch (IOException e) {
       log.info("cgroup v2 controllers cannot be delegated here: {}", e.toString());
       return null;
@@ -63,9 +72,9 @@ final class CgroupV2Driver implements CgroupDriver {
       CgroupFiles.write(dir.resolve("pids.max"), Integer.toString(pidsLimit));
       long quota = Math.max(1000, Math.round(cpus * 100_000));
       CgroupFiles.write(dir.resolve("cpu.max"), quota + " 100000");
-      return new V2Session(dir);
+      return new V2Session(dir, files);
     } catch (IOException e) {
-      CgroupFiles.removeTree(dir);
+      files.removeTree(dir);
       throw new IllegalStateException("cannot create cgroup for " + name + ": " + e, e);
     }
   }
@@ -76,14 +85,14 @@ final class CgroupV2Driver implements CgroupDriver {
       if (!dir.getFileName().toString().startsWith(prefix)) {
         log.info("removing cgroup left by an earlier instance: {}", dir);
         kill(dir);
-        CgroupFiles.removeTree(dir);
+        files.removeTree(dir);
       }
     }
   }
 
   @Override
   public void close() {
-    CgroupFiles.removeIfEmpty(base);
+    files.removeIfEmpty(base);
   }
 
   private static void kill(Path dir) {
@@ -98,9 +107,10 @@ final class CgroupV2Driver implements CgroupDriver {
     CgroupFiles.killAll(dir);
   }
 
-  private record V2Session(Path dir, AtomicLong counter) implements SessionCgroup {
-    V2Session(Path dir) {
-      this(dir, new AtomicLong());
+  private record V2Session(Path dir, CgroupFiles files, AtomicLong counter)
+      implements SessionCgroup {
+    V2Session(Path dir, CgroupFiles files) {
+      this(dir, files, new AtomicLong());
     }
 
     @Override
@@ -112,7 +122,7 @@ final class CgroupV2Driver implements CgroupDriver {
           CgroupFiles.write(dir.resolve("cgroup.subtree_control"), "+memory");
           CgroupFiles.write(group.resolve("memory.max"), Long.toString(memoryMb * 1024L * 1024L));
         }
-        return new V2ProcessGroup(group);
+        return new V2ProcessGroup(group, files);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
@@ -121,11 +131,11 @@ final class CgroupV2Driver implements CgroupDriver {
     @Override
     public void destroy() {
       kill(dir);
-      CgroupFiles.removeTree(dir);
+      files.removeTree(dir);
     }
   }
 
-  private record V2ProcessGroup(Path dir) implements ProcessCgroup {
+  private record V2ProcessGroup(Path dir, CgroupFiles files) implements ProcessCgroup {
     @Override
     public List<Path> procsFiles() {
       return List.of(dir.resolve("cgroup.procs"));
@@ -145,7 +155,7 @@ final class CgroupV2Driver implements CgroupDriver {
     public void releaseIfEmpty() {
       if (CgroupFiles.pids(dir).isEmpty()) {
         try {
-          Files.deleteIfExists(dir);
+          files.removeDir(dir);
         } catch (IOException e) {
           // Still tearing down: the sandbox removes it.
         }

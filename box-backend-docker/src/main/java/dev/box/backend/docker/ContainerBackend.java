@@ -214,10 +214,16 @@ public final class ContainerBackend implements SandboxBackend {
     return settings.engine();
   }
 
-  private static void warnCpuLimitDisabled() {
-    log.warn(
-        "Docker sandbox CPU limit is disabled by config (box.docker.cpu_limit_enabled=false);"
-            + " containers will be started without --cpus.");
+  private void warnCpuLimitDisabled() {
+    log.warn("{}", cpuLimitDisabledWarning(settings.engine()));
+  }
+
+  /** The warning for a disabled CPU quota, naming the engine and its section of the config. */
+  static String cpuLimitDisabledWarning(String engine) {
+    return (engine.equals("podman") ? "Podman" : "Docker")
+        + " sandbox CPU limit is disabled by config (box."
+        + engine
+        + ".cpu_limit_enabled=false); containers will be started without --cpus.";
   }
 
   /**

@@ -3,7 +3,6 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -14,7 +13,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -34,8 +32,6 @@ final class EngineClient {
   static final String API = "/v1.41";
 
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final int MAX_HEADER_BYTES = 64 * 1024;
-  private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
   /** Closes connections whose deadline passed: a blocked read then fails. */
   private static final ScheduledExecutorService DEADLINES =
@@ -82,7 +78,8 @@ final class EngineClient {
    *
    * @param body a JSON body, or null for none
    * @param timeout how long the whole exchange may take
-   * @throws IOException when the engine cannot be reached or does not answer in time
+   * @throws IOException when the engine cannot be reached, does not answer in time or answers
+   *     something that is not well-formed HTTP/1.1
    */
   Response call(String method, String path, @Nullable Object body, Duration timeout)
       throws IOException {
@@ -91,9 +88,9 @@ final class EngineClient {
     ScheduledFuture<?> deadline = closeAfter(channel, timeout, expired);
     try (channel) {
       writeRequest(channel, method, path, body, false);
-      InputStream in = Channels.newInputStream(channel);
-      Head head = readHead(in);
-      return new Response(head.status, readBody(in, head));
+      HttpReader answer = new HttpReader(Channels.newInputStream(channel));
+      HttpReader.Head head = answer.readHead();
+      return new Response(head.status(), answer.readBody(head));
     } catch (IOException e) {
       if (expired.get()) {
         throw new SocketTimeoutException(
@@ -116,14 +113,14 @@ final class EngineClient {
     ScheduledFuture<?> deadline = closeAfter(channel, timeout, new AtomicBoolean());
     try {
       writeRequest(channel, "POST", path, body, true);
-      InputStream in = Channels.newInputStream(channel);
-      Head head = readHead(in);
-      if (head.status != 101 && head.status != 200) {
-        Response error = new Response(head.status, readBody(in, head));
+      HttpReader answer = new HttpReader(Channels.newInputStream(channel));
+      HttpReader.Head head = answer.readHead();
+      if (head.status() != 101 && head.status() != 200) {
+        Response error = new Response(head.status(), answer.readBody(head));
         channel.close();
-        throw engineError(head.status, error.message());
+        throw engineError(head.status(), error.message());
       }
-      return new Hijacked(channel, in);
+      return new Hijacked(channel, answer.stream());
     } catch (IOException | RuntimeException e) {
       channel.close();
       throw e;
@@ -132,7 +129,12 @@ final class EngineClient {
     }
   }
 
-  /** A connection handed over to a raw stream. */
+  /**
+   * A connection handed over to a raw stream.
+   *
+   * @param in the stream, starting at its first byte: it holds what was read past the answer's head
+   *     already, so read it rather than the channel
+   */
   record Hijacked(SocketChannel channel, InputStream in) {}
 
   /** Closes {@code channel} when {@code timeout} passes, setting {@code expired} first. */
@@ -172,100 +174,6 @@ final class EngineClient {
     System.arraycopy(payload, 0, request, headBytes.length, payload.length);
     out.write(request);
     out.flush();
-  }
-
-  private record Head(int status, long contentLength, boolean chunked) {}
-
-  private static Head readHead(InputStream in) throws IOException {
-    String statusLine = readLine(in);
-    String[] parts = statusLine.split(" ", 3);
-    if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
-      throw new IOException("not an HTTP answer from the engine: " + statusLine);
-    }
-    int status;
-    try {
-      status = Integer.parseInt(parts[1]);
-    } catch (NumberFormatException e) {
-      throw new IOException("not an HTTP answer from the engine: " + statusLine, e);
-    }
-    long length = -1;
-    boolean chunked = false;
-    int total = statusLine.length();
-    for (String line = readLine(in); !line.isEmpty(); line = readLine(in)) {
-      total += line.length();
-      if (total > MAX_HEADER_BYTES) {
-        throw new IOException("the engine's answer headers are too long");
-      }
-      int colon = line.indexOf(':');
-      if (colon < 0) {
-        continue;
-      }
-      String name = line.substring(0, colon).strip().toLowerCase(Locale.ROOT);
-      String value = line.substring(colon + 1).strip();
-      if (name.equals("content-length")) {
-        length = Long.parseLong(value);
-      } else if (name.equals("transfer-encoding")) {
-        chunked = value.toLowerCase(Locale.ROOT).contains("chunked");
-      }
-    }
-    return new Head(status, length, chunked);
-  }
-
-  private static byte[] readBody(InputStream in, Head head) throws IOException {
-    if (head.status == 204 || head.status == 304) {
-      return new byte[0];
-    }
-    if (head.chunked) {
-      ByteArrayOutputStream body = new ByteArrayOutputStream();
-      while (true) {
-        String sizeLine = readLine(in);
-        int semicolon = sizeLine.indexOf(';');
-        int size =
-            Integer.parseInt(
-                (semicolon < 0 ? sizeLine : sizeLine.substring(0, semicolon)).strip(), 16);
-        if (size == 0) {
-          while (!readLine(in).isEmpty()) {
-            // Trailers: none are used.
-          }
-          return body.toByteArray();
-        }
-        if (body.size() + size > MAX_BODY_BYTES) {
-          throw new IOException("the engine's answer is too large");
-        }
-        body.write(in.readNBytes(size));
-        readLine(in);
-      }
-    }
-    if (head.contentLength >= 0) {
-      if (head.contentLength > MAX_BODY_BYTES) {
-        throw new IOException("the engine's answer is too large");
-      }
-      byte[] body = in.readNBytes((int) head.contentLength);
-      if (body.length != head.contentLength) {
-        throw new IOException("the engine closed the connection in the middle of an answer");
-      }
-      return body;
-    }
-    return in.readNBytes(MAX_BODY_BYTES);
-  }
-
-  /** Reads one CRLF-terminated line (without the terminator). */
-  static String readLine(InputStream in) throws IOException {
-    ByteArrayOutputStream line = new ByteArrayOutputStream();
-    int b;
-    while ((b = in.read()) >= 0) {
-      if (b == '\n') {
-        byte[] bytes = line.toByteArray();
-        int n =
-            bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
-        return new String(bytes, 0, n, StandardCharsets.ISO_8859_1);
-      }
-      line.write(b);
-      if (line.size() > MAX_HEADER_BYTES) {
-        throw new IOException("a line of the engine's answer is too long");
-      }
-    }
-    throw new IOException("the engine closed the connection");
   }
 
   /** An error answer of the engine, as the exception callers report. */

@@ -1,7 +1,6 @@
 package dev.box.backend.docker;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -51,15 +50,15 @@ final class FakeEngine implements AutoCloseable {
     try {
       while (true) {
         SocketChannel connection = server.accept();
-        InputStream in = Channels.newInputStream(connection);
-        String request = EngineClient.readLine(in);
+        HttpReader in = new HttpReader(Channels.newInputStream(connection));
+        String request = in.readLine("request line");
         long length = 0;
-        for (String h = EngineClient.readLine(in); !h.isEmpty(); h = EngineClient.readLine(in)) {
+        for (String h = in.readLine("header"); !h.isEmpty(); h = in.readLine("header")) {
           if (h.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
             length = Long.parseLong(h.substring("content-length:".length()).strip());
           }
         }
-        in.readNBytes((int) length);
+        in.stream().readNBytes((int) length);
         requests.add(request);
         if (request.contains("/images/create")) {
           hanging.add(connection);

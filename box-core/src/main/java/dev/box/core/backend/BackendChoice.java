@@ -1,6 +1,9 @@
 package dev.box.core.backend;
 
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A backend as selection chose it.
@@ -13,9 +16,16 @@ import java.util.Map;
 public record BackendChoice(
     SandboxBackend backend, String requested, String why, Map<String, String> notChosen) {
 
-  /** Copies {@code notChosen}. */
+  /** Copies {@code notChosen}, keeping its order. */
   public BackendChoice {
-    notChosen = Map.copyOf(notChosen);
+    notChosen = orderedCopy(notChosen);
+  }
+
+  /** An unmodifiable copy in selection's order; like {@link Map#copyOf}, it refuses nulls. */
+  private static Map<String, String> orderedCopy(Map<String, String> map) {
+    Map<String, String> copy = new LinkedHashMap<>();
+    map.forEach((name, why) -> copy.put(Objects.requireNonNull(name), Objects.requireNonNull(why)));
+    return Collections.unmodifiableMap(copy);
   }
 
   /**
