@@ -74,7 +74,7 @@ class LangBotBackendSwitchTest {
 
       data(rpc.call("box_init", "{\"backend\": \"local\"}", null));
       assertThat(backend(rpc)).isEqualTo("docker");
-      assertThat(pid1(rpc, "d")).isEqualTo("docker-init");
+      assertThat(pid1(rpc, "d")).isEqualTo("box-guard");
     }
   }
 
