@@ -5,6 +5,7 @@ import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxValidationException;
 import dev.box.core.session.SessionManager;
+import dev.box.core.settings.RuntimeLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -26,7 +27,7 @@ public final class Tenancy {
   private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9_.-]+");
 
   /** The default of {@code box.limits.max_admission_records}, which bounds the fence. */
-  public static final int DEFAULT_MAX_RECORDS = 100_000;
+  public static final int DEFAULT_MAX_RECORDS = RuntimeLimits.MAX_ADMISSION_RECORDS.defaultValue();
 
   private final SessionManager sessions;
   private volatile int maxRecords;
