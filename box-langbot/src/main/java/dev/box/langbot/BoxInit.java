@@ -73,7 +73,8 @@ final class BoxInit {
   }
 
   /**
-   * The {@code box.local} keys this runtime applies, resolved as the reference's §8.2 does.
+   * The {@code box.local} keys this runtime applies, resolved as LangBot's own Box runtime resolves
+   * them when it ensures the default workspace on the runtime host.
    *
    * @param hostRoot {@code host_root} relative to the working directory, or null when empty
    * @param defaultWorkspace {@code default_workspace} under the host root ({@code

@@ -18,9 +18,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The tenancy layer of the reference (its Appendix A.1–A.2): logical session ids become physical
- * ones per Workspace and placement generation, and a newer generation of a Workspace retires the
- * sessions of the older ones, which are refused from then on.
+ * The tenancy layer of LangBot's Box runtime (its namespaces and generation fence), which LangBot
+ * uses in its open-source edition too: logical session ids become physical ones per Workspace and
+ * placement generation, and a newer generation of a Workspace retires the sessions of the older
+ * ones, which are refused from then on.
  */
 public final class Tenancy {
   private static final Logger log = LoggerFactory.getLogger(Tenancy.class);
