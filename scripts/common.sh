@@ -9,29 +9,30 @@ box_java_major() {
   printf '%s' "${version%%[!0-9]*}"
 }
 
-# Sets and exports JAVA_HOME to a JDK 21 or newer: the newest Temurin 25+ under /usr/lib/jvm,
-# else another JDK 21+ there, else $JAVA_HOME, else the java on PATH. Fails with a message.
+# Sets and exports JAVA_HOME to a JDK 25 or newer, which the build requires (it compiles for release
+# 21): the newest Temurin 25+ under /usr/lib/jvm, else another JDK 25+ there, else $JAVA_HOME, else
+# the java on PATH. Fails with a message.
 box_pick_jdk() {
   local candidate major best="" best_major=0
   for candidate in /usr/lib/jvm/temurin-2[5-9]* /usr/lib/jvm/*; do
     [ -x "$candidate/bin/javac" ] || continue
     major="$(box_java_major "$candidate/bin/java")"
-    if [ -n "$major" ] && [ "$major" -ge 21 ] && [ "$major" -gt "$best_major" ]; then
+    if [ -n "$major" ] && [ "$major" -ge 25 ] && [ "$major" -gt "$best_major" ]; then
       best="$candidate"
       best_major="$major"
     fi
   done
   if [ -z "$best" ] && [ -n "${JAVA_HOME:-}" ] && [ -x "$JAVA_HOME/bin/javac" ]; then
     major="$(box_java_major "$JAVA_HOME/bin/java")"
-    [ -n "$major" ] && [ "$major" -ge 21 ] && best="$JAVA_HOME"
+    [ -n "$major" ] && [ "$major" -ge 25 ] && best="$JAVA_HOME"
   fi
   if [ -z "$best" ] && command -v javac >/dev/null 2>&1; then
     candidate="$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")"
     major="$(box_java_major "$candidate/bin/java")"
-    [ -n "$major" ] && [ "$major" -ge 21 ] && best="$candidate"
+    [ -n "$major" ] && [ "$major" -ge 25 ] && best="$candidate"
   fi
   if [ -z "$best" ]; then
-    echo "box: no JDK 21 or newer found (JDK 25 preferred). Install one, for example Temurin 25," >&2
+    echo "box: no JDK 25 or newer found. Install one, for example Temurin 25," >&2
     echo "box: under /usr/lib/jvm, or set JAVA_HOME to it. The default java 17 cannot build Box." >&2
     return 1
   fi

@@ -204,7 +204,8 @@ class BoxProfileTest {
 
   /**
    * The nine fields the reference's {@code _apply_profile} overwrites when a profile locks them
-   * (reference section 11.3), with a request value that differs from the profile's.
+   * (LangBot applies the profile when it builds a spec), with a request value that differs from the
+   * profile's.
    */
   static Stream<Arguments> lockableFields() {
     return Stream.of(

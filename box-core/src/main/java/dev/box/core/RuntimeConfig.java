@@ -1,5 +1,6 @@
 package dev.box.core;
 
+import dev.box.core.settings.RuntimeLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -34,9 +35,13 @@ public record RuntimeConfig(
   public record ProcessLimits(
       int maxRunning, int maxCompleted, Duration completedRetention, int stdoutBufferBytes) {
 
-    /** The reference's defaults and a 1 MiB stdout buffer. */
+    /** The defaults of {@link RuntimeLimits}. */
     public static final ProcessLimits DEFAULTS =
-        new ProcessLimits(64, 256, Duration.ofSeconds(300), 1024 * 1024);
+        new ProcessLimits(
+            RuntimeLimits.MAX_MANAGED_PROCESSES.defaultValue(),
+            RuntimeLimits.MAX_COMPLETED_PROCESSES.defaultValue(),
+            Duration.ofSeconds(RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC.defaultValue()),
+            RuntimeLimits.PROCESS_BUFFER_BYTES.defaultValue());
 
     /** Checks ranges. */
     public ProcessLimits {
@@ -65,9 +70,14 @@ public record RuntimeConfig(
         ProcessLimits.DEFAULTS);
   }
 
-  /** The reference's defaults, with {@code dataDir}. */
+  /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */
   public static RuntimeConfig defaults(Path dataDir) {
-    return new RuntimeConfig(dataDir, Duration.ofMinutes(5), 64, 1024 * 1024, List.of());
+    return new RuntimeConfig(
+        dataDir,
+        Duration.ofSeconds(RuntimeLimits.SESSION_TTL_SEC.defaultValue()),
+        RuntimeLimits.MAX_SESSIONS.defaultValue(),
+        RuntimeLimits.MAX_OUTPUT_BYTES.defaultValue(),
+        List.of());
   }
 
   /** Checks ranges and copies the list. */

@@ -19,9 +19,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The actions of the reference (its §5.1) over {@link SessionManager}: host-control actions need
- * only an authenticated connection; tenant actions need a context of the trusted instance, pass the
- * generation fence, and see logical session ids while the core sees physical ones.
+ * The actions LangBot sends over its control channel ({@code box_exec}, {@code box_create_session},
+ * ...), carried out with {@link SessionManager}: host-control actions need only an authenticated
+ * connection; tenant actions need a context of the trusted instance, pass the generation fence, and
+ * see logical session ids while the core sees physical ones.
  */
 public final class ActionDispatcher implements ActionHandler {
   private static final Logger log = LoggerFactory.getLogger(ActionDispatcher.class);
@@ -204,7 +205,10 @@ public final class ActionDispatcher implements ActionHandler {
     return profile == null ? spec : profile.apply(spec);
   }
 
-  /** The reference strips both streams of an exec result (its §8.4); Box's REST API does not. */
+  /**
+   * LangBot's own Box runtime strips both streams of an exec result, and LangBot relies on it;
+   * Box's REST API does not strip.
+   */
   private static ObjectNode stripped(ObjectNode result) {
     for (String stream : List.of("stdout", "stderr")) {
       JsonNode text = result.get(stream);

@@ -9,6 +9,8 @@ import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.policy.HostPathPolicy;
 import dev.box.core.session.SessionManager;
+import dev.box.core.settings.IntSetting;
+import dev.box.core.settings.RuntimeLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +32,10 @@ import org.slf4j.LoggerFactory;
 final class BoxInit {
   private static final Logger log = LoggerFactory.getLogger(BoxInit.class);
 
-  /** The {@code box.limits} the reference knows, with their ranges. */
+  /**
+   * The {@code box.limits} LangBot sets, with the defaults, ranges and messages of {@link
+   * RuntimeLimits}.
+   */
   record Limits(
       int maxSessions,
       int maxManagedProcesses,
@@ -39,40 +44,37 @@ final class BoxInit {
       int maxRpcFileBytes,
       int completedProcessRetentionSec) {
 
-    static Limits read(JsonNode limits, Limits defaults) {
+    /** Reads a {@code limits} section; a key it leaves out takes the table's default. */
+    static Limits read(JsonNode limits) {
       return new Limits(
-          value(limits, "max_sessions", defaults.maxSessions, 0, 5000),
-          value(limits, "max_managed_processes", defaults.maxManagedProcesses, 0, 1024),
-          value(limits, "max_completed_processes", defaults.maxCompletedProcesses, 0, 10000),
-          value(limits, "max_admission_records", defaults.maxAdmissionRecords, 1, 250_000),
-          value(limits, "max_rpc_file_bytes", defaults.maxRpcFileBytes, 1, 100 * 1024 * 1024),
-          value(
-              limits,
-              "completed_process_retention_sec",
-              defaults.completedProcessRetentionSec,
-              0,
-              86400));
+          value(limits, RuntimeLimits.MAX_SESSIONS),
+          value(limits, RuntimeLimits.MAX_MANAGED_PROCESSES),
+          value(limits, RuntimeLimits.MAX_COMPLETED_PROCESSES),
+          value(limits, RuntimeLimits.MAX_ADMISSION_RECORDS),
+          value(limits, RuntimeLimits.MAX_RPC_FILE_BYTES),
+          value(limits, RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC));
     }
 
-    private static int value(JsonNode limits, String key, int fallback, int min, int max) {
-      JsonNode node = limits.get(key);
+    /** An integral JSON number in range: a string, a boolean or a fraction is not one. */
+    private static int value(JsonNode limits, IntSetting limit) {
+      String name = "box.limits." + limit.key();
+      JsonNode node = limits.get(limit.key());
       if (node == null || node.isNull()) {
-        return fallback;
+        return limit.defaultValue();
       }
       if (!node.isIntegralNumber() || !node.canConvertToInt()) {
-        throw new BoxValidationException("box.limits." + key + " must be an integer");
+        throw new BoxValidationException(limit.notAnInteger(name));
       }
-      int value = node.asInt();
-      if (value < min || value > max) {
-        throw new BoxValidationException(
-            "box.limits." + key + " must be between " + min + " and " + max);
+      if (!limit.allows(node.asInt())) {
+        throw new BoxValidationException(limit.outOfRange(name));
       }
-      return value;
+      return node.asInt();
     }
   }
 
   /**
-   * The {@code box.local} keys this runtime applies, resolved as the reference's §8.2 does.
+   * The {@code box.local} keys this runtime applies, resolved as LangBot's own Box runtime resolves
+   * them when it ensures the default workspace on the runtime host.
    *
    * @param hostRoot {@code host_root} relative to the working directory, or null when empty
    * @param defaultWorkspace {@code default_workspace} under the host root ({@code
@@ -201,9 +203,6 @@ final class BoxInit {
     }
   }
 
-  /** The reference's defaults, used for keys a {@code limits} section leaves out. */
-  static final Limits DEFAULTS = new Limits(64, 64, 256, 100_000, 20 * 1024 * 1024, 300);
-
   private final SessionManager sessions;
   private final Tenancy tenancy;
   private final Path workingDir;
@@ -230,7 +229,7 @@ final class BoxInit {
             current.processes().maxRunning(),
             current.processes().maxCompleted(),
             Tenancy.DEFAULT_MAX_RECORDS,
-            DEFAULTS.maxRpcFileBytes,
+            RuntimeLimits.MAX_RPC_FILE_BYTES.defaultValue(),
             (int) current.processes().completedRetention().toSeconds());
   }
 
@@ -261,8 +260,7 @@ final class BoxInit {
       }
     }
     JsonNode limitsNode = merged.get("limits");
-    Limits next =
-        limitsNode != null && limitsNode.isObject() ? Limits.read(limitsNode, DEFAULTS) : limits;
+    Limits next = limitsNode != null && limitsNode.isObject() ? Limits.read(limitsNode) : limits;
     JsonNode localNode = merged.get("local");
     Local nextLocal =
         localNode == null || localNode.isNull() ? local : Local.read(localNode, workingDir);

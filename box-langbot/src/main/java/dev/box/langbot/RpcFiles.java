@@ -13,9 +13,9 @@ import java.util.function.IntSupplier;
 import java.util.regex.Pattern;
 
 /**
- * The files LangBot sends with {@code __file_chunk} (the reference's §4.5), stored under a
- * directory of their own, by key: the first chunk truncates the file, each later one appends in
- * order, and the last one ends the transfer.
+ * The files LangBot sends with {@code __file_chunk} (its chunked file transfer, which uploads skill
+ * ZIPs), stored under a directory of their own, by key: the first chunk truncates the file, each
+ * later one appends in order, and the last one ends the transfer.
  *
  * <p>Nothing consumes these files yet: the skill ZIP install that reads them comes with the skill
  * actions in a later issue. Until then a finished file just stays on disk, and a new transfer under

@@ -10,10 +10,10 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The stdio framing of the reference (its §4.4): one JSON message per line, and a message over
- * {@value #CHUNK_BYTES} bytes as {@code chunk_start}, {@code chunk_data}... and {@code chunk_end}
- * lines. {@link #encode} is stateless; {@link #decode} keeps the message being reassembled, so use
- * one instance per direction of one stream.
+ * The framing of LangBot's control channel when it runs over stdio: one JSON message per line, and
+ * a message over {@value #CHUNK_BYTES} bytes as {@code chunk_start}, {@code chunk_data}... and
+ * {@code chunk_end} lines. {@link #encode} is stateless; {@link #decode} keeps the message being
+ * reassembled, so use one instance per direction of one stream.
  */
 public final class StdioFraming {
   /** Messages larger than this many UTF-8 bytes are chunked, and no chunk carries more. */

@@ -5,6 +5,7 @@ import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxValidationException;
 import dev.box.core.session.SessionManager;
+import dev.box.core.settings.RuntimeLimits;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -17,16 +18,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The tenancy layer of the reference (its Appendix A.1–A.2): logical session ids become physical
- * ones per Workspace and placement generation, and a newer generation of a Workspace retires the
- * sessions of the older ones, which are refused from then on.
+ * The tenancy layer of LangBot's Box runtime (its namespaces and generation fence), which LangBot
+ * uses in its open-source edition too: logical session ids become physical ones per Workspace and
+ * placement generation, and a newer generation of a Workspace retires the sessions of the older
+ * ones, which are refused from then on.
  */
 public final class Tenancy {
   private static final Logger log = LoggerFactory.getLogger(Tenancy.class);
   private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9_.-]+");
 
   /** The default of {@code box.limits.max_admission_records}, which bounds the fence. */
-  public static final int DEFAULT_MAX_RECORDS = 100_000;
+  public static final int DEFAULT_MAX_RECORDS = RuntimeLimits.MAX_ADMISSION_RECORDS.defaultValue();
 
   private final SessionManager sessions;
   private volatile int maxRecords;

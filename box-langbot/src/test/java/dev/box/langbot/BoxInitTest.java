@@ -17,6 +17,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -105,6 +106,30 @@ class BoxInitTest {
         .hasMessage(
             "box.local.default_workspace must point to a directory on the Box runtime host");
     assertThat(cwd.resolve("root")).doesNotExist();
+  }
+
+  @Test
+  void limits_areJsonIntegersInRange_andAKeyLeftOutTakesTheDefault() throws IOException {
+    init.apply(
+        json(
+            "{\"limits\": {\"max_sessions\": 7, \"max_rpc_file_bytes\": null,"
+                + " \"max_admission_records\": 250000, \"completed_process_retention_sec\": 0}}"));
+
+    assertThat(init.limits())
+        .isEqualTo(new BoxInit.Limits(7, 64, 256, 250_000, 20 * 1024 * 1024, 0));
+    for (String notAnInteger : List.of("\"7\"", "true", "7.0", "7.5", "2147483648", "[7]")) {
+      assertThatThrownBy(
+              () -> init.apply(json("{\"limits\": {\"max_sessions\": " + notAnInteger + "}}")))
+          .as(notAnInteger)
+          .isInstanceOf(BoxValidationException.class)
+          .hasMessage("box.limits.max_sessions must be an integer");
+    }
+    assertThatThrownBy(() -> init.apply(json("{\"limits\": {\"max_admission_records\": 0}}")))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessage("box.limits.max_admission_records must be between 1 and 250000");
+    assertThatThrownBy(() -> init.apply(json("{\"limits\": {\"max_rpc_file_bytes\": 104857601}}")))
+        .hasMessage("box.limits.max_rpc_file_bytes must be between 1 and 104857600");
+    assertThat(init.limits().maxSessions()).isEqualTo(7);
   }
 
   @Test

@@ -13,7 +13,10 @@ import java.util.Base64;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code __file_chunk} as the reference's §4.5 describes it, on a real directory. */
+/**
+ * {@code __file_chunk} as LangBot sends it (16 KiB chunks, the first truncating, each later one
+ * appending), on a real directory.
+ */
 class RpcFilesTest {
   private static final ObjectMapper JSON = BoxJson.newMapper();
   private static final String KEY = "0123456789abcdef-0a1b2c.zip";

@@ -39,7 +39,9 @@ import org.junit.jupiter.api.Test;
  * LangBot's MCP stdio-in-box at the byte level: a Box server started with LangBot's environment,
  * driven over the control channel {@code /rpc/ws} with raw action envelopes, and the reference MCP
  * server "everything" reached through the managed-process relay under the LangBot headers, as
- * LangBot's MCP WebSocket client does (reference §3.4, §4, §5.1, §6, §12.3, Appendix A.1–A.2).
+ * LangBot's MCP WebSocket client does: its connection handshake, the action envelopes, the relay
+ * route with its headers, the launch of a stdio MCP server in a sandbox, and physical session ids
+ * under the placement-generation fence.
  */
 class LangBotRelayMcpTest {
   private static final ObjectMapper JSON = new ObjectMapper();

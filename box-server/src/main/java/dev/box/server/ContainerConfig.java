@@ -1,7 +1,11 @@
 package dev.box.server;
 
+import dev.box.backend.docker.ContainerBackend;
+import dev.box.core.settings.IntSetting;
+import dev.box.core.settings.RuntimeLimits;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,4 +25,58 @@ public record ContainerConfig(
     String podmanSocket,
     boolean cpuLimit,
     Duration pullTimeout,
-    @Nullable Path seccompProfile) {}
+    @Nullable Path seccompProfile) {
+
+  private static final IntSetting PULL_TIMEOUT_SEC =
+      new IntSetting("pull_timeout_sec", 300, 1, 3600);
+
+  /**
+   * Reads the settings from the resolved values of {@code box serve}.
+   *
+   * @param values the settings by key ({@code image}, {@code docker_host}, ...)
+   * @param env the process environment: {@code DOCKER_HOST} names the Docker socket when {@code
+   *     docker_host} does not and it is a {@code unix://} address
+   * @throws IllegalArgumentException with a message for the user when a value is invalid
+   */
+  static ContainerConfig read(Map<String, String> values, Map<String, String> env) {
+    String image = values.get("image");
+    String dockerHost = values.get("docker_host");
+    if (dockerHost == null || dockerHost.isBlank()) {
+      String fromDocker = env.get("DOCKER_HOST");
+      dockerHost =
+          fromDocker != null && fromDocker.startsWith("unix://")
+              ? fromDocker
+              : "/var/run/docker.sock";
+    }
+    return new ContainerConfig(
+        image == null || image.isBlank() ? null : image.strip(),
+        socketPath("docker_host", dockerHost),
+        socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
+        RuntimeLimits.CPU_LIMIT.parse(values.get("docker_cpu_limit")),
+        Duration.ofSeconds(PULL_TIMEOUT_SEC.parse(values.get("pull_timeout_sec"))),
+        seccompProfile(values.get("seccomp_profile")));
+  }
+
+  /** The container engines' seccomp profile file, checked now, or null for their default. */
+  private static @Nullable Path seccompProfile(@Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    Path file = Path.of(value.strip()).toAbsolutePath().normalize();
+    ContainerBackend.checkSeccompProfile(file);
+    return file;
+  }
+
+  /** Accepts {@code unix:///path} or an absolute path; Box speaks to engines over Unix sockets. */
+  private static String socketPath(String key, String value) {
+    String path = value.strip();
+    if (path.startsWith("unix://")) {
+      path = path.substring("unix://".length());
+    }
+    if (!path.startsWith("/")) {
+      throw new IllegalArgumentException(
+          key + " must be a Unix socket (unix:///path or an absolute path), not '" + value + "'");
+    }
+    return path;
+  }
+}

@@ -1,6 +1,8 @@
 package dev.box.server;
 
 import dev.box.core.net.EgressPolicy;
+import dev.box.core.settings.IntSetting;
+import java.util.Map;
 
 /**
  * How sandboxes are kept apart from the host.
@@ -25,4 +27,20 @@ public record IsolationConfig(int sandboxUid, EgressPolicy egress) {
   /** The default uid and policy. */
   public static final IsolationConfig DEFAULTS =
       new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT);
+
+  private static final IntSetting SANDBOX_UID =
+      new IntSetting("sandbox_uid", DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE);
+
+  /**
+   * Reads the settings from the resolved values of {@code box serve} ({@code sandbox_uid}, {@code
+   * egress_allow}, {@code egress_deny}).
+   *
+   * @throws IllegalArgumentException with a message for the user when a value is invalid
+   */
+  static IsolationConfig read(Map<String, String> values) {
+    return new IsolationConfig(
+        SANDBOX_UID.parse(values.get("sandbox_uid")),
+        EgressPolicy.parse(
+            values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")));
+  }
 }

@@ -3,9 +3,10 @@ package dev.box.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.api.BoxDataDir;
-import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.RuntimeConfig;
-import dev.box.core.net.EgressPolicy;
+import dev.box.core.settings.BooleanSetting;
+import dev.box.core.settings.IntSetting;
+import dev.box.core.settings.RuntimeLimits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,6 +60,16 @@ public record ServerConfig(
     ContainerConfig containers,
     IsolationConfig isolation,
     boolean backendFixed) {
+
+  private static final IntSetting PORT = new IntSetting("port", 5410, 0, 65535);
+
+  /** Opens the API: only the exact word {@code true} (any case) does, as it always has. */
+  private static final BooleanSetting INSECURE = BooleanSetting.offUnlessExactly("true");
+
+  /**
+   * On unless {@code false}: any other text, {@code 0} included, keeps cgroups, as it always has.
+   */
+  private static final BooleanSetting CGROUPS = BooleanSetting.onUnless("false");
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -179,71 +190,30 @@ public record ServerConfig(
     String token = values.get("control_token");
     return new ServerConfig(
         values.getOrDefault("host", "127.0.0.1"),
-        intValue(values, "port", 5410, 0, 65535),
+        PORT.parse(values.get("port")),
         Path.of(values.getOrDefault("data_dir", BoxDataDir.DEFAULT)).toAbsolutePath().normalize(),
         values.getOrDefault("backend", "local").strip(),
         token == null || token.isBlank() ? null : token.strip(),
-        Boolean.parseBoolean(values.getOrDefault("insecure", "false")),
-        Duration.ofSeconds(intValue(values, "session_ttl_sec", 300, 0, 30 * 86400)),
-        intValue(values, "max_sessions", 64, 0, 5000),
-        intValue(values, "max_output_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024),
+        INSECURE.parse(values.get("insecure")),
+        Duration.ofSeconds(RuntimeLimits.SESSION_TTL_SEC.parse(values.get("session_ttl_sec"))),
+        RuntimeLimits.MAX_SESSIONS.parse(values.get("max_sessions")),
+        RuntimeLimits.MAX_OUTPUT_BYTES.parse(values.get("max_output_bytes")),
         roots(values.getOrDefault("allowed_mount_roots", "")),
-        new RuntimeConfig.ProcessLimits(
-            intValue(values, "max_managed_processes", 64, 0, 1024),
-            intValue(values, "max_completed_processes", 256, 0, 10000),
-            Duration.ofSeconds(intValue(values, "completed_process_retention_sec", 300, 0, 86400)),
-            intValue(values, "process_buffer_bytes", 1024 * 1024, 1024, 256 * 1024 * 1024)),
-        !values.getOrDefault("cgroups", "true").strip().equalsIgnoreCase("false"),
-        containers(values, env),
-        new IsolationConfig(
-            intValue(
-                values, "sandbox_uid", IsolationConfig.DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE),
-            EgressPolicy.parse(
-                values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", ""))),
+        processLimits(values),
+        CGROUPS.parse(values.get("cgroups")),
+        ContainerConfig.read(values, env),
+        IsolationConfig.read(values),
         values.containsKey("backend"));
   }
 
-  private static ContainerConfig containers(Map<String, String> values, Map<String, String> env) {
-    String image = values.get("image");
-    String dockerHost = values.get("docker_host");
-    if (dockerHost == null || dockerHost.isBlank()) {
-      String fromDocker = env.get("DOCKER_HOST");
-      dockerHost =
-          fromDocker != null && fromDocker.startsWith("unix://")
-              ? fromDocker
-              : "/var/run/docker.sock";
-    }
-    String cpu = values.getOrDefault("docker_cpu_limit", "true").strip();
-    return new ContainerConfig(
-        image == null || image.isBlank() ? null : image.strip(),
-        socketPath("docker_host", dockerHost),
-        socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
-        !(cpu.equals("0") || cpu.equalsIgnoreCase("false")),
-        Duration.ofSeconds(intValue(values, "pull_timeout_sec", 300, 1, 3600)),
-        seccompProfile(values.get("seccomp_profile")));
-  }
-
-  /** The container engines' seccomp profile file, checked now, or null for their default. */
-  private static @Nullable Path seccompProfile(@Nullable String value) {
-    if (value == null || value.isBlank()) {
-      return null;
-    }
-    Path file = Path.of(value.strip()).toAbsolutePath().normalize();
-    ContainerBackend.checkSeccompProfile(file);
-    return file;
-  }
-
-  /** Accepts {@code unix:///path} or an absolute path; Box speaks to engines over Unix sockets. */
-  private static String socketPath(String key, String value) {
-    String path = value.strip();
-    if (path.startsWith("unix://")) {
-      path = path.substring("unix://".length());
-    }
-    if (!path.startsWith("/")) {
-      throw new IllegalArgumentException(
-          key + " must be a Unix socket (unix:///path or an absolute path), not '" + value + "'");
-    }
-    return path;
+  private static RuntimeConfig.ProcessLimits processLimits(Map<String, String> values) {
+    return new RuntimeConfig.ProcessLimits(
+        RuntimeLimits.MAX_MANAGED_PROCESSES.parse(values.get("max_managed_processes")),
+        RuntimeLimits.MAX_COMPLETED_PROCESSES.parse(values.get("max_completed_processes")),
+        Duration.ofSeconds(
+            RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC.parse(
+                values.get("completed_process_retention_sec"))),
+        RuntimeLimits.PROCESS_BUFFER_BYTES.parse(values.get("process_buffer_bytes")));
   }
 
   private static List<Path> roots(String value) {
@@ -253,24 +223,6 @@ public record ServerConfig(
         .filter(s -> !s.isEmpty())
         .forEach(s -> roots.add(Path.of(s).toAbsolutePath().normalize()));
     return roots;
-  }
-
-  private static int intValue(
-      Map<String, String> values, String key, int fallback, int min, int max) {
-    String raw = values.get(key);
-    if (raw == null || raw.isBlank()) {
-      return fallback;
-    }
-    int parsed;
-    try {
-      parsed = Integer.parseInt(raw.strip());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(key + " must be an integer, not '" + raw + "'");
-    }
-    if (parsed < min || parsed > max) {
-      throw new IllegalArgumentException(key + " must be between " + min + " and " + max);
-    }
-    return parsed;
   }
 
   private static Map<String, String> readFile(Path file) {

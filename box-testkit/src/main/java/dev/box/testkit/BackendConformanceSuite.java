@@ -39,7 +39,12 @@ import org.junit.jupiter.api.Timeout;
 /**
  * What every sandbox backend must do, checked through a real Box server over HTTP.
  *
- * <p>A backend module adds a test that extends this class and names its backend:
+ * <p>The subclasses live in box-testkit's own tests, one per backend ({@code BwrapConformanceTest},
+ * and {@code DockerConformanceTest} and {@code PodmanConformanceTest} through {@code
+ * ContainerConformance}), not in the backend modules: this suite runs a whole {@link BoxServer},
+ * which depends on every backend module, so a backend module whose tests extended it would depend
+ * on itself. A subclass names its backend and says how to see and kill the backend's objects from
+ * outside Box, in this shape:
  *
  * <pre>{@code
  * class DockerConformanceTest extends BackendConformanceSuite {

@@ -58,11 +58,27 @@ public final class ExecRunner {
     this.maxOutputBytes = maxOutputBytes;
   }
 
-  /** Runs {@code spec} in {@code sandbox}; see the class comment. */
+  /**
+   * Runs {@code spec} in {@code sandbox}; see the class comment. The process is released however
+   * the run ends.
+   *
+   * @throws InterruptedException when the calling thread is interrupted; while the command still
+   *     runs, its tree is killed first
+   */
   public ExecOutcome run(Sandbox sandbox, ProcessSpec spec, Duration timeout)
       throws InterruptedException {
     long started = System.nanoTime();
     SandboxProcess process = sandbox.spawn(spec);
+    try {
+      return await(process, timeout, started);
+    } finally {
+      process.release();
+    }
+  }
+
+  /** Waits for the process and its output; an interrupt kills the tree before it is rethrown. */
+  private ExecOutcome await(SandboxProcess process, Duration timeout, long started)
+      throws InterruptedException {
     OutputCapture out = new OutputCapture(maxOutputBytes);
     OutputCapture err = new OutputCapture(maxOutputBytes);
     Future<?> outPump = pump(process.stdout(), out);
@@ -83,7 +99,6 @@ public final class ExecRunner {
     long drainDeadline = System.nanoTime() + DRAIN_GRACE.toNanos();
     finishPump(outPump, out, drainDeadline);
     finishPump(errPump, err, drainDeadline);
-    process.release();
     long durationMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
     String stderr = err.render();
     if (timedOut) {

@@ -15,8 +15,10 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -30,6 +32,7 @@ import org.slf4j.LoggerFactory;
 public final class ManagedProcess {
   private static final Logger log = LoggerFactory.getLogger(ManagedProcess.class);
   private static final Duration STOP_GRACE = Duration.ofSeconds(5);
+  private static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
   private final String sessionId;
   private final BoxManagedProcessSpec spec;
@@ -203,26 +206,44 @@ public final class ManagedProcess {
 
   /**
    * Stops the process and everything it started: stdin closed, SIGTERM to the tree, 5 s of grace,
-   * then SIGKILL. Returns once it has exited.
+   * then SIGKILL. Returns once it has exited, or at once after the SIGKILL when the calling thread
+   * is interrupted: the interrupt stays set for the caller.
    */
   public void stop() {
     closeStdin();
     if (isRunning()) {
       process.terminateTree();
-      try {
-        exit.get(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS);
-      } catch (Exception e) {
+      if (!awaitExit(STOP_GRACE) && !Thread.currentThread().isInterrupted()) {
         log.info("managed process {} ignored SIGTERM for 5 s: SIGKILL", spec.processId());
       }
     }
     // SIGKILL what is left even after the main process exited: daemonised children.
     process.killTree();
-    try {
-      exit.get(5, TimeUnit.SECONDS);
-    } catch (Exception e) {
+    if (Thread.currentThread().isInterrupted()) {
+      log.info("stopping managed process {} was interrupted: SIGKILL sent", spec.processId());
+    } else if (!awaitExit(KILL_WAIT)) {
       log.warn("managed process {} did not exit after SIGKILL", spec.processId());
     }
     process.release();
+  }
+
+  /**
+   * Waits up to {@code timeout} for the exit. An interrupt ends the wait early and is kept set, so
+   * that {@link #stop} still kills the tree and its caller still sees the interrupt.
+   */
+  private boolean awaitExit(Duration timeout) {
+    try {
+      exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return exit.isDone();
+    } catch (ExecutionException e) {
+      // Only ever completed with a code; whatever completed it, the wait is over.
+      return true;
+    }
   }
 
   /** The process as the API reports it. */

@@ -10,10 +10,10 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * The relay's pre-upgrade checks for LangBot (the reference's §6.1–6.2): token, pinned instance,
- * Workspace, current placement generation, and a session id inside that generation's namespace.
- * They apply when the request carries LangBot headers or a LangBot token is configured, so plain
- * REST clients keep Box's own rules.
+ * The relay's pre-upgrade checks for LangBot, as LangBot's own Box runtime makes them before it
+ * upgrades a relay connection: token, pinned instance, Workspace, current placement generation, and
+ * a session id inside that generation's namespace. They apply when the request carries LangBot
+ * headers or a LangBot token is configured, so plain REST clients keep Box's own rules.
  */
 final class LangBotRelayCheck {
   private static final Pattern CANONICAL_INT = Pattern.compile("[1-9][0-9]{0,17}");

@@ -1,0 +1,54 @@
+package dev.box.core.settings;
+
+/**
+ * The limits of a runtime, with their defaults and ranges (and whether containers get a CPU quota):
+ * the one table that {@code box serve}'s settings and LangBot's {@code box.limits} ({@code
+ * box_init}) both read. Where a key is known to LangBot, its default, range and messages are those
+ * of LangBot's own Box runtime, which LangBot configures with the same keys.
+ */
+public final class RuntimeLimits {
+  private static final int MIB = 1024 * 1024;
+
+  /** The most sessions at once; both. */
+  public static final IntSetting MAX_SESSIONS = new IntSetting("max_sessions", 64, 0, 5000);
+
+  /** The most managed processes running at once, all sessions together; both. */
+  public static final IntSetting MAX_MANAGED_PROCESSES =
+      new IntSetting("max_managed_processes", 64, 0, 1024);
+
+  /** The most exited managed processes whose records are kept; both. */
+  public static final IntSetting MAX_COMPLETED_PROCESSES =
+      new IntSetting("max_completed_processes", 256, 0, 10_000);
+
+  /** Seconds an exited managed process's record is kept; both. */
+  public static final IntSetting COMPLETED_PROCESS_RETENTION_SEC =
+      new IntSetting("completed_process_retention_sec", 300, 0, 86_400);
+
+  /** The most admission records (one per logical session) LangBot's tenancy keeps; LangBot only. */
+  public static final IntSetting MAX_ADMISSION_RECORDS =
+      new IntSetting("max_admission_records", 100_000, 1, 250_000);
+
+  /** The bytes one file sent with {@code __file_chunk} may hold; LangBot only. */
+  public static final IntSetting MAX_RPC_FILE_BYTES =
+      new IntSetting("max_rpc_file_bytes", 20 * MIB, 1, 100 * MIB);
+
+  /** Idle seconds after which a non-persistent session is reaped, 0 for never; server only. */
+  public static final IntSetting SESSION_TTL_SEC =
+      new IntSetting("session_ttl_sec", 300, 0, 30 * 86_400);
+
+  /** The bytes kept per output stream of an exec; server only. */
+  public static final IntSetting MAX_OUTPUT_BYTES =
+      new IntSetting("max_output_bytes", MIB, 1024, 256 * MIB);
+
+  /** The stdout buffer of each managed process, in bytes; server only. */
+  public static final IntSetting PROCESS_BUFFER_BYTES =
+      new IntSetting("process_buffer_bytes", MIB, 1024, 256 * MIB);
+
+  /**
+   * Whether containers get a CPU quota: on unless {@code false} or {@code 0}, as LangBot's {@code
+   * box.docker.cpu_limit_enabled} reads a string; the server's {@code docker_cpu_limit}.
+   */
+  public static final BooleanSetting CPU_LIMIT = BooleanSetting.onUnless("false", "0");
+
+  private RuntimeLimits() {}
+}

@@ -1,0 +1,141 @@
+package dev.box.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.box.core.RuntimeConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * How {@code box serve} reads its settings: the defaults, the integers with their ranges and
+ * messages, and each boolean with every spelling it has always accepted.
+ */
+class ServerConfigTest {
+  @TempDir Path dir;
+
+  private static ServerConfig flag(String key, String value) {
+    return ServerConfig.resolve(Map.of(key, value), Map.of());
+  }
+
+  @Test
+  void defaults() {
+    ServerConfig config = ServerConfig.defaults();
+
+    assertThat(config.host()).isEqualTo("127.0.0.1");
+    assertThat(config.port()).isEqualTo(5410);
+    assertThat(config.backend()).isEqualTo("local");
+    assertThat(config.backendFixed()).isFalse();
+    assertThat(config.insecure()).isFalse();
+    assertThat(config.sessionTtl()).isEqualTo(Duration.ofSeconds(300));
+    assertThat(config.maxSessions()).isEqualTo(64);
+    assertThat(config.maxOutputBytes()).isEqualTo(1024 * 1024);
+    assertThat(config.processLimits())
+        .isEqualTo(new RuntimeConfig.ProcessLimits(64, 256, Duration.ofSeconds(300), 1024 * 1024));
+    assertThat(config.cgroups()).isTrue();
+    assertThat(config.containers().cpuLimit()).isTrue();
+    assertThat(config.containers().pullTimeout()).isEqualTo(Duration.ofSeconds(300));
+    assertThat(config.isolation().sandboxUid()).isEqualTo(IsolationConfig.DEFAULT_SANDBOX_UID);
+  }
+
+  @Test
+  void integers_acceptSurroundingWhitespaceAndASign_andBlankMeansTheDefault() {
+    assertThat(flag("max_sessions", " 12 ").maxSessions()).isEqualTo(12);
+    assertThat(flag("max_sessions", "+12").maxSessions()).isEqualTo(12);
+    assertThat(flag("max_sessions", "").maxSessions()).isEqualTo(64);
+    assertThat(flag("port", "0").port()).isZero();
+    assertThat(flag("session_ttl_sec", "0").sessionTtl()).isZero();
+    assertThat(flag("pull_timeout_sec", "3600").containers().pullTimeout())
+        .isEqualTo(Duration.ofHours(1));
+    assertThat(flag("sandbox_uid", "2147483647").isolation().sandboxUid())
+        .isEqualTo(Integer.MAX_VALUE);
+  }
+
+  @Test
+  void integers_outOfRangeOrNotIntegers_areRefusedWithTheKey() {
+    assertThatThrownBy(() -> flag("port", "65536"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("port must be between 0 and 65535");
+    assertThatThrownBy(() -> flag("max_managed_processes", "1025"))
+        .hasMessage("max_managed_processes must be between 0 and 1024");
+    assertThatThrownBy(() -> flag("process_buffer_bytes", "1023"))
+        .hasMessage("process_buffer_bytes must be between 1024 and 268435456");
+    assertThatThrownBy(() -> flag("pull_timeout_sec", "0"))
+        .hasMessage("pull_timeout_sec must be between 1 and 3600");
+    assertThatThrownBy(() -> flag("sandbox_uid", "0"))
+        .hasMessage("sandbox_uid must be between 1 and 2147483647");
+    assertThatThrownBy(() -> flag("max_sessions", "many"))
+        .hasMessage("max_sessions must be an integer, not 'many'");
+  }
+
+  @Test
+  void insecure_isOnlyTheExactWordTrue_inAnyCase() {
+    for (String on : new String[] {"true", "TRUE", "True"}) {
+      assertThat(flag("insecure", on).insecure()).as("'%s'", on).isTrue();
+    }
+    for (String off : new String[] {"false", "1", "yes", "on", " true", "true ", ""}) {
+      assertThat(flag("insecure", off).insecure()).as("'%s'", off).isFalse();
+    }
+  }
+
+  @Test
+  void cgroups_isOnUnlessFalse_andZeroKeepsItOn() {
+    for (String off : new String[] {"false", "FALSE", " false "}) {
+      assertThat(flag("cgroups", off).cgroups()).as("'%s'", off).isFalse();
+    }
+    for (String on : new String[] {"true", "0", "no", "off", "1", ""}) {
+      assertThat(flag("cgroups", on).cgroups()).as("'%s'", on).isTrue();
+    }
+  }
+
+  @Test
+  void dockerCpuLimit_isOnUnlessFalseOrZero_asLangBotReadsCpuLimitEnabled() {
+    for (String off : new String[] {"false", "False", "0", " 0 ", " false"}) {
+      assertThat(flag("docker_cpu_limit", off).containers().cpuLimit()).as("'%s'", off).isFalse();
+    }
+    for (String on : new String[] {"true", "1", "no", "off", ""}) {
+      assertThat(flag("docker_cpu_limit", on).containers().cpuLimit()).as("'%s'", on).isTrue();
+    }
+  }
+
+  @Test
+  void aYamlFile_givesBooleansAndIntegersAsYamlTypesThem() throws IOException {
+    Path file = dir.resolve("box.yaml");
+    Files.writeString(
+        file,
+        """
+        insecure: true
+        cgroups: false
+        docker_cpu_limit: 0
+        max_sessions: 9
+        max-output-bytes: "2048"
+        """);
+
+    ServerConfig config = ServerConfig.resolve(Map.of("config", file.toString()), Map.of());
+
+    assertThat(config.insecure()).isTrue();
+    assertThat(config.cgroups()).isFalse();
+    assertThat(config.containers().cpuLimit()).isFalse();
+    assertThat(config.maxSessions()).isEqualTo(9);
+    assertThat(config.maxOutputBytes()).isEqualTo(2048);
+  }
+
+  @Test
+  void flagsWinOverTheEnvironment_whichWinsOverTheFile() throws IOException {
+    Path file = dir.resolve("box.json");
+    Files.writeString(file, "{\"max_sessions\": 1, \"max_completed_processes\": 1}");
+    Map<String, String> env =
+        Map.of("BOX_CONFIG", file.toString(), "BOX_MAX_SESSIONS", "2", "BOX_CGROUPS", "false");
+
+    ServerConfig config = ServerConfig.resolve(Map.of("max_sessions", "3"), env);
+
+    assertThat(config.maxSessions()).isEqualTo(3);
+    assertThat(config.processLimits().maxCompleted()).isEqualTo(1);
+    assertThat(config.cgroups()).isFalse();
+  }
+}
