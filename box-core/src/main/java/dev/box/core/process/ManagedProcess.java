@@ -93,9 +93,11 @@ public final class ManagedProcess {
                   sessionId,
                   spec.processId(),
                   exitCode);
-              managed.exit.complete(exitCode);
               process.release();
+              // Before the exit completes: whoever waits for it (a replacing start) must find
+              // the process no longer counted as running.
               onExit.accept(managed);
+              managed.exit.complete(exitCode);
             });
     return managed;
   }
