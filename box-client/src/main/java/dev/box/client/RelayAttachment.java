@@ -104,9 +104,13 @@ final class RelayAttachment implements ProcessAttachment {
 
   @Override
   public CompletableFuture<Void> send(String line) {
-    if (line.indexOf('\n') >= 0) {
-      throw new IllegalArgumentException(
-          "a stdin line must not contain \\n: send each line on its own, or bytes with sendBytes");
+    for (char refused : new char[] {'\n', '\r'}) {
+      if (line.indexOf(refused) >= 0) {
+        throw new IllegalArgumentException(
+            "a stdin line must not contain "
+                + (refused == '\n' ? "\\n" : "\\r")
+                + ": send each line on its own, or bytes with sendBytes");
+      }
     }
     return outbox.text(line);
   }
