@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxRuntimeUnavailableException;
 import java.io.IOException;
 import java.util.Map;
@@ -30,8 +31,12 @@ public final class ControlConnection implements AutoCloseable {
   /** The most requests one connection runs at once. */
   public static final int MAX_IN_FLIGHT = 128;
 
-  static final String BUSY =
-      "RuntimeError: Runtime connection is busy (max " + MAX_IN_FLIGHT + " concurrent actions)";
+  private static final String BUSY =
+      ErrorRendering.render(
+          new ActionError(
+              BoxErrorCode.CAPACITY_EXCEEDED,
+              "RuntimeError",
+              "Runtime connection is busy (max " + MAX_IN_FLIGHT + " concurrent actions)"));
 
   /** Where outgoing messages go; called from several threads, one message at a time. */
   @FunctionalInterface
