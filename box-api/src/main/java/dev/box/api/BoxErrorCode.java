@@ -17,6 +17,8 @@ public enum BoxErrorCode {
   MANAGED_PROCESS_NOT_FOUND(404),
   SESSION_CONFLICT(409),
   MANAGED_PROCESS_CONFLICT(409),
+  /** The stdout offset a relay client asked for is no longer buffered. */
+  OFFSET_GONE(410),
   PAYLOAD_TOO_LARGE(413),
   CAPACITY_EXCEEDED(429),
   INTERNAL_ERROR(500),

@@ -40,7 +40,12 @@ public class BoxException extends RuntimeException {
       case RUNTIME_UNAVAILABLE -> new BoxRuntimeUnavailableException(message);
       case MANAGED_PROCESS_NOT_FOUND -> new BoxManagedProcessNotFoundException(message);
       case MANAGED_PROCESS_CONFLICT -> new BoxManagedProcessConflictException(message);
-      case UNAUTHORIZED, NOT_FOUND, METHOD_NOT_ALLOWED, PAYLOAD_TOO_LARGE, INTERNAL_ERROR ->
+      case UNAUTHORIZED,
+          NOT_FOUND,
+          METHOD_NOT_ALLOWED,
+          OFFSET_GONE,
+          PAYLOAD_TOO_LARGE,
+          INTERNAL_ERROR ->
           new BoxException(code, message);
     };
   }

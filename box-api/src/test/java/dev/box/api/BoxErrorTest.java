@@ -28,6 +28,7 @@ class BoxErrorTest {
     "MANAGED_PROCESS_NOT_FOUND, managed_process_not_found, 404",
     "SESSION_CONFLICT,          session_conflict,          409",
     "MANAGED_PROCESS_CONFLICT,  managed_process_conflict,  409",
+    "OFFSET_GONE,               offset_gone,               410",
     "PAYLOAD_TOO_LARGE,         payload_too_large,         413",
     "CAPACITY_EXCEEDED,         capacity_exceeded,         429",
     "INTERNAL_ERROR,            internal_error,            500",

@@ -61,7 +61,7 @@ public interface ProcessListener {
   /**
    * Called last when the attachment ends normally: after the server closed the relay (code 1000
    * with the reason {@code exit_code=N} when stdout ended, or another WebSocket close code and
-   * reason when the server ended the relay for another cause), or when {@link
+   * reason that reports no error, such as 4410 when reconnecting is off), or when {@link
    * ProcessAttachment#close()} detached this client (code 1000, reason {@code detached}). When the
    * process exited while the connection was down and the server no longer relays it, the exit code
    * comes from the process's record and the call is the same as if the server had closed (code
@@ -71,8 +71,10 @@ public interface ProcessListener {
 
   /**
    * Called last when the attachment ends because of a failure it could not recover from: the
-   * connection dropped and reconnecting failed (or is disabled), the process or its session
-   * disappeared, or a listener method threw. The process may still be running.
+   * connection dropped and reconnecting failed (or is disabled), the server ended the relay with an
+   * error (the process or its session disappeared, for example: the failure is then the {@link
+   * dev.box.api.BoxException} subtype the server raised), or a listener method threw. The process
+   * may still be running.
    */
   default void onFailure(Throwable failure) {}
 }

@@ -4,6 +4,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxManagedProcessConflictException;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.internal.RelayProtocol;
 import java.io.IOException;
 import java.net.http.WebSocket;
 import java.time.Duration;
@@ -104,9 +105,13 @@ final class RelayAttachment implements ProcessAttachment {
 
   @Override
   public CompletableFuture<Void> send(String line) {
-    if (line.indexOf('\n') >= 0) {
-      throw new IllegalArgumentException(
-          "a stdin line must not contain \\n: send each line on its own, or bytes with sendBytes");
+    for (char refused : new char[] {'\n', '\r'}) {
+      if (line.indexOf(refused) >= 0) {
+        throw new IllegalArgumentException(
+            "a stdin line must not contain "
+                + (refused == '\n' ? "\\n" : "\\r")
+                + ": send each line on its own, or bytes with sendBytes");
+      }
     }
     return outbox.text(line);
   }
@@ -203,7 +208,14 @@ final class RelayAttachment implements ProcessAttachment {
             case RelayProtocol.OFFSET_GONE -> offsetGone(conn, code, reason);
             case RelayProtocol.ABNORMAL_CLOSURE ->
                 lose(conn, new IOException("the connection ended without a close frame"), false);
-            default -> end(() -> listener.onClose(code, reason), false);
+            default -> {
+              BoxException failure = RelayProtocol.failure(code, reason);
+              if (failure != null) {
+                fail(failure);
+              } else {
+                end(() -> listener.onClose(code, reason), false);
+              }
+            }
           }
         });
   }
@@ -431,7 +443,8 @@ final class RelayAttachment implements ProcessAttachment {
       if (exitCode != null) {
         listener.onExit(exitCode);
       }
-      String reason = exitCode != null ? "exit_code=" + exitCode : "stdout closed";
+      String reason =
+          exitCode != null ? RelayProtocol.exitReason(exitCode) : RelayProtocol.STDOUT_CLOSED;
       end(() -> listener.onClose(RelayProtocol.NORMAL_CLOSURE, reason), true);
     } catch (RuntimeException e) {
       fail(e);

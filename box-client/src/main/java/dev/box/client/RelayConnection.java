@@ -1,5 +1,6 @@
 package dev.box.client;
 
+import dev.box.api.internal.RelayProtocol;
 import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CompletionStage;

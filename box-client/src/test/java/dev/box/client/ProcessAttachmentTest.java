@@ -399,13 +399,18 @@ class ProcessAttachmentTest {
   }
 
   @Test
-  void send_refusesANewline() {
+  void send_refusesANewlineOrACarriageReturn() {
     start("cat");
     try (ProcessAttachment cat = client.attach(session, "default", recorder)) {
       assertThatThrownBy(() -> cat.send("two\nlines"))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessage(
               "a stdin line must not contain \\n: send each line on its own, or bytes with"
+                  + " sendBytes");
+      assertThatThrownBy(() -> cat.send("two\rlines"))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessage(
+              "a stdin line must not contain \\r: send each line on its own, or bytes with"
                   + " sendBytes");
     }
     assertThat(recorder.events()).doesNotHaveAnyElementsOfTypes(Line.class);

@@ -90,9 +90,13 @@ public final class ActionDispatcher implements ActionHandler {
     JsonNode result;
     try {
       result = tenantAction(action, data, view);
+    } catch (ActionError e) {
+      throw e;
     } catch (BoxException e) {
       throw new ActionError(
-          ErrorRendering.className(e.code()), view.toLogicalText(String.valueOf(e.getMessage())));
+          e.code(),
+          ErrorRendering.className(e.code()),
+          view.toLogicalText(String.valueOf(e.getMessage())));
     }
     tenancy.requireCurrent(tenant);
     view.toLogical(result);

@@ -4,12 +4,15 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxRuntimeUnavailableException;
 import java.io.IOException;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
@@ -28,8 +31,12 @@ public final class ControlConnection implements AutoCloseable {
   /** The most requests one connection runs at once. */
   public static final int MAX_IN_FLIGHT = 128;
 
-  static final String BUSY =
-      "RuntimeError: Runtime connection is busy (max " + MAX_IN_FLIGHT + " concurrent actions)";
+  private static final String BUSY =
+      ErrorRendering.render(
+          new ActionError(
+              BoxErrorCode.CAPACITY_EXCEEDED,
+              "RuntimeError",
+              "Runtime connection is busy (max " + MAX_IN_FLIGHT + " concurrent actions)"));
 
   /** Where outgoing messages go; called from several threads, one message at a time. */
   @FunctionalInterface
@@ -113,13 +120,19 @@ public final class ControlConnection implements AutoCloseable {
     String action = request.path("action").asText();
     if (inFlight.incrementAndGet() > MAX_IN_FLIGHT) {
       inFlight.decrementAndGet();
-      send(response(seq, 1, BUSY, mapper.createObjectNode()));
+      send(error(seq, BUSY));
       return;
     }
     try {
       workers.execute(() -> run(seq, action, request));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
+    } catch (RejectedExecutionException e) {
+      // Closed: LangBot's client waits for an answer to every request, so this one gets an error.
       inFlight.decrementAndGet();
+      send(
+          error(
+              seq,
+              ErrorRendering.render(
+                  new BoxRuntimeUnavailableException("the control connection is closed"))));
     }
   }
 
@@ -132,7 +145,7 @@ public final class ControlConnection implements AutoCloseable {
           handler.handle(action, data.isObject() ? data : mapper.createObjectNode(), context);
       answer = response(seq, 0, "success", result);
     } catch (Exception e) {
-      answer = response(seq, 1, ErrorRendering.render(e), mapper.createObjectNode());
+      answer = error(seq, ErrorRendering.render(e));
     } finally {
       inFlight.decrementAndGet();
     }
@@ -150,6 +163,10 @@ public final class ControlConnection implements AutoCloseable {
     } else {
       answer.completeExceptionally(new ActionError("BoxError", response.path("message").asText()));
     }
+  }
+
+  private ObjectNode error(JsonNode seq, String message) {
+    return response(seq, 1, message, mapper.createObjectNode());
   }
 
   private ObjectNode response(JsonNode seq, int code, String message, @Nullable JsonNode data) {

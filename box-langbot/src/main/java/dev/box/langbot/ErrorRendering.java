@@ -1,34 +1,42 @@
 package dev.box.langbot;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.JsonMappingException;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxJson;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
+import dev.box.core.ErrorClassifier;
 
 /**
  * The one place where failures become the {@code message} of an error response: {@code
  * "<ExceptionClass>: <text>"} with the reference runtime's class names, truncated as the reference
- * does.
+ * does. Which error a failure is, {@link ErrorClassifier} decides, as it does for REST.
  */
 public final class ErrorRendering {
-  private static final Logger log = LoggerFactory.getLogger(ErrorRendering.class);
+  /** The reference's base class, for errors it has no narrower class for. */
+  static final String GENERIC = "BoxError";
 
   /** Longest rendered message before truncation. */
   static final int MAX_MESSAGE_CHARS = 4096;
 
   static final String TRUNCATED_SUFFIX = "... [protocol error truncated]";
 
+  private static final ErrorClassifier CLASSIFIER =
+      new ErrorClassifier("invalid data", "an action");
+
   private ErrorRendering() {}
 
   /** The error text of {@code failure}, for example {@code "BoxSessionNotFoundError: ..."}. */
   public static String render(Throwable failure) {
-    String text = classify(failure);
+    BoxException error = CLASSIFIER.classify(failure);
+    String text = className(error) + ": " + error.getMessage();
     return text.length() > MAX_MESSAGE_CHARS
         ? text.substring(0, MAX_MESSAGE_CHARS) + TRUNCATED_SUFFIX
         : text;
+  }
+
+  /**
+   * The reference's exception class name for {@code error}: an action error's own, else its code's.
+   */
+  public static String className(BoxException error) {
+    return error instanceof ActionError action ? action.className() : className(error.code());
   }
 
   /** The reference's exception class name for a Box error code. */
@@ -43,26 +51,7 @@ public final class ErrorRendering {
       case MANAGED_PROCESS_NOT_FOUND -> "BoxManagedProcessNotFoundError";
       case MANAGED_PROCESS_CONFLICT -> "BoxManagedProcessConflictError";
       case UNAUTHORIZED -> "PermissionError";
-      case NOT_FOUND, METHOD_NOT_ALLOWED, INTERNAL_ERROR -> "BoxError";
+      case NOT_FOUND, METHOD_NOT_ALLOWED, OFFSET_GONE, INTERNAL_ERROR -> GENERIC;
     };
-  }
-
-  private static String classify(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof ActionError action) {
-        return action.className() + ": " + action.getMessage();
-      }
-      if (t instanceof BoxException box) {
-        return className(box.code()) + ": " + box.getMessage();
-      }
-    }
-    if (failure instanceof JsonMappingException mapping) {
-      return "BoxValidationError: " + BoxJson.describe(mapping, "invalid data");
-    }
-    if (failure instanceof JsonProcessingException json) {
-      return "BoxValidationError: malformed JSON: " + json.getOriginalMessage();
-    }
-    log.error("unexpected failure while serving an action", failure);
-    return "BoxError: internal error: " + failure.getClass().getSimpleName();
   }
 }

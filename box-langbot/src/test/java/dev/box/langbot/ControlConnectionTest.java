@@ -106,6 +106,23 @@ class ControlConnectionTest {
   }
 
   @Test
+  void aRequestAfterClose_isAnsweredWithAnError_notDropped() throws Exception {
+    ControlConnection connection =
+        new ControlConnection((a, d, c) -> JSON.createObjectNode(), sent::add, JSON);
+    connection.close();
+
+    connection.onText("{\"seq_id\": 3, \"action\": \"__ping\", \"data\": {}}");
+
+    JsonNode answer = response(0);
+    assertThat(answer.path("seq_id").asInt()).isEqualTo(3);
+    assertThat(answer.path("code").asInt()).isEqualTo(1);
+    assertThat(answer.path("message").asText())
+        .isEqualTo("BoxRuntimeUnavailableError: the control connection is closed");
+    assertThat(answer.path("chunk_status").asText()).isEqualTo("end");
+    assertThat(connection.inFlight()).isZero();
+  }
+
+  @Test
   void runtimeInitiatedPing_completesWithThePeersResponse() throws Exception {
     ControlConnection connection =
         new ControlConnection((a, d, c) -> JSON.createObjectNode(), sent::add, JSON);

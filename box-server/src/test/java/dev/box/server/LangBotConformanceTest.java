@@ -1,12 +1,16 @@
 package dev.box.server;
 
+import static java.util.Objects.requireNonNull;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -333,9 +337,7 @@ class LangBotConformanceTest {
   @Test
   void relay_checksTheLangBotHeadersBeforeTheUpgrade() throws Exception {
     String ctx = context("ws-relay", 1);
-    String physical =
-        dev.box.langbot.Tenancy.physicalId(
-            new dev.box.langbot.ActionContext(INSTANCE, "ws-relay", 1, null), "mcp");
+    String physical = physicalId("ws-relay", "mcp");
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
       JsonNode started =
@@ -347,11 +349,7 @@ class LangBotConformanceTest {
       assertThat(started.path("session_id").asText()).isEqualTo("mcp");
       assertThat(started.path("status").asText()).isEqualTo("running");
 
-      Map<String, String> headers = new HashMap<>();
-      headers.put("X-LangBot-Box-Control-Token", TOKEN);
-      headers.put("X-LangBot-Instance-Id", INSTANCE);
-      headers.put("X-LangBot-Workspace-Id", "ws-relay");
-      headers.put("X-LangBot-Placement-Generation", "1");
+      Map<String, String> headers = relayHeaders("ws-relay");
       String path = "/v1/sessions/" + physical + "/managed-process/ws";
       try (WsClient relay = WsClient.connect(server.port(), path, headers)) {
         relay.send("{\"jsonrpc\":\"2.0\"}");
@@ -406,10 +404,72 @@ class LangBotConformanceTest {
   }
 
   @Test
+  void relayRefusals_haveTheReferencesShapes() throws Exception {
+    String physical = physicalId("ws-refused", "none");
+    try (RpcClient rpc = connect()) {
+      ok(rpc.call("box_get_sessions", "{}", context("ws-refused", 1)));
+    }
+    Map<String, String> headers = relayHeaders("ws-refused");
+    String path = "/v1/sessions/" + physical + "/managed-process/ws";
+
+    HttpResponse<?> missing = upgradeRefusal(path, headers);
+    assertThat(missing.statusCode()).isEqualTo(400);
+    assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/json");
+    JsonNode body = new com.fasterxml.jackson.databind.ObjectMapper().readTree(body(missing));
+    assertThat(body.path("error").path("code").asText()).isEqualTo("BoxSessionNotFoundError");
+    assertThat(body.path("error").path("message").asText())
+        .isEqualTo("session " + physical + " not found");
+
+    HttpResponse<?> unauthorized =
+        upgradeRefusal(path, withHeader(headers, "X-LangBot-Box-Control-Token", "bad"));
+    assertThat(unauthorized.statusCode()).isEqualTo(401);
+    assertThat(unauthorized.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
+    assertThat(body(unauthorized)).isEqualTo("Unauthorized");
+  }
+
+  private static HttpResponse<?> upgradeRefusal(String path, Map<String, String> headers) {
+    WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder();
+    headers.forEach(builder::header);
+    CompletionException refused =
+        catchThrowableOfType(
+            CompletionException.class,
+            () ->
+                builder
+                    .buildAsync(
+                        URI.create("ws://127.0.0.1:" + server.port() + path),
+                        new WebSocket.Listener() {})
+                    .join());
+    assertThat(refused.getCause()).isInstanceOf(WebSocketHandshakeException.class);
+    return ((WebSocketHandshakeException) requireNonNull(refused.getCause())).getResponse();
+  }
+
+  private static String body(HttpResponse<?> response) {
+    return String.valueOf(response.body());
+  }
+
+  /** The physical id of {@code logical} in {@code workspace}, generation 1. */
+  private static String physicalId(String workspace, String logical) {
+    return dev.box.langbot.Tenancy.physicalId(
+        new dev.box.langbot.ActionContext(INSTANCE, workspace, 1, null), logical);
+  }
+
+  /** The headers of LangBot's relay upgrade for {@code workspace}, generation 1. */
+  private static Map<String, String> relayHeaders(String workspace) {
+    return Map.of(
+        "X-LangBot-Box-Control-Token",
+        TOKEN,
+        "X-LangBot-Instance-Id",
+        INSTANCE,
+        "X-LangBot-Workspace-Id",
+        workspace,
+        "X-LangBot-Placement-Generation",
+        "1");
+  }
+
+  @Test
   void newerGeneration_closesTheOlderGenerationsRelays() throws Exception {
-    String physical =
-        dev.box.langbot.Tenancy.physicalId(
-            new dev.box.langbot.ActionContext(INSTANCE, "ws-relay-gen", 1, null), "mcp");
+    String physical = physicalId("ws-relay-gen", "mcp");
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", context("ws-relay-gen", 1)));
       ok(
@@ -417,16 +477,7 @@ class LangBotConformanceTest {
               "box_start_managed_process",
               "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
               context("ws-relay-gen", 1)));
-      Map<String, String> headers =
-          Map.of(
-              "X-LangBot-Box-Control-Token",
-              TOKEN,
-              "X-LangBot-Instance-Id",
-              INSTANCE,
-              "X-LangBot-Workspace-Id",
-              "ws-relay-gen",
-              "X-LangBot-Placement-Generation",
-              "1");
+      Map<String, String> headers = relayHeaders("ws-relay-gen");
       try (WsClient relay =
           WsClient.connect(
               server.port(), "/v1/sessions/" + physical + "/managed-process/ws", headers)) {

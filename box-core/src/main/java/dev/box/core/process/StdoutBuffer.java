@@ -1,5 +1,7 @@
 package dev.box.core.process;
 
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -171,12 +173,13 @@ public final class StdoutBuffer {
   }
 
   /** A read asked for bytes that were already dropped after their delivery. */
-  public static final class OffsetGoneException extends RuntimeException {
+  public static final class OffsetGoneException extends BoxException {
     private static final long serialVersionUID = 1L;
     private final long firstAvailable;
 
     OffsetGoneException(long requested, long firstAvailable) {
       super(
+          BoxErrorCode.OFFSET_GONE,
           "offset "
               + requested
               + " is no longer buffered; the first available is "

@@ -7,7 +7,6 @@ import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -57,14 +56,8 @@ final class ControlRoutes {
     ControlAuth auth = control.auth();
     if (!auth.acceptsToken(ctx.header(ControlAuth.TOKEN_HEADER))
         || !auth.admit(ctx.header(ControlAuth.INSTANCE_HEADER))) {
-      unauthorized(ctx);
+      ErrorMapper.refuseLangBotUnauthorized(ctx);
     }
-  }
-
-  /** Answers 401 text/plain "Unauthorized" before the upgrade, as the reference does. */
-  static void unauthorized(Context ctx) throws IOException {
-    byte[] body = "Unauthorized".getBytes(StandardCharsets.UTF_8);
-    Upgrades.refuse(ctx, 401, "text/plain; charset=utf-8", body, "Unauthorized");
   }
 
   private static void send(Session socket, String text) throws IOException {

@@ -155,12 +155,7 @@ public final class HttpApi {
     } catch (BoxException e) {
       error = e;
     }
-    Upgrades.refuse(
-        ctx,
-        error.code().httpStatus(),
-        "application/json",
-        mapper.writeValueAsBytes(ErrorMapper.body(error)),
-        String.valueOf(error.getMessage()));
+    ErrorMapper.refuseUpgrade(ctx, error);
   }
 
   private BoxBackendHealth health() {
@@ -248,12 +243,7 @@ public final class HttpApi {
 
   private void fail(Context ctx, BoxException e) {
     ctx.attribute(ERROR_SET, true);
-    try {
-      json(ctx, e.code().httpStatus(), ErrorMapper.body(e));
-    } catch (JsonProcessingException impossible) {
-      ctx.status(500)
-          .result("{\"error\":{\"code\":\"internal_error\",\"message\":\"internal error\"}}");
-    }
+    ErrorMapper.answer(ctx, e);
   }
 
   private void unlessSet(Context ctx, BoxErrorCode code, String message) {

@@ -1,12 +1,9 @@
 package dev.box.server.http;
 
-import dev.box.api.BoxException;
 import dev.box.langbot.ControlAuth;
-import dev.box.langbot.ErrorRendering;
 import dev.box.langbot.LangBotControl;
 import dev.box.langbot.Tenancy;
 import io.javalin.http.Context;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -46,16 +43,5 @@ final class LangBotRelayCheck {
     long gen = Long.parseLong(generation);
     return langbot.tenancy().isCurrent(instance, workspace, gen)
         && ctx.pathParam("id").startsWith(Tenancy.prefix(instance, workspace, gen));
-  }
-
-  /** {@code {"error": {"code": "<ExceptionClass>", "message": ...}}}, the reference's 400 body. */
-  static Map<String, Object> errorBody(BoxException error) {
-    return Map.of(
-        "error",
-        Map.of(
-            "code",
-            ErrorRendering.className(error.code()),
-            "message",
-            String.valueOf(error.getMessage())));
   }
 }

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.box.api.BoxError;
-import dev.box.api.BoxException;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxValidationException;
@@ -92,7 +90,7 @@ final class ProcessRoutes {
   private void beforeUpgrade(Context ctx, String processId) throws IOException {
     boolean fromLangBot = LangBotRelayCheck.applies(ctx, langbot);
     if (fromLangBot && !LangBotRelayCheck.allows(ctx, langbot)) {
-      ControlRoutes.unauthorized(ctx);
+      ErrorMapper.refuseLangBotUnauthorized(ctx);
     }
     try {
       if (!fromLangBot) {
@@ -107,17 +105,11 @@ final class ProcessRoutes {
             "from " + from + " is beyond the end of stdout (" + end + " bytes so far)");
       }
     } catch (RuntimeException e) {
-      BoxException error = ErrorMapper.toBoxException(e);
-      byte[] body =
-          fromLangBot
-              ? mapper.writeValueAsBytes(LangBotRelayCheck.errorBody(error))
-              : mapper.writeValueAsBytes(BoxError.of(error));
-      Upgrades.refuse(
-          ctx,
-          fromLangBot ? 400 : error.code().httpStatus(),
-          "application/json",
-          body,
-          String.valueOf(error.getMessage()));
+      if (fromLangBot) {
+        ErrorMapper.refuseLangBotUpgrade(ctx, e);
+      } else {
+        ErrorMapper.refuseUpgrade(ctx, e);
+      }
     }
   }
 
@@ -131,7 +123,7 @@ final class ProcessRoutes {
                 processes.attachable(
                     ctx.pathParam("id"), processId.apply(ctx), from(ctx.queryParam("from")));
           } catch (RuntimeException e) {
-            ctx.closeSession(4404, String.valueOf(e.getMessage()));
+            ErrorMapper.closeRelay(ctx.session, e);
             return;
           }
           Relay relay =

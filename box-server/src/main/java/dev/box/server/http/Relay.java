@@ -1,5 +1,6 @@
 package dev.box.server.http;
 
+import dev.box.api.internal.RelayProtocol;
 import dev.box.core.process.ManagedProcess;
 import dev.box.core.process.StdoutBuffer;
 import dev.box.core.session.ProcessManager;
@@ -24,17 +25,13 @@ import org.slf4j.LoggerFactory;
  * without its newline, and each TEXT frame from the client is written to stdin with a newline. In
  * raw mode stdout goes out as BINARY frames of the bytes as written, after one TEXT frame {@code
  * {"type":"start","offset":N}}. In both modes an empty BINARY frame closes stdin, and when stdout
- * ends the server closes the socket with code 1000 and the reason {@code exit_code=N}. Delivery is
- * tracked by byte offset: a new attachment starts where the last one stopped, or at {@code from}.
+ * ends the server closes the socket with code 1000 and the reason {@code exit_code=N}; a failure
+ * closes it with the code and reason {@link ErrorMapper} gives it ({@link RelayProtocol} has the
+ * codes). Delivery is tracked by byte offset: a new attachment starts where the last one stopped,
+ * or at {@code from}.
  */
 final class Relay {
   private static final Logger log = LoggerFactory.getLogger(Relay.class);
-
-  /** Close code: the requested offset is no longer buffered (the reason names the first one). */
-  static final int OFFSET_GONE = 4410;
-
-  /** Close code: a stdout line does not fit in the buffer, so it cannot be delivered whole. */
-  static final int LINE_TOO_LONG = 1009;
 
   private static final int CHUNK = 64 * 1024;
   private static final Duration EXIT_WAIT = Duration.ofSeconds(2);
@@ -86,8 +83,9 @@ final class Relay {
     } catch (InterruptedException | ClientGone e) {
       attached.complete(null);
     } catch (RuntimeException e) {
-      log.warn("relay of {} failed", process.spec().processId(), e);
-      close(1011, "relay failed: " + e.getClass().getSimpleName());
+      log.debug("relay of {} failed: {}", process.spec().processId(), e.toString());
+      closed = true;
+      ErrorMapper.closeRelay(socket, e);
     } finally {
       if (attachment != null) {
         attachment.close();
@@ -99,7 +97,7 @@ final class Relay {
     StdoutBuffer stdout = process.stdout();
     long offset = from != null ? from : stdout.delivered();
     if (mode == Mode.RAW) {
-      send("{\"type\":\"start\",\"offset\":" + offset + "}");
+      send(RelayProtocol.startFrame(offset));
     }
     ByteArrayOutputStream line = new ByteArrayOutputStream();
     while (!closed) {
@@ -107,7 +105,7 @@ final class Relay {
       try {
         chunk = stdout.read(offset + line.size(), CHUNK, Duration.ofSeconds(1));
       } catch (StdoutBuffer.OffsetGoneException e) {
-        close(OFFSET_GONE, "offset gone; first_available=" + e.firstAvailable());
+        close(RelayProtocol.OFFSET_GONE, RelayProtocol.offsetGoneReason(e.firstAvailable()));
         return;
       }
       if (chunk.length == 0) {
@@ -137,7 +135,9 @@ final class Relay {
       }
       line.write(chunk, lineStart, chunk.length - lineStart);
       if (line.size() >= stdout.capacity()) {
-        close(LINE_TOO_LONG, "stdout line longer than the " + stdout.capacity() + "-byte buffer");
+        close(
+            RelayProtocol.LINE_TOO_LONG,
+            "stdout line longer than the " + stdout.capacity() + "-byte buffer");
         return;
       }
     }
@@ -156,9 +156,9 @@ final class Relay {
   private void closeWithExit() throws InterruptedException {
     try {
       int code = process.exit().get(EXIT_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-      close(1000, "exit_code=" + code);
+      close(RelayProtocol.NORMAL_CLOSURE, RelayProtocol.exitReason(code));
     } catch (TimeoutException | ExecutionException e) {
-      close(1000, "stdout closed");
+      close(RelayProtocol.NORMAL_CLOSURE, RelayProtocol.STDOUT_CLOSED);
     }
   }
 
