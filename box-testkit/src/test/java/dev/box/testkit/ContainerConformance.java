@@ -33,11 +33,7 @@ abstract class ContainerConformance extends BackendConformanceSuite {
    * machine's engine and the test image.
    */
   static Map<String, String> engineSettings(String backend) {
-    String socket =
-        backend.equals("docker")
-            ? System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
-            : System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock");
-    return Map.of("image", IMAGE, backend.equals("docker") ? "docker_host" : "podman_host", socket);
+    return ContainerEngines.serverSettings(backend);
   }
 
   @Override

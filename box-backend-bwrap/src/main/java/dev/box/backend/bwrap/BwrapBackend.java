@@ -6,6 +6,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
@@ -34,7 +35,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,8 +49,6 @@ public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
   private static final Pattern CHILD_PID = Pattern.compile("\"child-pid\"\\s*:\\s*(\\d+)");
   private static final long START_TIMEOUT_SECONDS = 15;
-  private static final List<Path> SEARCH_PATH =
-      Stream.of("/usr/bin", "/bin", "/usr/local/bin", "/usr/sbin", "/sbin").map(Path::of).toList();
 
   /** The host uid the sandbox user is by default: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID = 2_000_000;
@@ -135,14 +133,14 @@ public final class BwrapBackend implements SandboxBackend {
     this.syscallGuard = syscallGuard;
     this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
     this.firewall = NetnsFirewall.probe();
-    this.slirp4netns = find("slirp4netns");
+    this.slirp4netns = HostCommand.find("slirp4netns");
     this.baseName = "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
-    this.bwrap = find("bwrap");
-    Path nsenter = find("nsenter");
+    this.bwrap = HostCommand.find("bwrap");
+    Path nsenter = HostCommand.find("nsenter");
     this.nsenter = nsenter;
-    Path setpriv = find("setpriv");
+    Path setpriv = HostCommand.find("setpriv");
     this.launcher =
         nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
     this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
@@ -476,16 +474,6 @@ public final class BwrapBackend implements SandboxBackend {
       log.warn("cannot read this process's uid: {}", e.toString());
     }
     return false;
-  }
-
-  private static @Nullable Path find(String program) {
-    for (Path dir : SEARCH_PATH) {
-      Path candidate = dir.resolve(program);
-      if (Files.isExecutable(candidate)) {
-        return candidate;
-      }
-    }
-    return null;
   }
 
   private static String oneLine(String text) {

@@ -14,7 +14,24 @@ import java.util.concurrent.TimeUnit;
  * holds fixed words, paths and numbers; anything else goes through standard input.
  */
 public final class HostCommand {
+  /** Where host programs are looked for: system directories only, never the caller's PATH. */
+  private static final List<Path> SEARCH_PATH =
+      java.util.stream.Stream.of("/usr/bin", "/bin", "/usr/sbin", "/sbin", "/usr/local/bin")
+          .map(Path::of)
+          .toList();
+
   private HostCommand() {}
+
+  /** The executable {@code program} in the system directories, or null when there is none. */
+  public static @org.jspecify.annotations.Nullable Path find(String program) {
+    for (Path dir : SEARCH_PATH) {
+      Path candidate = dir.resolve(program);
+      if (java.nio.file.Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
 
   /**
    * Runs {@code argv} with {@code input} on its standard input and waits for it.

@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
 import java.net.SocketException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,8 +23,6 @@ import org.jspecify.annotations.Nullable;
  * cannot change the rules: it has no capability in the namespace's owning user namespace.
  */
 public final class NetnsFirewall {
-  private static final List<Path> SEARCH_PATH =
-      List.of(Path.of("/usr/sbin"), Path.of("/sbin"), Path.of("/usr/bin"), Path.of("/bin"));
   private static final long TIMEOUT_SECONDS = 10;
 
   private final @Nullable Path nsenter;
@@ -43,9 +40,9 @@ public final class NetnsFirewall {
    * namespace made for the probe.
    */
   public static NetnsFirewall probe() {
-    Path nsenter = find("nsenter");
-    Path nft = find("nft");
-    Path unshare = find("unshare");
+    Path nsenter = HostCommand.find("nsenter");
+    Path nft = HostCommand.find("nft");
+    Path unshare = HostCommand.find("unshare");
     if (nsenter == null || nft == null || unshare == null) {
       return new NetnsFirewall(
           null, null, "none: nft not found (apt-get install nftables util-linux)");
@@ -122,15 +119,5 @@ public final class NetnsFirewall {
 
   private static void run(List<String> argv, String input) throws IOException {
     HostCommand.run(argv, input, Duration.ofSeconds(TIMEOUT_SECONDS));
-  }
-
-  private static @Nullable Path find(String program) {
-    for (Path dir : SEARCH_PATH) {
-      Path candidate = dir.resolve(program);
-      if (Files.isExecutable(candidate)) {
-        return candidate;
-      }
-    }
-    return null;
   }
 }
