@@ -4,8 +4,6 @@ import dev.box.api.BoxBackendUnavailableException;
 import dev.box.api.BoxCapacityExceededException;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
-import dev.box.api.BoxHostMountMode;
-import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
@@ -19,7 +17,6 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
-import dev.box.core.backend.SandboxSpec;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.policy.HostPathPolicy;
@@ -59,7 +56,7 @@ public final class SessionManager implements AutoCloseable {
   private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
-  private volatile HostPathPolicy policy;
+  private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
   private final ExecRunner runner;
   private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
@@ -101,8 +98,12 @@ public final class SessionManager implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
     }
-    this.policy = new HostPathPolicy(config.dataDir(), config.allowedMountRoots());
     this.workspaces = new WorkspaceStore(config.dataDir());
+    this.specs =
+        new SandboxSpecs(
+            instanceId,
+            workspaces,
+            new HostPathPolicy(config.dataDir(), config.allowedMountRoots()));
     this.runner = new ExecRunner(config.maxOutputBytes());
     this.processes = new ProcessManager(this, config.processes(), clock);
   }
@@ -234,12 +235,12 @@ public final class SessionManager implements AutoCloseable {
    * every host path is refused. Existing sessions keep their mounts.
    */
   public void applyAllowedMountRoots(List<Path> roots) {
-    policy = HostPathPolicy.restrictedTo(config.dataDir(), roots);
+    specs.policy(HostPathPolicy.restrictedTo(config.dataDir(), roots));
   }
 
   /** The host-path policy in force for new sessions. */
   public HostPathPolicy hostPathPolicy() {
-    return policy;
+    return specs.policy();
   }
 
   /** The runtime's settings. */
@@ -427,7 +428,6 @@ public final class SessionManager implements AutoCloseable {
   }
 
   private Session create(BoxSpec spec) {
-    HostPathPolicy hostPaths = policy;
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -435,53 +435,15 @@ public final class SessionManager implements AutoCloseable {
               ? status.reason()
               : "Box backend " + status.name() + " is unavailable: " + status.reason());
     }
-    List<SandboxMount> extra = new ArrayList<>();
-    for (BoxMountSpec mount : spec.extraMounts()) {
-      if (mount.mode() != BoxHostMountMode.NONE) {
-        checkMountPath(mount.mountPath());
-        HostPathPolicy.HostDirectory host =
-            hostPaths.checkDirectory(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
-        extra.add(
-            new SandboxMount(
-                host.path(),
-                mount.mountPath(),
-                mount.mode() == BoxHostMountMode.RO,
-                host.created()));
-      }
-    }
+    HostPathPolicy hostPaths = specs.policy();
+    List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
     reserveSlot();
     String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
     Path privateWorkspace = null;
     try {
-      SandboxMount workspace = null;
-      if (spec.hostPathMode() != BoxHostMountMode.NONE) {
-        checkMountPath(spec.mountPath());
-        boolean readOnly = spec.hostPathMode() == BoxHostMountMode.RO;
-        String hostPath = spec.hostPath();
-        HostPathPolicy.HostDirectory host;
-        if (hostPath != null) {
-          host = hostPaths.checkDirectory(hostPath, !readOnly);
-        } else {
-          privateWorkspace = workspaces.create(name);
-          host = new HostPathPolicy.HostDirectory(privateWorkspace, true);
-        }
-        workspace = new SandboxMount(host.path(), spec.mountPath(), readOnly, host.created());
-      }
-      SandboxSpec sandboxSpec =
-          new SandboxSpec(
-              spec.sessionId(),
-              SandboxNames.of(instanceId, spec.sessionId()),
-              instanceId,
-              spec.image(),
-              spec.network(),
-              workspace,
-              extra,
-              spec.readOnlyRootfs(),
-              spec.cpus(),
-              spec.memoryMb(),
-              spec.pidsLimit(),
-              spec.egress());
-      Sandbox sandbox = backend.start(sandboxSpec);
+      SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
+      privateWorkspace = workspace.privateDir();
+      Sandbox sandbox = backend.start(specs.sandboxSpec(spec, workspace, extra));
       if (shuttingDown) {
         sandbox.destroy();
         throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
@@ -498,14 +460,6 @@ public final class SessionManager implements AutoCloseable {
         workspaces.remove(privateWorkspace);
       }
       throw e;
-    }
-  }
-
-  private static void checkMountPath(String mountPath) {
-    Path normal = Path.of(mountPath).normalize();
-    if (normal.getNameCount() == 0 || !normal.toString().equals(mountPath.replaceAll("/+$", ""))) {
-      throw new BoxValidationException(
-          "mount_path " + mountPath + " must be a normalised directory below /");
     }
   }
 
