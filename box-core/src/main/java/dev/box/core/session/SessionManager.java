@@ -29,9 +29,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,28 +37,33 @@ import org.slf4j.LoggerFactory;
  * The sessions of one runtime: create or reuse by id, exec, delete, idle reaping and shutdown.
  *
  * <p>Work on one session id is serialised by a per-id lock; different ids never wait for each
- * other, and no lock is held while a command runs, so execs in one session run concurrently.
- * Validation and the host-path policy run before any request reaches the backend.
+ * other, and no lock is held while a command runs, so execs in one session run concurrently. No
+ * lock is held while a backend starts a sandbox either (an image pull may take minutes): the id is
+ * claimed, and a second request for it waits for that start, at most {@link #START_WAIT} ({@link
+ * SessionTable}); a backend switch meanwhile answers {@link Switch#BUSY} ({@link BackendSlot}).
+ * Validation and the host-path policy run before any request reaches the backend ({@link
+ * SandboxSpecs}).
  */
 public final class SessionManager implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
 
-  private volatile SandboxBackend backend;
-  private volatile BackendChoice choice;
-  private volatile BackendChoice.@Nullable Selector selector;
+  /**
+   * How long a request waits for another request's start of the same session: longer than a start
+   * takes, an image pull included ({@code pull_timeout_sec}, 300 s by default).
+   */
+  static final Duration START_WAIT = Duration.ofMinutes(10);
 
-  /** Held for reading while a session is acquired, for writing while the backend is replaced. */
-  private final ReentrantReadWriteLock backendLock = new ReentrantReadWriteLock();
+  /** How long a request waits for a backend switch in progress (close, probe, orphan cleanup). */
+  static final Duration SWITCH_WAIT = Duration.ofMinutes(2);
 
+  private final BackendSlot slot;
   private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
   private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
   private final ExecRunner runner;
-  private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
-  private final KeyedLocks locks = new KeyedLocks();
-  private final AtomicInteger occupied = new AtomicInteger();
+  private final SessionTable table = new SessionTable(START_WAIT);
   private final ProcessManager processes;
   private volatile boolean shuttingDown;
 
@@ -88,8 +90,7 @@ public final class SessionManager implements AutoCloseable {
    */
   public SessionManager(
       BackendChoice choice, RuntimeConfig config, Clock clock, String instanceId) {
-    this.backend = choice.backend();
-    this.choice = choice;
+    this.slot = new BackendSlot(choice, SWITCH_WAIT);
     this.config = config;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -115,7 +116,7 @@ public final class SessionManager implements AutoCloseable {
 
   /** Removes what earlier instances of this data directory left behind. */
   public void removeOrphans() {
-    backend.removeOrphans();
+    slot.backend().removeOrphans();
     try {
       workspaces.removeOrphans(instanceId);
     } catch (IOException e) {
@@ -127,10 +128,15 @@ public final class SessionManager implements AutoCloseable {
   public record Acquired(BoxSessionInfo info, boolean created) {}
 
   /**
-   * Returns the session {@code spec.session_id}, creating it when it does not exist.
+   * Returns the session {@code spec.session_id}, creating it when it does not exist. While another
+   * request starts the same session, this one waits for that start and reuses its sandbox.
    *
    * @throws BoxSessionConflictException when it exists with a different compared field
    * @throws BoxCapacityExceededException when {@code max_sessions} sessions exist
+   * @throws dev.box.api.BoxRuntimeUnavailableException when another request's start of the same
+   *     session is still running after {@link #START_WAIT}
+   * @throws dev.box.api.BoxBackendUnavailableException when a backend switch is still running after
+   *     {@link #SWITCH_WAIT}
    */
   public Acquired createOrReuse(BoxSpec spec) {
     Use use = acquire(spec, false);
@@ -144,7 +150,7 @@ public final class SessionManager implements AutoCloseable {
 
   /** Every session, oldest first. */
   public List<BoxSessionInfo> list() {
-    return sessions.values().stream()
+    return table.sessions().stream()
         .map(Session::info)
         .sorted(Comparator.comparing(BoxSessionInfo::createdAt))
         .toList();
@@ -152,17 +158,17 @@ public final class SessionManager implements AutoCloseable {
 
   /** How many sessions exist. */
   public int size() {
-    return sessions.size();
+    return table.size();
   }
 
   /** The backend's status. */
   public BackendStatus backendStatus() {
-    return backend.status();
+    return slot.backend().status();
   }
 
   /** The backend in use and how it was chosen. */
   public BackendChoice backendChoice() {
-    return choice;
+    return slot.choice();
   }
 
   /**
@@ -170,7 +176,7 @@ public final class SessionManager implements AutoCloseable {
    * (a backend the operator named) the backend never changes.
    */
   public void allowBackendSwitch(BackendChoice.Selector selector) {
-    this.selector = selector;
+    slot.allowSwitch(selector);
   }
 
   /** What {@link #switchBackend} did. */
@@ -179,45 +185,26 @@ public final class SessionManager implements AutoCloseable {
     DONE,
     /** The backend was chosen by the operator and is kept. */
     FIXED,
-    /** Sessions exist: the backend changes only while there is none. */
+    /**
+     * Sessions exist or are being started: the backend changes only while there is none, and never
+     * under a start in progress.
+     */
     BUSY
   }
 
   /**
    * Replaces the backend with the one {@code name} selects, as LangBot's runtime re-selects on
    * {@code box_init}: only while no session exists, and never a backend the operator named. The new
-   * backend removes its orphans; the old one is closed.
+   * backend removes its orphans; the old one is closed. Never waits for a start in progress: it
+   * answers {@link Switch#BUSY} then.
    */
   public Switch switchBackend(String name) {
-    BackendChoice.Selector select = selector;
-    if (select == null) {
-      return Switch.FIXED;
-    }
-    backendLock.writeLock().lock();
-    try {
-      if (name.equals(choice.requested()) || name.equals(backend.name())) {
-        return Switch.DONE;
-      }
-      if (!sessions.isEmpty() || occupied.get() > 0) {
-        return Switch.BUSY;
-      }
-      // Closed first: no session runs on it, and a new backend of the same kind may reuse what
-      // this one would remove on close (bubblewrap's cgroup base).
-      backend.close();
-      BackendChoice next = select.select(name);
-      choice = next;
-      backend = next.backend();
-      backend.removeOrphans();
-      log.info("backend is now {} ({}): box.backend={}", backend.name(), next.why(), name);
-      return Switch.DONE;
-    } finally {
-      backendLock.writeLock().unlock();
-    }
+    return slot.switchTo(name, table::inUse);
   }
 
   /** Applies the backend's own configuration section ({@link SandboxBackend#configure}). */
   public void configureBackend(Map<String, Object> section) {
-    backend.configure(section);
+    slot.backend().configure(section);
   }
 
   /**
@@ -249,14 +236,13 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
-   * Stops the session {@code id} and everything running in it, and removes its private workspace.
+   * Stops the session {@code id} and everything running in it, and removes its private workspace; a
+   * start of it in progress is waited for first.
    */
   public void delete(String id) {
-    try (KeyedLocks.Held held = locks.lock(id)) {
-      Session session = sessions.remove(id);
-      if (session == null) {
-        throw new BoxSessionNotFoundException("session " + id + " not found");
-      }
+    try (KeyedLocks.Held held = table.lockSettled(id)) {
+      Session session = require(id);
+      table.remove(id);
       destroy(session, true);
     }
   }
@@ -277,7 +263,7 @@ public final class SessionManager implements AutoCloseable {
           runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
       return new BoxExecutionResult(
           session.id(),
-          backend.name(),
+          slot.backend().name(),
           outcome.status(),
           outcome.exitCode(),
           outcome.stdout(),
@@ -305,16 +291,16 @@ public final class SessionManager implements AutoCloseable {
       return 0;
     }
     int reaped = 0;
-    for (Session candidate : List.copyOf(sessions.values())) {
+    for (Session candidate : List.copyOf(table.sessions())) {
       if (!isIdle(candidate, ttl)) {
         continue;
       }
-      try (KeyedLocks.Held held = locks.lock(candidate.id())) {
-        Session current = sessions.get(candidate.id());
+      try (KeyedLocks.Held held = table.lock(candidate.id())) {
+        Session current = table.get(candidate.id());
         if (current != candidate || !isIdle(current, ttl)) {
           continue;
         }
-        sessions.remove(current.id());
+        table.remove(current.id());
         log.info("reaping idle session {}", current.id());
         destroy(current, true);
         reaped++;
@@ -331,23 +317,14 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
-   * Refuses new work and stops every session; private workspaces of persistent sessions are kept.
+   * Refuses new work and stops every session, those being started included once their start ends;
+   * private workspaces of persistent sessions are kept.
    */
   public void shutdown() {
     shuttingDown = true;
     List<Thread> stoppers = new ArrayList<>();
-    for (String id : List.copyOf(sessions.keySet())) {
-      stoppers.add(
-          Thread.ofVirtual()
-              .start(
-                  () -> {
-                    try (KeyedLocks.Held held = locks.lock(id)) {
-                      Session session = sessions.remove(id);
-                      if (session != null) {
-                        destroy(session, !session.persistent());
-                      }
-                    }
-                  }));
+    for (String id : table.ids()) {
+      stoppers.add(Thread.ofVirtual().start(() -> stop(id)));
     }
     for (Thread stopper : stoppers) {
       try {
@@ -359,21 +336,34 @@ public final class SessionManager implements AutoCloseable {
     }
   }
 
+  private void stop(String id) {
+    try (KeyedLocks.Held held = table.lockSettled(id)) {
+      Session session = table.get(id);
+      if (session != null) {
+        table.remove(id);
+        destroy(session, !session.persistent());
+      }
+    } catch (BoxException e) {
+      log.warn("could not stop session {}: {}", id, e.getMessage());
+    }
+  }
+
   @Override
   public void close() {
     shutdown();
   }
 
+  /** Locks the session {@code id} once no start of it is in progress (bounded). */
   KeyedLocks.Held lock(String id) {
-    return locks.lock(id);
+    return table.lockSettled(id);
   }
 
   @Nullable Session find(String id) {
-    return sessions.get(id);
+    return table.get(id);
   }
 
   Session require(String id) {
-    Session session = sessions.get(id);
+    Session session = table.get(id);
     if (session == null) {
       throw new BoxSessionNotFoundException("session " + id + " not found");
     }
@@ -384,40 +374,69 @@ public final class SessionManager implements AutoCloseable {
 
   private Use acquire(BoxSpec spec, boolean forExec) {
     String id = spec.sessionId();
-    backendLock.readLock().lock();
-    try (KeyedLocks.Held held = locks.lock(id)) {
-      checkRunning();
-      Session existing = sessions.get(id);
-      if (existing != null) {
-        String conflict = existing.conflictWith(spec);
-        if (conflict != null) {
-          throw new BoxSessionConflictException(
-              "Box session " + id + " already exists with " + conflict);
-        }
-        if (existing.mountsDifferFrom(spec)) {
-          log.info("Box session {} extra_mounts changed, recreating", id);
-          sessions.remove(id);
-          destroy(existing, false);
-        } else if (!existing.sandbox().isAlive()) {
-          log.warn("Box session {} backend disappeared, recreating", id);
-          sessions.remove(id);
-          destroy(existing, false);
-        } else {
+    try (BackendSlot.Lease lease = slot.lease()) {
+      Session stale;
+      try (KeyedLocks.Held held = table.lockSettled(id)) {
+        checkRunning();
+        Session existing = table.get(id);
+        if (existing != null && reusable(existing, spec)) {
           existing.touch(clock.instant());
           if (forExec) {
             existing.execStarted();
           }
           return new Use(existing, false);
         }
+        if (existing != null) {
+          table.remove(id);
+        }
+        table.claim(id);
+        stale = existing;
       }
-      Session session = create(spec);
+      return startClaimed(spec, forExec, lease.backend(), stale);
+    }
+  }
+
+  /**
+   * Whether {@code existing} serves {@code spec} as it is; one with other extra mounts or whose
+   * sandbox is gone is recreated.
+   *
+   * @throws BoxSessionConflictException when a compared field differs
+   */
+  private static boolean reusable(Session existing, BoxSpec spec) {
+    String conflict = existing.conflictWith(spec);
+    if (conflict != null) {
+      throw new BoxSessionConflictException(
+          "Box session " + spec.sessionId() + " already exists with " + conflict);
+    }
+    if (existing.mountsDifferFrom(spec)) {
+      log.info("Box session {} extra_mounts changed, recreating", spec.sessionId());
+      return false;
+    }
+    if (!existing.sandbox().isAlive()) {
+      log.warn("Box session {} backend disappeared, recreating", spec.sessionId());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Replaces {@code stale} (if any) with a new sandbox for the claimed id, holding no lock, and
+   * settles the claim whatever happens.
+   */
+  private Use startClaimed(
+      BoxSpec spec, boolean forExec, SandboxBackend backend, @Nullable Session stale) {
+    Session session = null;
+    try {
+      if (stale != null) {
+        destroy(stale, false);
+      }
+      session = create(spec, backend);
       if (forExec) {
         session.execStarted();
       }
-      sessions.put(id, session);
       return new Use(session, true);
     } finally {
-      backendLock.readLock().unlock();
+      table.settle(spec.sessionId(), session);
     }
   }
 
@@ -427,7 +446,7 @@ public final class SessionManager implements AutoCloseable {
     }
   }
 
-  private Session create(BoxSpec spec) {
+  private Session create(BoxSpec spec, SandboxBackend backend) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -437,7 +456,7 @@ public final class SessionManager implements AutoCloseable {
     }
     HostPathPolicy hostPaths = specs.policy();
     List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
-    reserveSlot();
+    table.reserve(config.maxSessions());
     String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
     Path privateWorkspace = null;
     try {
@@ -451,28 +470,15 @@ public final class SessionManager implements AutoCloseable {
       log.info("created session {} ({})", spec.sessionId(), sandbox.id());
       return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
     } catch (IOException e) {
-      occupied.decrementAndGet();
+      table.release();
       throw new BoxException(
           dev.box.api.BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
     } catch (RuntimeException e) {
-      occupied.decrementAndGet();
+      table.release();
       if (privateWorkspace != null && !spec.persistent()) {
         workspaces.remove(privateWorkspace);
       }
       throw e;
-    }
-  }
-
-  private void reserveSlot() {
-    int max = config.maxSessions();
-    while (true) {
-      int current = occupied.get();
-      if (current >= max) {
-        throw new BoxCapacityExceededException("Box session capacity reached (" + max + ")");
-      }
-      if (occupied.compareAndSet(current, current + 1)) {
-        return;
-      }
     }
   }
 
@@ -484,7 +490,7 @@ public final class SessionManager implements AutoCloseable {
     } catch (RuntimeException e) {
       log.warn("destroying session {} failed: {}", session.id(), e.toString());
     } finally {
-      occupied.decrementAndGet();
+      table.release();
       @Nullable Path workspace = session.privateWorkspace();
       if (removeWorkspace && workspace != null) {
         workspaces.remove(workspace);
