@@ -17,7 +17,6 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -57,14 +56,7 @@ class SessionStartLockingTest {
   /** Opens {@code name}, once {@link #selected} lets it. */
   private BackendChoice select(String name) {
     selecting.countDown();
-    try {
-      if (!selected.await(60, SECONDS)) {
-        throw new IllegalStateException("the test never let the selection end");
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    awaitOpened(selected, "the selection end");
     return new BackendChoice(name.equals("bwrap") ? bwrap : docker, name, "test", Map.of());
   }
 
@@ -80,9 +72,31 @@ class SessionStartLockingTest {
     return BoxSpec.builder(id).build();
   }
 
-  private CompletableFuture<SessionManager.Acquired> createInBackground(String id) {
-    return CompletableFuture.supplyAsync(
-        () -> sessions.createOrReuse(spec(id)), r -> Thread.ofVirtual().start(r));
+  private Background<SessionManager.Acquired> createInBackground(String id) {
+    return Background.start(() -> sessions.createOrReuse(spec(id)));
+  }
+
+  /** Creates {@code id} in the background and returns once its start blocks in the backend. */
+  private Background<SessionManager.Acquired> createBlockedInStart(String id) throws Exception {
+    Background<SessionManager.Acquired> create = createInBackground(id);
+    assertThat(docker.entered.await(30, SECONDS)).isTrue();
+    return create;
+  }
+
+  private Background<SessionManager.Switch> switchInBackground(String name) {
+    return Background.start(() -> sessions.switchBackend(name));
+  }
+
+  /** Waits for {@code latch}, which the test opens; fails when it never does. */
+  private static void awaitOpened(CountDownLatch latch, String what) {
+    try {
+      if (!latch.await(60, SECONDS)) {
+        throw new IllegalStateException("the test never let " + what);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   /** Work running on its own thread, so a test can see it block. */
@@ -90,6 +104,11 @@ class SessionStartLockingTest {
     static <T> Background<T> start(Callable<T> work) {
       FutureTask<T> task = new FutureTask<>(work);
       return new Background<>(task, Thread.ofVirtual().start(task));
+    }
+
+    /** The outcome, waiting for it at most 30 s. */
+    T get() throws Exception {
+      return result.get(30, SECONDS);
     }
 
     /** Waits until the thread is parked: it waits for what the test holds. */
@@ -107,54 +126,47 @@ class SessionStartLockingTest {
   @Test
   void aSwitchDuringASlowStart_isRefusedAtOnce_andDoesNotCloseTheStartingBackend()
       throws Exception {
-    CompletableFuture<SessionManager.Acquired> create = createInBackground("s1");
-    assertThat(docker.entered.await(30, SECONDS)).isTrue();
+    Background<SessionManager.Acquired> create = createBlockedInStart("s1");
 
-    CompletableFuture<SessionManager.Switch> switched =
-        CompletableFuture.supplyAsync(
-            () -> sessions.switchBackend("bwrap"), r -> Thread.ofVirtual().start(r));
+    Background<SessionManager.Switch> switched = switchInBackground("bwrap");
 
-    assertThat(switched.get(30, SECONDS)).isEqualTo(SessionManager.Switch.BUSY);
+    assertThat(switched.get()).isEqualTo(SessionManager.Switch.BUSY);
     assertThat(docker.closed).isFalse();
     docker.release.countDown();
-    assertThat(create.get(30, SECONDS).created()).isTrue();
+    assertThat(create.get().created()).isTrue();
     assertThat(sessions.backendChoice().backend()).isSameAs(docker);
   }
 
   @Test
   void aSecondRequestForTheSameId_waitsForTheStartInProgress_andReusesItsSandbox()
       throws Exception {
-    CompletableFuture<SessionManager.Acquired> first = createInBackground("s1");
-    assertThat(docker.entered.await(30, SECONDS)).isTrue();
-    Background<SessionManager.Acquired> second =
-        Background.start(() -> sessions.createOrReuse(spec("s1"))).awaitBlocked();
+    Background<SessionManager.Acquired> first = createBlockedInStart("s1");
+    Background<SessionManager.Acquired> second = createInBackground("s1").awaitBlocked();
 
     docker.release.countDown();
 
-    assertThat(first.get(30, SECONDS).created()).isTrue();
-    assertThat(second.result().get(30, SECONDS).created()).isFalse();
+    assertThat(first.get().created()).isTrue();
+    assertThat(second.get().created()).isFalse();
     assertThat(docker.starts).hasValue(1);
     assertThat(sessions.size()).isEqualTo(1);
   }
 
   @Test
   void otherIdsAndReads_doNotWaitForASlowStart() throws Exception {
-    CompletableFuture<SessionManager.Acquired> slow = createInBackground("slow");
-    assertThat(docker.entered.await(30, SECONDS)).isTrue();
+    Background<SessionManager.Acquired> slow = createBlockedInStart("slow");
     docker.entered = new CountDownLatch(1);
     docker.startsBlock = false;
 
-    assertThat(createInBackground("other").get(30, SECONDS).created()).isTrue();
+    assertThat(createInBackground("other").get().created()).isTrue();
     assertThat(sessions.list()).extracting(i -> i.sessionId()).containsExactly("other");
 
     docker.release.countDown();
-    assertThat(slow.get(30, SECONDS).created()).isTrue();
+    assertThat(slow.get().created()).isTrue();
   }
 
   @Test
   void aDeleteDuringTheStart_waitsForIt_andStopsTheNewSandbox() throws Exception {
-    CompletableFuture<SessionManager.Acquired> create = createInBackground("s1");
-    assertThat(docker.entered.await(30, SECONDS)).isTrue();
+    Background<SessionManager.Acquired> create = createBlockedInStart("s1");
     Background<Boolean> delete =
         Background.start(
                 () -> {
@@ -165,8 +177,8 @@ class SessionStartLockingTest {
 
     docker.release.countDown();
 
-    assertThat(create.get(30, SECONDS).created()).isTrue();
-    assertThat(delete.result().get(30, SECONDS)).isTrue();
+    assertThat(create.get().created()).isTrue();
+    assertThat(delete.get()).isTrue();
     assertThat(sessions.size()).isZero();
     await().atMost(30, SECONDS).until(() -> docker.destroyed.get() == 1);
   }
@@ -187,17 +199,14 @@ class SessionStartLockingTest {
   void aCreateDuringASwitch_waitsForIt_andStartsOnTheNewBackend() throws Exception {
     selected = new CountDownLatch(1);
     bwrap.startsBlock = false;
-    CompletableFuture<SessionManager.Switch> switched =
-        CompletableFuture.supplyAsync(
-            () -> sessions.switchBackend("bwrap"), r -> Thread.ofVirtual().start(r));
+    Background<SessionManager.Switch> switched = switchInBackground("bwrap");
     assertThat(selecting.await(30, SECONDS)).isTrue();
 
-    Background<SessionManager.Acquired> create =
-        Background.start(() -> sessions.createOrReuse(spec("s1"))).awaitBlocked();
+    Background<SessionManager.Acquired> create = createInBackground("s1").awaitBlocked();
     selected.countDown();
 
-    assertThat(switched.get(30, SECONDS)).isEqualTo(SessionManager.Switch.DONE);
-    assertThat(create.result().get(30, SECONDS).info().backendName()).isEqualTo("bwrap");
+    assertThat(switched.get()).isEqualTo(SessionManager.Switch.DONE);
+    assertThat(create.get().info().backendName()).isEqualTo("bwrap");
     assertThat(docker.starts).hasValue(0);
   }
 
@@ -231,13 +240,8 @@ class SessionStartLockingTest {
       starts.incrementAndGet();
       boolean block = startsBlock;
       entered.countDown();
-      try {
-        if (block && !release.await(60, SECONDS)) {
-          throw new IllegalStateException("the test never released the start");
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException(e);
+      if (block) {
+        awaitOpened(release, "the start end");
       }
       return new FakeSandbox(spec.sandboxName(), destroyed);
     }
