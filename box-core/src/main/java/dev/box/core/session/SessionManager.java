@@ -1,8 +1,6 @@
 package dev.box.core.session;
 
-import dev.box.api.BoxBackendUnavailableException;
 import dev.box.api.BoxCapacityExceededException;
-import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
@@ -14,9 +12,7 @@ import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.ProcessSpec;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxMount;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.policy.HostPathPolicy;
@@ -25,7 +21,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -65,6 +60,8 @@ public final class SessionManager implements AutoCloseable {
   private final ExecRunner runner;
   private final SessionTable table = new SessionTable(START_WAIT);
   private final ProcessManager processes;
+  private final SessionSandboxes sandboxes;
+  private final SessionReaper reaper;
   private volatile boolean shuttingDown;
 
   /**
@@ -107,6 +104,17 @@ public final class SessionManager implements AutoCloseable {
             new HostPathPolicy(config.dataDir(), config.allowedMountRoots()));
     this.runner = new ExecRunner(config.maxOutputBytes());
     this.processes = new ProcessManager(this, config.processes(), clock);
+    this.sandboxes =
+        new SessionSandboxes(
+            table,
+            specs,
+            workspaces,
+            processes,
+            clock,
+            instanceId,
+            () -> this.config.maxSessions(),
+            () -> shuttingDown);
+    this.reaper = new SessionReaper(table, sandboxes, clock);
   }
 
   /** The managed processes of these sessions. */
@@ -243,7 +251,7 @@ public final class SessionManager implements AutoCloseable {
     try (KeyedLocks.Held held = table.lockSettled(id)) {
       Session session = require(id);
       table.remove(id);
-      destroy(session, true);
+      sandboxes.stop(session, true);
     }
   }
 
@@ -287,33 +295,7 @@ public final class SessionManager implements AutoCloseable {
    */
   public int reapIdle() {
     Duration ttl = config.sessionTtl();
-    if (ttl.isZero()) {
-      return 0;
-    }
-    int reaped = 0;
-    for (Session candidate : List.copyOf(table.sessions())) {
-      if (!isIdle(candidate, ttl)) {
-        continue;
-      }
-      try (KeyedLocks.Held held = table.lock(candidate.id())) {
-        Session current = table.get(candidate.id());
-        if (current != candidate || !isIdle(current, ttl)) {
-          continue;
-        }
-        table.remove(current.id());
-        log.info("reaping idle session {}", current.id());
-        destroy(current, true);
-        reaped++;
-      }
-    }
-    return reaped;
-  }
-
-  private boolean isIdle(Session session, Duration ttl) {
-    return !session.persistent()
-        && session.activeExecs() == 0
-        && !session.hasRunningProcess()
-        && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());
+    return ttl.isZero() ? 0 : reaper.reapIdle(ttl);
   }
 
   /**
@@ -322,30 +304,7 @@ public final class SessionManager implements AutoCloseable {
    */
   public void shutdown() {
     shuttingDown = true;
-    List<Thread> stoppers = new ArrayList<>();
-    for (String id : table.ids()) {
-      stoppers.add(Thread.ofVirtual().start(() -> stop(id)));
-    }
-    for (Thread stopper : stoppers) {
-      try {
-        stopper.join(Duration.ofSeconds(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
-  }
-
-  private void stop(String id) {
-    try (KeyedLocks.Held held = table.lockSettled(id)) {
-      Session session = table.get(id);
-      if (session != null) {
-        table.remove(id);
-        destroy(session, !session.persistent());
-      }
-    } catch (BoxException e) {
-      log.warn("could not stop session {}: {}", id, e.getMessage());
-    }
+    reaper.stopAll();
   }
 
   @Override
@@ -428,9 +387,9 @@ public final class SessionManager implements AutoCloseable {
     Session session = null;
     try {
       if (stale != null) {
-        destroy(stale, false);
+        sandboxes.stop(stale, false);
       }
-      session = create(spec, backend);
+      session = sandboxes.start(spec, backend);
       if (forExec) {
         session.execStarted();
       }
@@ -443,59 +402,6 @@ public final class SessionManager implements AutoCloseable {
   private void checkRunning() {
     if (shuttingDown) {
       throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
-    }
-  }
-
-  private Session create(BoxSpec spec, SandboxBackend backend) {
-    BackendStatus status = backend.status();
-    if (!status.available()) {
-      throw new BoxBackendUnavailableException(
-          status.name().equals(BackendStatus.NONE)
-              ? status.reason()
-              : "Box backend " + status.name() + " is unavailable: " + status.reason());
-    }
-    HostPathPolicy hostPaths = specs.policy();
-    List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
-    table.reserve(config.maxSessions());
-    String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
-    Path privateWorkspace = null;
-    try {
-      SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
-      privateWorkspace = workspace.privateDir();
-      Sandbox sandbox = backend.start(specs.sandboxSpec(spec, workspace, extra));
-      if (shuttingDown) {
-        sandbox.destroy();
-        throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
-      }
-      log.info("created session {} ({})", spec.sessionId(), sandbox.id());
-      return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
-    } catch (IOException e) {
-      table.release();
-      throw new BoxException(
-          dev.box.api.BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
-    } catch (RuntimeException e) {
-      table.release();
-      if (privateWorkspace != null && !spec.persistent()) {
-        workspaces.remove(privateWorkspace);
-      }
-      throw e;
-    }
-  }
-
-  private void destroy(Session session, boolean removeWorkspace) {
-    session.markClosing();
-    try {
-      processes.stopAll(session);
-      session.sandbox().destroy();
-    } catch (RuntimeException e) {
-      log.warn("destroying session {} failed: {}", session.id(), e.toString());
-    } finally {
-      table.release();
-      @Nullable Path workspace = session.privateWorkspace();
-      if (removeWorkspace && workspace != null) {
-        workspaces.remove(workspace);
-      }
-      log.info("stopped session {}", session.id());
     }
   }
 }
