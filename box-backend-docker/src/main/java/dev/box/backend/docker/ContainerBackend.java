@@ -1,38 +1,29 @@
 package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
-import dev.box.api.Cidr;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
-import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -55,28 +46,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class ContainerBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(ContainerBackend.class);
-  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
-  private static final Duration REPROBE_INTERVAL = Duration.ofSeconds(5);
-
-  /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
-  static final String SANDBOX_USER = "1000:1000";
-
-  private static final int SANDBOX_UID = 1000;
-
-  /**
-   * Keeps the container running. PID 1 is box-guard's init when the guard is available (then it is
-   * filtered too: the engine's init is not, and a process of the same user could rewrite it through
-   * /proc/1/mem), else the engine's init; either reaps orphans.
-   */
-  private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
-
-  private static final Map<String, String> BASE_ENV =
-      Map.of(
-          "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-          "HOME", "/tmp",
-          "LANG", "C.UTF-8",
-          "PYTHONUNBUFFERED", "1");
 
   /**
    * The settings of a container backend.
@@ -111,16 +81,17 @@ public final class ContainerBackend implements SandboxBackend {
 
   private final Settings settings;
   private final EngineClient client;
-  private final EgressPolicy egress;
   private final NetnsFirewall firewall;
   private final Path workspaces;
   private final String instanceId;
   private final String dataLabel;
   private final SyscallGuard guard;
   private final EngineProfile engineProfile;
+  private final ContainerCreateBody createBody;
+  private final ContainerEgress egress;
+  private final ImagePuller puller;
+  private final EngineProbe probe;
   private volatile boolean cpuLimit;
-  private volatile BackendStatus status;
-  private volatile long probedAt;
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -151,7 +122,6 @@ public final class ContainerBackend implements SandboxBackend {
   ContainerBackend(
       Settings settings, Path dataDir, String instanceId, EgressPolicy egress, SyscallGuard guard) {
     this.settings = settings;
-    this.egress = egress;
     this.firewall = NetnsFirewall.probe();
     this.guard = guard;
     this.engineProfile = EngineProfile.read(settings.seccompProfile());
@@ -160,8 +130,20 @@ public final class ContainerBackend implements SandboxBackend {
     this.instanceId = instanceId;
     this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.cpuLimit = settings.cpuLimit();
-    this.status = probe();
-    this.probedAt = System.nanoTime();
+    this.createBody =
+        new ContainerCreateBody(settings.engine(), engineProfile, guard, instanceId, dataLabel);
+    this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
+    this.puller = new ImagePuller(client, settings.engine(), settings.pullTimeout());
+    this.probe =
+        new EngineProbe(
+            settings.engine(),
+            settings.socket(),
+            client,
+            firewall,
+            engineProfile,
+            seccompEnforced(),
+            () -> cpuLimit);
+    BackendStatus status = probe.status();
     if (!cpuLimit) {
       warnCpuLimitDisabled();
     }
@@ -249,8 +231,7 @@ public final class ContainerBackend implements SandboxBackend {
     }
     if (enabled != cpuLimit) {
       cpuLimit = enabled;
-      status = probe();
-      probedAt = System.nanoTime();
+      probe.refresh();
       if (!enabled) {
         warnCpuLimitDisabled();
       }
@@ -259,100 +240,16 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    BackendStatus current = status;
-    if (!current.available() && System.nanoTime() - probedAt > REPROBE_INTERVAL.toNanos()) {
-      current = probe();
-      status = current;
-      probedAt = System.nanoTime();
-    }
-    return current;
-  }
-
-  private BackendStatus probe() {
-    Map<String, String> enforced = new LinkedHashMap<>();
-    String mechanism = settings.engine() + "-cgroup";
-    enforced.put("memory", mechanism);
-    enforced.put("pids", mechanism);
-    enforced.put("cpu", cpuLimit ? mechanism : "none");
-    enforced.put("timeout", "kill");
-    enforced.put("output", "bounded");
-    enforced.put(
-        "egress",
-        firewall.available() ? firewall.status() : firewall.status() + "; network on is refused");
-    enforced.put("seccomp", seccompEnforced());
-    Set<String> capabilities =
-        Set.of(
-            BoxCapabilities.IMAGES,
-            BoxCapabilities.READ_ONLY_ROOTFS,
-            BoxCapabilities.PROCESS_MEMORY_LIMIT);
-    String where = " at " + settings.socket();
-    String profileError = engineProfile.error();
-    if (profileError != null) {
-      return new BackendStatus(name(), false, profileError, enforced);
-    }
-    if (!Files.exists(settings.socket())) {
-      return new BackendStatus(
-          name(), false, "no " + engineTitle() + " API socket" + where + hint(), enforced);
-    }
-    try {
-      EngineClient.Response version = client.call("GET", "/version", null, PROBE_TIMEOUT);
-      if (!version.ok()) {
-        return new BackendStatus(
-            name(),
-            false,
-            engineTitle() + " answered " + version.status() + where + ": " + version.message(),
-            enforced);
-      }
-      JsonNode v = version.json();
-      String reason =
-          engineTitle()
-              + " "
-              + v.path("Version").asText("?")
-              + " (API "
-              + v.path("ApiVersion").asText("?")
-              + ")"
-              + where;
-      return new BackendStatus(name(), true, reason, enforced, capabilities);
-    } catch (IOException e) {
-      return new BackendStatus(
-          name(),
-          false,
-          "cannot reach " + engineTitle() + where + ": " + e.getMessage() + hint(),
-          enforced);
-    }
-  }
-
-  private String engineTitle() {
-    return settings.engine().equals("podman") ? "Podman" : "Docker Engine";
-  }
-
-  private String hint() {
-    return settings.engine().equals("podman")
-        ? " (start it with: podman system service --time=0 unix://" + settings.socket() + ")"
-        : " (start dockerd, or set docker_host)";
+    return probe.status();
   }
 
   @Override
   public Sandbox start(SandboxSpec spec) {
-    BackendStatus current = status();
-    if (!current.available()) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          settings.engine() + " backend is unavailable: " + current.reason());
-    }
-    boolean networkOn = spec.network() == BoxNetworkMode.ON;
-    if (networkOn && !firewall.available()) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "network on is unavailable on this server: the container could not be kept off the host"
-              + " (egress: "
-              + firewall.status()
-              + ")");
-    }
+    checkCanStart(spec);
     String image = image(spec);
     String name = containerName(spec.sessionId());
-    Map<String, Object> body = createBody(spec, image);
-    MountOwnership.prepare(spec, workspaces, SANDBOX_UID);
+    Map<String, Object> body = createBody.of(spec, image, cpuLimit);
+    MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     try {
       containerId = create(name, body, image);
@@ -363,74 +260,56 @@ public final class ContainerBackend implements SandboxBackend {
             BoxErrorCode.INTERNAL_ERROR,
             settings.engine() + " backend error: cannot start container: " + started.message());
       }
-      if (networkOn) {
-        closeEgress(containerId, spec);
+      if (spec.network() == BoxNetworkMode.ON) {
+        egress.close(containerId, spec);
       }
       return new ContainerSandbox(
-          client, name, containerId, SANDBOX_USER, BASE_ENV, guard.available());
+          client,
+          name,
+          containerId,
+          ContainerCreateBody.SANDBOX_USER,
+          ContainerCreateBody.BASE_ENV,
+          guard.available());
     } catch (IOException e) {
       remove(containerId == null ? name : containerId);
-      // An engine that went away is unavailable (503, probed again later), not an internal error.
-      BackendStatus now = probe();
-      status = now;
-      probedAt = System.nanoTime();
-      if (!now.available()) {
-        throw new BoxException(
-            BoxErrorCode.BACKEND_UNAVAILABLE,
-            settings.engine() + " backend is unavailable: " + now.reason(),
-            e);
-      }
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, settings.engine() + " backend error: " + e.getMessage(), e);
+      throw engineError(e);
     } catch (RuntimeException e) {
       remove(containerId == null ? name : containerId);
       throw e;
     }
   }
 
-  /**
-   * Loads the egress firewall into the container's network namespace, found through the pid of its
-   * init; DNS may go to the resolvers the engine wrote into the container's resolv.conf.
-   */
-  private void closeEgress(String containerId, SandboxSpec spec) throws IOException {
-    EngineClient.Response inspect =
-        client.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
-    long pid = inspect.json().path("State").path("Pid").asLong(0);
-    if (!inspect.ok() || pid <= 0) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          settings.engine()
-              + " backend error: cannot find the container's process to close its network: "
-              + inspect.message());
+  /** An engine that went away is unavailable (503, probed again later), not an internal error. */
+  private BoxException engineError(IOException e) {
+    BackendStatus now = probe.refresh();
+    if (!now.available()) {
+      return new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          settings.engine() + " backend is unavailable: " + now.reason(),
+          e);
     }
-    List<Cidr> resolvers = resolvers(inspect.json().path("ResolvConfPath").asText(""));
-    firewall.apply(
-        pid,
-        EgressRuleset.render(
-            egress, spec.egress(), NetnsFirewall.hostAddresses(), List.of(), resolvers));
+    return new BoxException(
+        BoxErrorCode.INTERNAL_ERROR, settings.engine() + " backend error: " + e.getMessage(), e);
   }
 
-  /** The nameservers of a resolv.conf the engine wrote; none when it cannot be read. */
-  private static List<Cidr> resolvers(String resolvConf) {
-    if (resolvConf.isEmpty()) {
-      return List.of();
+  /**
+   * Refuses a start that cannot succeed here: the engine is down, or no firewall for network on.
+   */
+  private void checkCanStart(SandboxSpec spec) {
+    BackendStatus current = status();
+    if (!current.available()) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          settings.engine() + " backend is unavailable: " + current.reason());
     }
-    List<Cidr> out = new ArrayList<>();
-    try {
-      for (String line : Files.readAllLines(Path.of(resolvConf))) {
-        String[] words = line.strip().split("\\s+");
-        if (words.length >= 2 && words[0].equals("nameserver")) {
-          try {
-            out.add(Cidr.parse(words[1]));
-          } catch (IllegalArgumentException e) {
-            log.warn("ignoring nameserver {} of {}", words[1], resolvConf);
-          }
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot read the container's resolv.conf {}: {}", resolvConf, e.toString());
+    if (spec.network() == BoxNetworkMode.ON && !firewall.available()) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the container could not be kept off the host"
+              + " (egress: "
+              + firewall.status()
+              + ")");
     }
-    return out;
   }
 
   private String image(SandboxSpec spec) {
@@ -450,78 +329,12 @@ public final class ContainerBackend implements SandboxBackend {
         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 
-  private Map<String, Object> createBody(SandboxSpec spec, String image) {
-    Map<String, Object> host = new LinkedHashMap<>();
-    host.put("CapDrop", List.of("ALL"));
-    List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
-    engineProfile.securityOpt(settings.engine()).ifPresent(securityOpt::add);
-    host.put("SecurityOpt", securityOpt);
-    // box-guard's init replaces the engine's: see HOLDER.
-    host.put("Init", !guard.available());
-    host.put("PidsLimit", spec.pidsLimit());
-    long memory = spec.memoryMb() * 1024L * 1024L;
-    host.put("Memory", memory);
-    host.put("MemorySwap", memory);
-    if (cpuLimit) {
-      host.put("NanoCpus", Math.round(spec.cpus() * 1_000_000_000d));
-    }
-    if (spec.network() == BoxNetworkMode.OFF) {
-      host.put("NetworkMode", "none");
-    }
-    if (spec.readOnlyRootfs()) {
-      host.put("ReadonlyRootfs", true);
-      host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
-    }
-    // Mounts, not Binds: a path containing ':' cannot be mistaken for a mode or a second path.
-    List<Map<String, Object>> mounts = new ArrayList<>();
-    SandboxMount workspace = spec.workspace();
-    if (workspace != null) {
-      mounts.add(mount(workspace));
-    }
-    spec.extraMounts().forEach(m -> mounts.add(mount(m)));
-    Path binary = guard.binary();
-    if (binary != null) {
-      mounts.add(mount(new SandboxMount(binary, SyscallGuard.SANDBOX_PATH, true)));
-    }
-    host.put("Mounts", mounts);
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("Image", image);
-    body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(HOLDER) : HOLDER);
-    body.put("Entrypoint", List.of());
-    // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
-    body.put("Healthcheck", Map.of("Test", List.of("NONE")));
-    body.put("User", SANDBOX_USER);
-    body.put("WorkingDir", "/");
-    body.put("Env", ContainerSandbox.envList(BASE_ENV));
-    body.put(
-        "Labels",
-        Map.of(
-            "langbot.box",
-            "true",
-            "langbot.session_id",
-            spec.sessionId(),
-            "langbot.box.instance_id",
-            instanceId,
-            "dev.box.data",
-            dataLabel));
-    body.put("HostConfig", host);
-    return body;
-  }
-
-  private static Map<String, Object> mount(SandboxMount mount) {
-    return Map.of(
-        "Type", "bind",
-        "Source", mount.hostPath().toString(),
-        "Target", mount.sandboxPath(),
-        "ReadOnly", mount.readOnly());
-  }
-
   /** Creates the container, pulling the image first when the engine does not have it. */
   private String create(String name, Map<String, Object> body, String image) throws IOException {
     String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
     EngineClient.Response created = client.call("POST", path, body, CALL_TIMEOUT);
     if (created.status() == 404) {
-      pull(image);
+      puller.pull(image);
       created = client.call("POST", path, body, CALL_TIMEOUT);
     }
     String id = created.json().path("Id").asText("");
@@ -531,54 +344,6 @@ public final class ContainerBackend implements SandboxBackend {
           settings.engine() + " backend error: cannot create container: " + created.message());
     }
     return id;
-  }
-
-  /**
-   * Pulls {@code image}, waiting at most the pull timeout; a failed or timed-out pull is an error
-   * and no container is created.
-   */
-  private void pull(String image) {
-    log.info("image {} is not present in {}; pulling it", image, settings.engine());
-    String path = "/images/create?fromImage=" + URLEncoder.encode(image, StandardCharsets.UTF_8);
-    EngineClient.Response answer;
-    try {
-      answer = client.call("POST", path, null, settings.pullTimeout());
-    } catch (java.net.SocketTimeoutException e) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "image "
-              + image
-              + " is not present and pulling it timed out after "
-              + settings.pullTimeout().toSeconds()
-              + " s");
-    } catch (IOException e) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "image " + image + " is not present and cannot be pulled: " + e.getMessage());
-    }
-    String error = answer.ok() ? pullError(answer.body()) : answer.message();
-    if (error != null) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "image " + image + " is not present and cannot be pulled: " + oneLine(error));
-    }
-  }
-
-  /** The error in a pull's progress stream (one JSON object per line), or null. */
-  private static @Nullable String pullError(byte[] body) {
-    for (String line : new String(body, StandardCharsets.UTF_8).split("\n")) {
-      if (line.isBlank()) {
-        continue;
-      }
-      JsonNode node = new EngineClient.Response(200, line.getBytes(StandardCharsets.UTF_8)).json();
-      if (node.hasNonNull("error")) {
-        return node.get("error").asText();
-      }
-      if (node.hasNonNull("errorDetail")) {
-        return node.get("errorDetail").path("message").asText();
-      }
-    }
-    return null;
   }
 
   private void remove(String nameOrId) {
@@ -629,10 +394,5 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public void close() {
     // Connections are per request; nothing to release.
-  }
-
-  private static String oneLine(String text) {
-    String line = text.strip().replaceAll("\\s+", " ");
-    return line.length() > 300 ? line.substring(0, 300) : line;
   }
 }

@@ -1,11 +1,7 @@
 package dev.box.core.session;
 
-import dev.box.api.BoxBackendUnavailableException;
 import dev.box.api.BoxCapacityExceededException;
-import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
-import dev.box.api.BoxHostMountMode;
-import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
@@ -16,10 +12,7 @@ import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.ProcessSpec;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxMount;
-import dev.box.core.backend.SandboxSpec;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.policy.HostPathPolicy;
@@ -28,13 +21,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,29 +32,36 @@ import org.slf4j.LoggerFactory;
  * The sessions of one runtime: create or reuse by id, exec, delete, idle reaping and shutdown.
  *
  * <p>Work on one session id is serialised by a per-id lock; different ids never wait for each
- * other, and no lock is held while a command runs, so execs in one session run concurrently.
- * Validation and the host-path policy run before any request reaches the backend.
+ * other, and no lock is held while a command runs, so execs in one session run concurrently. No
+ * lock is held while a backend starts a sandbox either (an image pull may take minutes): the id is
+ * claimed, and a second request for it waits for that start, at most {@link #START_WAIT} ({@link
+ * SessionTable}); a backend switch meanwhile answers {@link Switch#BUSY} ({@link BackendSlot}).
+ * Validation and the host-path policy run before any request reaches the backend ({@link
+ * SandboxSpecs}).
  */
 public final class SessionManager implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
 
-  private volatile SandboxBackend backend;
-  private volatile BackendChoice choice;
-  private volatile BackendChoice.@Nullable Selector selector;
+  /**
+   * How long a request waits for another request's start of the same session: longer than a start
+   * takes, an image pull included ({@code pull_timeout_sec}, 300 s by default).
+   */
+  static final Duration START_WAIT = Duration.ofMinutes(10);
 
-  /** Held for reading while a session is acquired, for writing while the backend is replaced. */
-  private final ReentrantReadWriteLock backendLock = new ReentrantReadWriteLock();
+  /** How long a request waits for a backend switch in progress (close, probe, orphan cleanup). */
+  static final Duration SWITCH_WAIT = Duration.ofMinutes(2);
 
+  private final BackendSlot slot;
   private volatile RuntimeConfig config;
   private final Clock clock;
   private final String instanceId;
-  private volatile HostPathPolicy policy;
+  private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
   private final ExecRunner runner;
-  private final ConcurrentHashMap<String, Session> sessions = new ConcurrentHashMap<>();
-  private final KeyedLocks locks = new KeyedLocks();
-  private final AtomicInteger occupied = new AtomicInteger();
+  private final SessionTable table = new SessionTable(START_WAIT);
   private final ProcessManager processes;
+  private final SessionSandboxes sandboxes;
+  private final SessionReaper reaper;
   private volatile boolean shuttingDown;
 
   /**
@@ -91,8 +87,7 @@ public final class SessionManager implements AutoCloseable {
    */
   public SessionManager(
       BackendChoice choice, RuntimeConfig config, Clock clock, String instanceId) {
-    this.backend = choice.backend();
-    this.choice = choice;
+    this.slot = new BackendSlot(choice, SWITCH_WAIT);
     this.config = config;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -101,10 +96,25 @@ public final class SessionManager implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
     }
-    this.policy = new HostPathPolicy(config.dataDir(), config.allowedMountRoots());
     this.workspaces = new WorkspaceStore(config.dataDir());
+    this.specs =
+        new SandboxSpecs(
+            instanceId,
+            workspaces,
+            new HostPathPolicy(config.dataDir(), config.allowedMountRoots()));
     this.runner = new ExecRunner(config.maxOutputBytes());
     this.processes = new ProcessManager(this, config.processes(), clock);
+    this.sandboxes =
+        new SessionSandboxes(
+            table,
+            specs,
+            workspaces,
+            processes,
+            clock,
+            instanceId,
+            () -> this.config.maxSessions(),
+            () -> shuttingDown);
+    this.reaper = new SessionReaper(table, sandboxes, clock);
   }
 
   /** The managed processes of these sessions. */
@@ -114,7 +124,7 @@ public final class SessionManager implements AutoCloseable {
 
   /** Removes what earlier instances of this data directory left behind. */
   public void removeOrphans() {
-    backend.removeOrphans();
+    slot.backend().removeOrphans();
     try {
       workspaces.removeOrphans(instanceId);
     } catch (IOException e) {
@@ -126,10 +136,15 @@ public final class SessionManager implements AutoCloseable {
   public record Acquired(BoxSessionInfo info, boolean created) {}
 
   /**
-   * Returns the session {@code spec.session_id}, creating it when it does not exist.
+   * Returns the session {@code spec.session_id}, creating it when it does not exist. While another
+   * request starts the same session, this one waits for that start and reuses its sandbox.
    *
    * @throws BoxSessionConflictException when it exists with a different compared field
    * @throws BoxCapacityExceededException when {@code max_sessions} sessions exist
+   * @throws dev.box.api.BoxRuntimeUnavailableException when another request's start of the same
+   *     session is still running after {@link #START_WAIT}
+   * @throws dev.box.api.BoxBackendUnavailableException when a backend switch is still running after
+   *     {@link #SWITCH_WAIT}
    */
   public Acquired createOrReuse(BoxSpec spec) {
     Use use = acquire(spec, false);
@@ -143,7 +158,7 @@ public final class SessionManager implements AutoCloseable {
 
   /** Every session, oldest first. */
   public List<BoxSessionInfo> list() {
-    return sessions.values().stream()
+    return table.sessions().stream()
         .map(Session::info)
         .sorted(Comparator.comparing(BoxSessionInfo::createdAt))
         .toList();
@@ -151,17 +166,17 @@ public final class SessionManager implements AutoCloseable {
 
   /** How many sessions exist. */
   public int size() {
-    return sessions.size();
+    return table.size();
   }
 
   /** The backend's status. */
   public BackendStatus backendStatus() {
-    return backend.status();
+    return slot.backend().status();
   }
 
   /** The backend in use and how it was chosen. */
   public BackendChoice backendChoice() {
-    return choice;
+    return slot.choice();
   }
 
   /**
@@ -169,7 +184,7 @@ public final class SessionManager implements AutoCloseable {
    * (a backend the operator named) the backend never changes.
    */
   public void allowBackendSwitch(BackendChoice.Selector selector) {
-    this.selector = selector;
+    slot.allowSwitch(selector);
   }
 
   /** What {@link #switchBackend} did. */
@@ -178,45 +193,26 @@ public final class SessionManager implements AutoCloseable {
     DONE,
     /** The backend was chosen by the operator and is kept. */
     FIXED,
-    /** Sessions exist: the backend changes only while there is none. */
+    /**
+     * Sessions exist or are being started: the backend changes only while there is none, and never
+     * under a start in progress.
+     */
     BUSY
   }
 
   /**
    * Replaces the backend with the one {@code name} selects, as LangBot's runtime re-selects on
    * {@code box_init}: only while no session exists, and never a backend the operator named. The new
-   * backend removes its orphans; the old one is closed.
+   * backend removes its orphans; the old one is closed. Never waits for a start in progress: it
+   * answers {@link Switch#BUSY} then.
    */
   public Switch switchBackend(String name) {
-    BackendChoice.Selector select = selector;
-    if (select == null) {
-      return Switch.FIXED;
-    }
-    backendLock.writeLock().lock();
-    try {
-      if (name.equals(choice.requested()) || name.equals(backend.name())) {
-        return Switch.DONE;
-      }
-      if (!sessions.isEmpty() || occupied.get() > 0) {
-        return Switch.BUSY;
-      }
-      // Closed first: no session runs on it, and a new backend of the same kind may reuse what
-      // this one would remove on close (bubblewrap's cgroup base).
-      backend.close();
-      BackendChoice next = select.select(name);
-      choice = next;
-      backend = next.backend();
-      backend.removeOrphans();
-      log.info("backend is now {} ({}): box.backend={}", backend.name(), next.why(), name);
-      return Switch.DONE;
-    } finally {
-      backendLock.writeLock().unlock();
-    }
+    return slot.switchTo(name, table::inUse);
   }
 
   /** Applies the backend's own configuration section ({@link SandboxBackend#configure}). */
   public void configureBackend(Map<String, Object> section) {
-    backend.configure(section);
+    slot.backend().configure(section);
   }
 
   /**
@@ -234,12 +230,12 @@ public final class SessionManager implements AutoCloseable {
    * every host path is refused. Existing sessions keep their mounts.
    */
   public void applyAllowedMountRoots(List<Path> roots) {
-    policy = HostPathPolicy.restrictedTo(config.dataDir(), roots);
+    specs.policy(HostPathPolicy.restrictedTo(config.dataDir(), roots));
   }
 
   /** The host-path policy in force for new sessions. */
   public HostPathPolicy hostPathPolicy() {
-    return policy;
+    return specs.policy();
   }
 
   /** The runtime's settings. */
@@ -248,15 +244,14 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
-   * Stops the session {@code id} and everything running in it, and removes its private workspace.
+   * Stops the session {@code id} and everything running in it, and removes its private workspace; a
+   * start of it in progress is waited for first.
    */
   public void delete(String id) {
-    try (KeyedLocks.Held held = locks.lock(id)) {
-      Session session = sessions.remove(id);
-      if (session == null) {
-        throw new BoxSessionNotFoundException("session " + id + " not found");
-      }
-      destroy(session, true);
+    try (KeyedLocks.Held held = table.lockSettled(id)) {
+      Session session = require(id);
+      table.remove(id);
+      sandboxes.stop(session, true);
     }
   }
 
@@ -276,7 +271,7 @@ public final class SessionManager implements AutoCloseable {
           runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
       return new BoxExecutionResult(
           session.id(),
-          backend.name(),
+          slot.backend().name(),
           outcome.status(),
           outcome.exitCode(),
           outcome.stdout(),
@@ -300,62 +295,16 @@ public final class SessionManager implements AutoCloseable {
    */
   public int reapIdle() {
     Duration ttl = config.sessionTtl();
-    if (ttl.isZero()) {
-      return 0;
-    }
-    int reaped = 0;
-    for (Session candidate : List.copyOf(sessions.values())) {
-      if (!isIdle(candidate, ttl)) {
-        continue;
-      }
-      try (KeyedLocks.Held held = locks.lock(candidate.id())) {
-        Session current = sessions.get(candidate.id());
-        if (current != candidate || !isIdle(current, ttl)) {
-          continue;
-        }
-        sessions.remove(current.id());
-        log.info("reaping idle session {}", current.id());
-        destroy(current, true);
-        reaped++;
-      }
-    }
-    return reaped;
-  }
-
-  private boolean isIdle(Session session, Duration ttl) {
-    return !session.persistent()
-        && session.activeExecs() == 0
-        && !session.hasRunningProcess()
-        && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());
+    return ttl.isZero() ? 0 : reaper.reapIdle(ttl);
   }
 
   /**
-   * Refuses new work and stops every session; private workspaces of persistent sessions are kept.
+   * Refuses new work and stops every session, those being started included once their start ends;
+   * private workspaces of persistent sessions are kept.
    */
   public void shutdown() {
     shuttingDown = true;
-    List<Thread> stoppers = new ArrayList<>();
-    for (String id : List.copyOf(sessions.keySet())) {
-      stoppers.add(
-          Thread.ofVirtual()
-              .start(
-                  () -> {
-                    try (KeyedLocks.Held held = locks.lock(id)) {
-                      Session session = sessions.remove(id);
-                      if (session != null) {
-                        destroy(session, !session.persistent());
-                      }
-                    }
-                  }));
-    }
-    for (Thread stopper : stoppers) {
-      try {
-        stopper.join(Duration.ofSeconds(30));
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return;
-      }
-    }
+    reaper.stopAll();
   }
 
   @Override
@@ -363,16 +312,17 @@ public final class SessionManager implements AutoCloseable {
     shutdown();
   }
 
+  /** Locks the session {@code id} once no start of it is in progress (bounded). */
   KeyedLocks.Held lock(String id) {
-    return locks.lock(id);
+    return table.lockSettled(id);
   }
 
   @Nullable Session find(String id) {
-    return sessions.get(id);
+    return table.get(id);
   }
 
   Session require(String id) {
-    Session session = sessions.get(id);
+    Session session = table.get(id);
     if (session == null) {
       throw new BoxSessionNotFoundException("session " + id + " not found");
     }
@@ -383,159 +333,75 @@ public final class SessionManager implements AutoCloseable {
 
   private Use acquire(BoxSpec spec, boolean forExec) {
     String id = spec.sessionId();
-    backendLock.readLock().lock();
-    try (KeyedLocks.Held held = locks.lock(id)) {
-      checkRunning();
-      Session existing = sessions.get(id);
-      if (existing != null) {
-        String conflict = existing.conflictWith(spec);
-        if (conflict != null) {
-          throw new BoxSessionConflictException(
-              "Box session " + id + " already exists with " + conflict);
-        }
-        if (existing.mountsDifferFrom(spec)) {
-          log.info("Box session {} extra_mounts changed, recreating", id);
-          sessions.remove(id);
-          destroy(existing, false);
-        } else if (!existing.sandbox().isAlive()) {
-          log.warn("Box session {} backend disappeared, recreating", id);
-          sessions.remove(id);
-          destroy(existing, false);
-        } else {
+    try (BackendSlot.Lease lease = slot.lease()) {
+      Session stale;
+      try (KeyedLocks.Held held = table.lockSettled(id)) {
+        checkRunning();
+        Session existing = table.get(id);
+        if (existing != null && reusable(existing, spec)) {
           existing.touch(clock.instant());
           if (forExec) {
             existing.execStarted();
           }
           return new Use(existing, false);
         }
+        if (existing != null) {
+          table.remove(id);
+        }
+        table.claim(id);
+        stale = existing;
       }
-      Session session = create(spec);
+      return startClaimed(spec, forExec, lease.backend(), stale);
+    }
+  }
+
+  /**
+   * Whether {@code existing} serves {@code spec} as it is; one with other extra mounts or whose
+   * sandbox is gone is recreated.
+   *
+   * @throws BoxSessionConflictException when a compared field differs
+   */
+  private static boolean reusable(Session existing, BoxSpec spec) {
+    String conflict = existing.conflictWith(spec);
+    if (conflict != null) {
+      throw new BoxSessionConflictException(
+          "Box session " + spec.sessionId() + " already exists with " + conflict);
+    }
+    if (existing.mountsDifferFrom(spec)) {
+      log.info("Box session {} extra_mounts changed, recreating", spec.sessionId());
+      return false;
+    }
+    if (!existing.sandbox().isAlive()) {
+      log.warn("Box session {} backend disappeared, recreating", spec.sessionId());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Replaces {@code stale} (if any) with a new sandbox for the claimed id, holding no lock, and
+   * settles the claim whatever happens.
+   */
+  private Use startClaimed(
+      BoxSpec spec, boolean forExec, SandboxBackend backend, @Nullable Session stale) {
+    Session session = null;
+    try {
+      if (stale != null) {
+        sandboxes.stop(stale, false);
+      }
+      session = sandboxes.start(spec, backend);
       if (forExec) {
         session.execStarted();
       }
-      sessions.put(id, session);
       return new Use(session, true);
     } finally {
-      backendLock.readLock().unlock();
+      table.settle(spec.sessionId(), session);
     }
   }
 
   private void checkRunning() {
     if (shuttingDown) {
       throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
-    }
-  }
-
-  private Session create(BoxSpec spec) {
-    HostPathPolicy hostPaths = policy;
-    BackendStatus status = backend.status();
-    if (!status.available()) {
-      throw new BoxBackendUnavailableException(
-          status.name().equals(BackendStatus.NONE)
-              ? status.reason()
-              : "Box backend " + status.name() + " is unavailable: " + status.reason());
-    }
-    List<SandboxMount> extra = new ArrayList<>();
-    for (BoxMountSpec mount : spec.extraMounts()) {
-      if (mount.mode() != BoxHostMountMode.NONE) {
-        checkMountPath(mount.mountPath());
-        HostPathPolicy.HostDirectory host =
-            hostPaths.checkDirectory(mount.hostPath(), mount.mode() == BoxHostMountMode.RW);
-        extra.add(
-            new SandboxMount(
-                host.path(),
-                mount.mountPath(),
-                mount.mode() == BoxHostMountMode.RO,
-                host.created()));
-      }
-    }
-    reserveSlot();
-    String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
-    Path privateWorkspace = null;
-    try {
-      SandboxMount workspace = null;
-      if (spec.hostPathMode() != BoxHostMountMode.NONE) {
-        checkMountPath(spec.mountPath());
-        boolean readOnly = spec.hostPathMode() == BoxHostMountMode.RO;
-        String hostPath = spec.hostPath();
-        HostPathPolicy.HostDirectory host;
-        if (hostPath != null) {
-          host = hostPaths.checkDirectory(hostPath, !readOnly);
-        } else {
-          privateWorkspace = workspaces.create(name);
-          host = new HostPathPolicy.HostDirectory(privateWorkspace, true);
-        }
-        workspace = new SandboxMount(host.path(), spec.mountPath(), readOnly, host.created());
-      }
-      SandboxSpec sandboxSpec =
-          new SandboxSpec(
-              spec.sessionId(),
-              SandboxNames.of(instanceId, spec.sessionId()),
-              instanceId,
-              spec.image(),
-              spec.network(),
-              workspace,
-              extra,
-              spec.readOnlyRootfs(),
-              spec.cpus(),
-              spec.memoryMb(),
-              spec.pidsLimit(),
-              spec.egress());
-      Sandbox sandbox = backend.start(sandboxSpec);
-      if (shuttingDown) {
-        sandbox.destroy();
-        throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
-      }
-      log.info("created session {} ({})", spec.sessionId(), sandbox.id());
-      return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
-    } catch (IOException e) {
-      occupied.decrementAndGet();
-      throw new BoxException(
-          dev.box.api.BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
-    } catch (RuntimeException e) {
-      occupied.decrementAndGet();
-      if (privateWorkspace != null && !spec.persistent()) {
-        workspaces.remove(privateWorkspace);
-      }
-      throw e;
-    }
-  }
-
-  private static void checkMountPath(String mountPath) {
-    Path normal = Path.of(mountPath).normalize();
-    if (normal.getNameCount() == 0 || !normal.toString().equals(mountPath.replaceAll("/+$", ""))) {
-      throw new BoxValidationException(
-          "mount_path " + mountPath + " must be a normalised directory below /");
-    }
-  }
-
-  private void reserveSlot() {
-    int max = config.maxSessions();
-    while (true) {
-      int current = occupied.get();
-      if (current >= max) {
-        throw new BoxCapacityExceededException("Box session capacity reached (" + max + ")");
-      }
-      if (occupied.compareAndSet(current, current + 1)) {
-        return;
-      }
-    }
-  }
-
-  private void destroy(Session session, boolean removeWorkspace) {
-    session.markClosing();
-    try {
-      processes.stopAll(session);
-      session.sandbox().destroy();
-    } catch (RuntimeException e) {
-      log.warn("destroying session {} failed: {}", session.id(), e.toString());
-    } finally {
-      occupied.decrementAndGet();
-      @Nullable Path workspace = session.privateWorkspace();
-      if (removeWorkspace && workspace != null) {
-        workspaces.remove(workspace);
-      }
-      log.info("stopped session {}", session.id());
     }
   }
 }

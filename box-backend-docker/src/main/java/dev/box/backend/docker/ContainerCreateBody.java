@@ -1,0 +1,142 @@
+package dev.box.backend.docker;
+
+import dev.box.api.BoxNetworkMode;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.guard.SyscallGuard;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Engine API body that creates a session's container: the hardening, the session's limits and
+ * mounts, the holder that keeps it running, and the labels orphan cleanup goes by.
+ */
+final class ContainerCreateBody {
+
+  /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
+  static final String SANDBOX_USER = "1000:1000";
+
+  /** The uid of {@link #SANDBOX_USER}, which owns what the sandbox may write in its mounts. */
+  static final int SANDBOX_UID = 1000;
+
+  /** The environment every container and exec starts with. */
+  static final Map<String, String> BASE_ENV =
+      Map.of(
+          "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "HOME", "/tmp",
+          "LANG", "C.UTF-8",
+          "PYTHONUNBUFFERED", "1");
+
+  /**
+   * Keeps the container running. PID 1 is box-guard's init when the guard is available (then it is
+   * filtered too: the engine's init is not, and a process of the same user could rewrite it through
+   * /proc/1/mem), else the engine's init; either reaps orphans.
+   */
+  private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
+
+  private final String engine;
+  private final EngineProfile engineProfile;
+  private final SyscallGuard guard;
+  private final String instanceId;
+  private final String dataLabel;
+
+  /**
+   * @param engine {@code docker} or {@code podman}
+   * @param engineProfile the seccomp profile the engine applies
+   * @param guard box-guard, mounted into the container when it is available
+   * @param instanceId the id of this server instance, a label
+   * @param dataLabel the hash of the server's data directory, a label
+   */
+  ContainerCreateBody(
+      String engine,
+      EngineProfile engineProfile,
+      SyscallGuard guard,
+      String instanceId,
+      String dataLabel) {
+    this.engine = engine;
+    this.engineProfile = engineProfile;
+    this.guard = guard;
+    this.instanceId = instanceId;
+    this.dataLabel = dataLabel;
+  }
+
+  /** The body for the container of {@code spec} from {@code image}, with a CPU quota or not. */
+  Map<String, Object> of(SandboxSpec spec, String image, boolean cpuLimit) {
+    Path binary = guard.binary();
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("Image", image);
+    body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(HOLDER) : HOLDER);
+    body.put("Entrypoint", List.of());
+    // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
+    body.put("Healthcheck", Map.of("Test", List.of("NONE")));
+    body.put("User", SANDBOX_USER);
+    body.put("WorkingDir", "/");
+    body.put("Env", ContainerSandbox.envList(BASE_ENV));
+    body.put(
+        "Labels",
+        Map.of(
+            "langbot.box",
+            "true",
+            "langbot.session_id",
+            spec.sessionId(),
+            "langbot.box.instance_id",
+            instanceId,
+            "dev.box.data",
+            dataLabel));
+    body.put("HostConfig", hostConfig(spec, cpuLimit, binary));
+    return body;
+  }
+
+  private Map<String, Object> hostConfig(
+      SandboxSpec spec, boolean cpuLimit, @Nullable Path guardBinary) {
+    Map<String, Object> host = new LinkedHashMap<>();
+    host.put("CapDrop", List.of("ALL"));
+    List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
+    engineProfile.securityOpt(engine).ifPresent(securityOpt::add);
+    host.put("SecurityOpt", securityOpt);
+    // box-guard's init replaces the engine's: see HOLDER.
+    host.put("Init", !guard.available());
+    host.put("PidsLimit", spec.pidsLimit());
+    long memory = spec.memoryMb() * 1024L * 1024L;
+    host.put("Memory", memory);
+    host.put("MemorySwap", memory);
+    if (cpuLimit) {
+      host.put("NanoCpus", Math.round(spec.cpus() * 1_000_000_000d));
+    }
+    if (spec.network() == BoxNetworkMode.OFF) {
+      host.put("NetworkMode", "none");
+    }
+    if (spec.readOnlyRootfs()) {
+      host.put("ReadonlyRootfs", true);
+      host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
+    }
+    host.put("Mounts", mounts(spec, guardBinary));
+    return host;
+  }
+
+  /** Mounts, not Binds: a path containing ':' cannot be mistaken for a mode or a second path. */
+  private static List<Map<String, Object>> mounts(SandboxSpec spec, @Nullable Path guardBinary) {
+    List<Map<String, Object>> mounts = new ArrayList<>();
+    SandboxMount workspace = spec.workspace();
+    if (workspace != null) {
+      mounts.add(mount(workspace));
+    }
+    spec.extraMounts().forEach(m -> mounts.add(mount(m)));
+    if (guardBinary != null) {
+      mounts.add(mount(new SandboxMount(guardBinary, SyscallGuard.SANDBOX_PATH, true)));
+    }
+    return mounts;
+  }
+
+  private static Map<String, Object> mount(SandboxMount mount) {
+    return Map.of(
+        "Type", "bind",
+        "Source", mount.hostPath().toString(),
+        "Target", mount.sandboxPath(),
+        "ReadOnly", mount.readOnly());
+  }
+}

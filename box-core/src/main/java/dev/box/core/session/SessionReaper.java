@@ -1,0 +1,89 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Deletes the sessions that have been idle too long, and every session at shutdown. */
+final class SessionReaper {
+  private static final Logger log = LoggerFactory.getLogger(SessionReaper.class);
+  private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(30);
+
+  private final SessionTable table;
+  private final SessionSandboxes sandboxes;
+  private final Clock clock;
+
+  SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock) {
+    this.table = table;
+    this.sandboxes = sandboxes;
+    this.clock = clock;
+  }
+
+  /**
+   * Deletes every non-persistent session idle for at least {@code ttl} with no exec or managed
+   * process running.
+   *
+   * @return how many sessions were reaped
+   */
+  int reapIdle(Duration ttl) {
+    int reaped = 0;
+    for (Session candidate : List.copyOf(table.sessions())) {
+      if (!isIdle(candidate, ttl)) {
+        continue;
+      }
+      try (KeyedLocks.Held held = table.lock(candidate.id())) {
+        Session current = table.get(candidate.id());
+        if (current != candidate || !isIdle(current, ttl)) {
+          continue;
+        }
+        table.remove(current.id());
+        log.info("reaping idle session {}", current.id());
+        sandboxes.stop(current, true);
+        reaped++;
+      }
+    }
+    return reaped;
+  }
+
+  private boolean isIdle(Session session, Duration ttl) {
+    return !session.persistent()
+        && session.activeExecs() == 0
+        && !session.hasRunningProcess()
+        && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());
+  }
+
+  /**
+   * Stops every session in parallel, those being started once their start ends, waiting for each at
+   * most 30 s; private workspaces of persistent sessions are kept.
+   */
+  void stopAll() {
+    List<Thread> stoppers = new ArrayList<>();
+    for (String id : table.ids()) {
+      stoppers.add(Thread.ofVirtual().start(() -> stop(id)));
+    }
+    for (Thread stopper : stoppers) {
+      try {
+        stopper.join(SHUTDOWN_WAIT);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  private void stop(String id) {
+    try (KeyedLocks.Held held = table.lockSettled(id)) {
+      Session session = table.get(id);
+      if (session != null) {
+        table.remove(id);
+        sandboxes.stop(session, !session.persistent());
+      }
+    } catch (BoxException e) {
+      log.warn("could not stop session {}: {}", id, e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxBackendUnavailableException;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.BoxSpec;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.policy.HostPathPolicy;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Starts and stops the sandbox of one session: its unit of capacity, its private workspace and its
+ * managed processes. Holds no lock; the caller orders work on one id ({@link SessionTable}).
+ */
+final class SessionSandboxes {
+  private static final Logger log = LoggerFactory.getLogger(SessionSandboxes.class);
+
+  private final SessionTable table;
+  private final SandboxSpecs specs;
+  private final WorkspaceStore workspaces;
+  private final ProcessManager processes;
+  private final Clock clock;
+  private final String instanceId;
+  private final IntSupplier maxSessions;
+  private final BooleanSupplier shuttingDown;
+
+  SessionSandboxes(
+      SessionTable table,
+      SandboxSpecs specs,
+      WorkspaceStore workspaces,
+      ProcessManager processes,
+      Clock clock,
+      String instanceId,
+      IntSupplier maxSessions,
+      BooleanSupplier shuttingDown) {
+    this.table = table;
+    this.specs = specs;
+    this.workspaces = workspaces;
+    this.processes = processes;
+    this.clock = clock;
+    this.instanceId = instanceId;
+    this.maxSessions = maxSessions;
+    this.shuttingDown = shuttingDown;
+  }
+
+  /**
+   * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity.
+   *
+   * @throws BoxException when the backend is unavailable, a mount is refused, the capacity is
+   *     reached, the runtime shuts down meanwhile, or the backend cannot start it
+   */
+  Session start(BoxSpec spec, SandboxBackend backend) {
+    BackendStatus status = backend.status();
+    if (!status.available()) {
+      throw new BoxBackendUnavailableException(
+          status.name().equals(BackendStatus.NONE)
+              ? status.reason()
+              : "Box backend " + status.name() + " is unavailable: " + status.reason());
+    }
+    HostPathPolicy hostPaths = specs.policy();
+    List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
+    table.reserve(maxSessions.getAsInt());
+    String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
+    Path privateWorkspace = null;
+    try {
+      SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
+      privateWorkspace = workspace.privateDir();
+      Sandbox sandbox = backend.start(specs.sandboxSpec(spec, workspace, extra));
+      if (shuttingDown.getAsBoolean()) {
+        sandbox.destroy();
+        throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
+      }
+      log.info("created session {} ({})", spec.sessionId(), sandbox.id());
+      return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
+    } catch (IOException e) {
+      table.release();
+      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
+    } catch (RuntimeException e) {
+      table.release();
+      if (privateWorkspace != null && !spec.persistent()) {
+        workspaces.remove(privateWorkspace);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Stops {@code session}'s processes and sandbox and gives back its capacity; its private
+   * workspace is removed when {@code removeWorkspace}. A failure is logged, never thrown.
+   */
+  void stop(Session session, boolean removeWorkspace) {
+    session.markClosing();
+    try {
+      processes.stopAll(session);
+      session.sandbox().destroy();
+    } catch (RuntimeException e) {
+      log.warn("destroying session {} failed: {}", session.id(), e.toString());
+    } finally {
+      table.release();
+      @Nullable Path workspace = session.privateWorkspace();
+      if (removeWorkspace && workspace != null) {
+        workspaces.remove(workspace);
+      }
+      log.info("stopped session {}", session.id());
+    }
+  }
+}
