@@ -17,7 +17,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,7 +45,7 @@ public final class ExecRunner implements AutoCloseable {
   private final int maxOutputBytes;
   private final Ticker ticker;
   private final Executor pumps;
-  private final @Nullable ExecutorService ownPumps;
+  private final boolean ownsPumps;
 
   /**
    * Creates a runner with pump threads of its own ({@link #newPumpPool()}), which {@link #close()}
@@ -55,7 +54,7 @@ public final class ExecRunner implements AutoCloseable {
    * @param maxOutputBytes bytes kept per stream (head and tail)
    */
   public ExecRunner(int maxOutputBytes) {
-    this(maxOutputBytes, Ticker.system(), newPumpPool());
+    this(maxOutputBytes, Ticker.system(), newPumpPool(), true);
   }
 
   /**
@@ -67,19 +66,14 @@ public final class ExecRunner implements AutoCloseable {
    *     (see {@link #newPumpPool()}), and no bound below two per concurrent exec
    */
   public ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps) {
-    this(maxOutputBytes, ticker, pumps, null);
+    this(maxOutputBytes, ticker, pumps, false);
   }
 
-  private ExecRunner(int maxOutputBytes, Ticker ticker, ExecutorService own) {
-    this(maxOutputBytes, ticker, own, own);
-  }
-
-  private ExecRunner(
-      int maxOutputBytes, Ticker ticker, Executor pumps, @Nullable ExecutorService ownPumps) {
+  private ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps, boolean ownsPumps) {
     this.maxOutputBytes = maxOutputBytes;
     this.ticker = ticker;
     this.pumps = pumps;
-    this.ownPumps = ownPumps;
+    this.ownsPumps = ownsPumps;
   }
 
   /**
@@ -102,8 +96,8 @@ public final class ExecRunner implements AutoCloseable {
    */
   @Override
   public void close() {
-    if (ownPumps != null) {
-      ownPumps.shutdownNow();
+    if (ownsPumps && pumps instanceof ExecutorService own) {
+      own.shutdownNow();
     }
   }
 
