@@ -75,9 +75,18 @@ public final class BoxClient implements AutoCloseable {
   private final HttpClient http;
   private final ObjectMapper mapper = BoxJson.newMapper();
   private final Set<ProcessAttachment> attachments = ConcurrentHashMap.newKeySet();
+  private final Ticker ticker;
+  private final Sleeper sleeper;
 
-  private BoxClient(URI baseUri, @Nullable String controlToken, Duration requestTimeout) {
+  private BoxClient(
+      URI baseUri,
+      @Nullable String controlToken,
+      Duration requestTimeout,
+      Ticker ticker,
+      Sleeper sleeper) {
     this.baseUri = baseUri;
+    this.ticker = ticker;
+    this.sleeper = sleeper;
     this.base = baseUri.toString().replaceAll("/+$", "");
     this.authorization = controlToken == null ? null : "Bearer " + controlToken;
     this.requestTimeout = requestTimeout;
@@ -288,6 +297,16 @@ public final class BoxClient implements AutoCloseable {
     return requestTimeout;
   }
 
+  /** What attachments measure silence by. */
+  Ticker ticker() {
+    return ticker;
+  }
+
+  /** What attachments wait on between reconnect attempts. */
+  Sleeper sleeper() {
+    return sleeper;
+  }
+
   /**
    * Opens one raw-mode relay connection and returns once the server accepted it.
    *
@@ -413,6 +432,8 @@ public final class BoxClient implements AutoCloseable {
     private final URI baseUri;
     private @Nullable String controlToken;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+    private Ticker ticker = Ticker.system();
+    private Sleeper sleeper = Sleeper.system();
 
     private Builder(URI baseUri) {
       String scheme = baseUri.getScheme();
@@ -533,9 +554,16 @@ public final class BoxClient implements AutoCloseable {
       return this;
     }
 
+    /** Lets attachments read {@code ticker} and wait on {@code sleeper} (tests give fakes). */
+    Builder time(Ticker ticker, Sleeper sleeper) {
+      this.ticker = ticker;
+      this.sleeper = sleeper;
+      return this;
+    }
+
     /** A client with these settings. */
     public BoxClient build() {
-      return new BoxClient(baseUri, controlToken, requestTimeout);
+      return new BoxClient(baseUri, controlToken, requestTimeout, ticker, sleeper);
     }
   }
 }

@@ -28,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * connection or the offset happens under {@link #dispatch}, so the offset a reconnect asks for is
  * exactly the offset after the last byte the listener saw. That lock is also why this state machine
  * is one class: the connection, the offset and the listener calls change together.
+ *
+ * <p>The idle check reads the client's {@link Ticker}, and the backoff between reconnect attempts
+ * waits on its {@link Sleeper}.
  */
 final class RelayAttachment implements ProcessAttachment {
   private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
@@ -45,13 +48,15 @@ final class RelayAttachment implements ProcessAttachment {
   private final String processId;
   private final ProcessListener listener;
   private final AttachOptions options;
+  private final Ticker ticker;
+  private final Sleeper sleeper;
   private final StdoutDecoder stdout;
   private final Outbox outbox;
   private final ReentrantLock dispatch = new ReentrantLock();
   private final LinkedBlockingQueue<Drop> drops = new LinkedBlockingQueue<>();
   private final AtomicBoolean ended = new AtomicBoolean();
   private volatile boolean detaching;
-  private volatile long lastReceived = System.nanoTime();
+  private volatile long lastReceived;
   private long offset = -1;
   private int attemptsSinceStart;
   private @Nullable RelayConnection current;
@@ -67,6 +72,9 @@ final class RelayAttachment implements ProcessAttachment {
     this.processId = processId;
     this.listener = listener;
     this.options = options;
+    this.ticker = client.ticker();
+    this.sleeper = client.sleeper();
+    this.lastReceived = ticker.read();
     this.stdout = new StdoutDecoder(listener, options);
     this.outbox = new Outbox("box-relay-send-" + processId, this::writeFailed);
   }
@@ -161,7 +169,7 @@ final class RelayAttachment implements ProcessAttachment {
 
   /** Any frame arrived: the connection is alive. */
   void received() {
-    lastReceived = System.nanoTime();
+    lastReceived = ticker.read();
   }
 
   void onStart(RelayConnection conn, long start) {
@@ -308,7 +316,7 @@ final class RelayAttachment implements ProcessAttachment {
           return;
         } else if (drop != null) {
           reconnect(drop);
-        } else if (!idle.isZero() && System.nanoTime() - lastReceived > idle.toNanos()) {
+        } else if (!idle.isZero() && ticker.read() - lastReceived > idle.toNanos()) {
           dispatch.lock();
           try {
             RelayConnection conn = current;
@@ -343,7 +351,7 @@ final class RelayAttachment implements ProcessAttachment {
         dispatch.unlock();
       }
       if (wait) {
-        Thread.sleep(backoff(attempt).toMillis());
+        sleeper.sleep(backoff(attempt));
       }
       wait = true;
       try {
@@ -402,7 +410,7 @@ final class RelayAttachment implements ProcessAttachment {
       }
       throw e;
     }
-    lastReceived = System.nanoTime();
+    lastReceived = ticker.read();
     dispatch.lock();
     try {
       if (current == conn) {

@@ -370,6 +370,61 @@ class ProcessAttachmentTest {
   }
 
   @Test
+  void failedReconnects_waitADoublingBackoffCappedAtTwoSeconds_thenEndWithAFailure() {
+    start("cat");
+    FakeTime time = new FakeTime();
+    try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
+      ProcessAttachment cat =
+          timed.attach(
+              session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(7));
+      cat.send("one").join();
+      recorder.expectLine("one");
+
+      proxy.refuseConnections(true);
+      proxy.dropConnections();
+
+      Failed failed = recorder.next(Failed.class);
+      assertThat(failed.failure())
+          .isInstanceOf(BoxRuntimeUnavailableException.class)
+          .hasMessageContaining("could not reconnect in 7 attempts");
+      assertThat(time.sleeps())
+          .containsExactly(
+              Duration.ofMillis(100),
+              Duration.ofMillis(200),
+              Duration.ofMillis(400),
+              Duration.ofMillis(800),
+              Duration.ofMillis(1600),
+              Duration.ofSeconds(2),
+              Duration.ofSeconds(2));
+    }
+  }
+
+  /** An hour of silence that only the fake ticker lets pass: the test would time out otherwise. */
+  @Test
+  void silence_isMeasuredByTheClientsTicker() {
+    start("cat");
+    FakeTime time = new FakeTime();
+    try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
+      ProcessAttachment cat =
+          timed.attach(
+              session,
+              "default",
+              recorder,
+              AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1)));
+      cat.send("one").join();
+      recorder.expectLine("one");
+
+      proxy.silenceServerToClient();
+      time.advance(Duration.ofHours(1).plusMillis(1));
+
+      recorder.next(Reconnect.class);
+      assertThat(time.sleeps()).containsExactly(Duration.ofMillis(100));
+      cat.send("two").join();
+      recorder.expectLine("two");
+    }
+  }
+
+  @Test
   void aListenerThatThrows_endsTheAttachmentWithItsFailure() {
     start("cat");
     List<Object> calls = new CopyOnWriteArrayList<>();

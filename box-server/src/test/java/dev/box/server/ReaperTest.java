@@ -8,7 +8,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
 /** Idle reaping, with time advanced by a clock the test controls instead of by sleeping. */
@@ -86,5 +89,23 @@ class ReaperTest {
       assertThat(box.get("/v1/sessions/used").text("last_used_at"))
           .isEqualTo("2026-01-01T00:00:50Z");
     }
+  }
+
+  @Test
+  void closingTheServer_endsItsReaperThread() {
+    Set<Thread> before = reaperThreads();
+    TestServer box = TestServer.start();
+    List<Thread> started = reaperThreads().stream().filter(t -> !before.contains(t)).toList();
+    assertThat(started).hasSize(1);
+
+    box.close();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> started.stream().noneMatch(Thread::isAlive));
+  }
+
+  private static Set<Thread> reaperThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals("box-session-reaper"))
+        .collect(Collectors.toSet());
   }
 }

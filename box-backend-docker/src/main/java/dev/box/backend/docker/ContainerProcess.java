@@ -11,8 +11,7 @@ import java.time.Duration;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -23,10 +22,10 @@ import org.slf4j.LoggerFactory;
  * A process started in a container with the engine's exec API.
  *
  * <p>Its output arrives multiplexed on the hijacked connection (an 8-byte header per frame), and is
- * split into stdout and stderr by one demultiplexer thread. Its exit is learnt by inspecting the
- * exec, because the engine keeps the stream open while a background process still holds it. The
- * process tree is found inside the container by a tag in its environment (see {@link
- * ContainerSandbox#signalTree}).
+ * split into stdout and stderr by one demultiplexer thread of the engine client's {@link
+ * EngineThreads}. Its exit is learnt by inspecting the exec, because the engine keeps the stream
+ * open while a background process still holds it. The process tree is found inside the container by
+ * a tag in its environment (see {@link ContainerSandbox#signalTree}).
  */
 final class ContainerProcess implements SandboxProcess {
   private static final Logger log = LoggerFactory.getLogger(ContainerProcess.class);
@@ -45,26 +44,9 @@ final class ContainerProcess implements SandboxProcess {
 
   private static final long LONG_LIVED_POLL_MILLIS = 1000;
 
-  /** Platform threads: they block on socket reads. */
-  private static final ExecutorService DEMUX =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "box-container-stream");
-            t.setDaemon(true);
-            return t;
-          });
-
-  private static final ScheduledExecutorService POLLER =
-      Executors.newScheduledThreadPool(
-          2,
-          r -> {
-            Thread t = new Thread(r, "box-container-exit");
-            t.setDaemon(true);
-            return t;
-          });
-
   private final ContainerSandbox sandbox;
   private final EngineClient engine;
+  private final ScheduledExecutorService exits;
   private final String execId;
   private final String tag;
   private final SocketChannel channel;
@@ -83,6 +65,7 @@ final class ContainerProcess implements SandboxProcess {
       boolean withStdin) {
     this.sandbox = sandbox;
     this.engine = engine;
+    this.exits = engine.threads().exits();
     this.execId = execId;
     this.tag = tag;
     this.channel = connection.channel();
@@ -91,8 +74,8 @@ final class ContainerProcess implements SandboxProcess {
       closeQuietly(this.stdin);
     }
     InputStream in = connection.in();
-    DEMUX.execute(() -> demultiplex(in));
-    POLLER.schedule(() -> poll(FIRST_POLL_MILLIS), FIRST_POLL_MILLIS, TimeUnit.MILLISECONDS);
+    engine.threads().streams().execute(() -> demultiplex(in));
+    pollAfter(FIRST_POLL_MILLIS, FIRST_POLL_MILLIS);
   }
 
   private void demultiplex(InputStream in) {
@@ -127,7 +110,7 @@ final class ContainerProcess implements SandboxProcess {
       }
       // The stream ends when the process and all holders of its output are gone: look now.
       if (!exit.isDone()) {
-        POLLER.execute(() -> poll(1));
+        pollAfter(0, 1);
       }
     }
   }
@@ -165,7 +148,19 @@ final class ContainerProcess implements SandboxProcess {
     long cap =
         System.nanoTime() - startedAt < LONG_LIVED_NANOS ? MAX_POLL_MILLIS : LONG_LIVED_POLL_MILLIS;
     long next = Math.min(cap, delayMillis * 2);
-    POLLER.schedule(() -> poll(next), delayMillis, TimeUnit.MILLISECONDS);
+    pollAfter(delayMillis, next);
+  }
+
+  /**
+   * Polls in {@code delayMillis}, and then again {@code nextMillis} later if need be. Once the
+   * engine's threads are closed, nothing will look again: the process counts as killed.
+   */
+  private void pollAfter(long delayMillis, long nextMillis) {
+    try {
+      exits.schedule(() -> poll(nextMillis), delayMillis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      exit.complete(137);
+    }
   }
 
   @Override

@@ -13,8 +13,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,26 +24,47 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Request data reaches the engine only as JSON in a request body or as a URL-encoded path
  * segment; nothing is given to a shell or put on a command line.
+ *
+ * <p>Its {@link EngineThreads} enforce deadlines and run the streams and exit polls of the
+ * processes it starts; {@link #close()} shuts them down when the client created them.
  */
-final class EngineClient {
+final class EngineClient implements AutoCloseable {
   /** The API version Box speaks: Docker 20.10 and Podman 4 both serve it. */
   static final String API = "/v1.41";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** Closes connections whose deadline passed: a blocked read then fails. */
-  private static final ScheduledExecutorService DEADLINES =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "box-engine-deadline");
-            t.setDaemon(true);
-            return t;
-          });
-
   private final UnixDomainSocketAddress address;
+  private final EngineThreads threads;
+  private final boolean ownsThreads;
 
+  /** A client with threads of its own, which {@link #close()} shuts down. */
   EngineClient(Path socket) {
+    this(socket, new EngineThreads(), true);
+  }
+
+  /** A client on the caller's threads, which {@link #close()} leaves alone. */
+  EngineClient(Path socket, EngineThreads threads) {
+    this(socket, threads, false);
+  }
+
+  private EngineClient(Path socket, EngineThreads threads, boolean ownsThreads) {
     this.address = UnixDomainSocketAddress.of(socket);
+    this.threads = threads;
+    this.ownsThreads = ownsThreads;
+  }
+
+  /** The threads of this client and of the processes it starts. */
+  EngineThreads threads() {
+    return threads;
+  }
+
+  /** Shuts down the threads this client created; connections are per request. */
+  @Override
+  public void close() {
+    if (ownsThreads) {
+      threads.close();
+    }
   }
 
   /** An answer: its status and its body. */
@@ -138,19 +157,21 @@ final class EngineClient {
   record Hijacked(SocketChannel channel, InputStream in) {}
 
   /** Closes {@code channel} when {@code timeout} passes, setting {@code expired} first. */
-  private static ScheduledFuture<?> closeAfter(
+  private ScheduledFuture<?> closeAfter(
       SocketChannel channel, Duration timeout, AtomicBoolean expired) {
-    return DEADLINES.schedule(
-        () -> {
-          expired.set(true);
-          try {
-            channel.close();
-          } catch (IOException e) {
-            // Closing is all that is wanted.
-          }
-        },
-        timeout.toMillis(),
-        TimeUnit.MILLISECONDS);
+    return threads
+        .deadlines()
+        .schedule(
+            () -> {
+              expired.set(true);
+              try {
+                channel.close();
+              } catch (IOException e) {
+                // Closing is all that is wanted.
+              }
+            },
+            timeout.toMillis(),
+            TimeUnit.MILLISECONDS);
   }
 
   private static void writeRequest(

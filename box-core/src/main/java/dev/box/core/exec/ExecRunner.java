@@ -4,11 +4,14 @@ import dev.box.api.BoxExecutionStatus;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -25,8 +28,12 @@ import org.slf4j.LoggerFactory;
  * timed_out}. The sandbox itself survives. Output is read by one pump thread per stream while the
  * command runs; when the command exits while a background process it started still holds a stream,
  * the stream is drained and dropped (never closed under the writer) after a short grace.
+ *
+ * <p>Elapsed time and the drain deadline are read from a {@link Ticker}. The pumps run on an
+ * executor that is either given (and then belongs to the caller) or created by the runner (and then
+ * shut down by {@link #close()}).
  */
-public final class ExecRunner {
+public final class ExecRunner implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ExecRunner.class);
 
   /** How long to wait for the last output after the command exited (pipes hold a little). */
@@ -35,27 +42,63 @@ public final class ExecRunner {
   /** How long a killed tree may take to disappear before the exec answers anyway. */
   private static final Duration KILL_WAIT = Duration.ofSeconds(2);
 
-  /**
-   * Platform threads for the pumps: a blocking read of a pipe pins a virtual thread's carrier, and
-   * pinned carriers would delay the timers that enforce timeouts.
-   */
-  private static final ExecutorService PUMPS =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "box-exec-pump");
-            t.setDaemon(true);
-            return t;
-          });
-
   private final int maxOutputBytes;
+  private final Ticker ticker;
+  private final Executor pumps;
+  private final boolean ownsPumps;
 
   /**
-   * Creates a runner.
+   * Creates a runner with pump threads of its own ({@link #newPumpPool()}), which {@link #close()}
+   * shuts down, and the system ticker.
    *
    * @param maxOutputBytes bytes kept per stream (head and tail)
    */
   public ExecRunner(int maxOutputBytes) {
+    this(maxOutputBytes, Ticker.system(), newPumpPool(), true);
+  }
+
+  /**
+   * Creates a runner on the caller's pump threads; {@link #close()} leaves them alone.
+   *
+   * @param maxOutputBytes bytes kept per stream (head and tail)
+   * @param ticker measures the duration of an exec and the grace for its last output
+   * @param pumps runs one blocking read loop per stream of every exec: give it platform threads
+   *     (see {@link #newPumpPool()}), and no bound below two per concurrent exec
+   */
+  public ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps) {
+    this(maxOutputBytes, ticker, pumps, false);
+  }
+
+  private ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps, boolean ownsPumps) {
     this.maxOutputBytes = maxOutputBytes;
+    this.ticker = ticker;
+    this.pumps = pumps;
+    this.ownsPumps = ownsPumps;
+  }
+
+  /**
+   * A pool for the pumps: daemon platform threads named {@code box-exec-pump}, created on demand
+   * and ended after a minute unused. Platform threads, because a blocking read of a pipe pins a
+   * virtual thread's carrier, and pinned carriers would delay the timers that enforce timeouts.
+   */
+  public static ExecutorService newPumpPool() {
+    return Executors.newCachedThreadPool(
+        r -> {
+          Thread t = new Thread(r, "box-exec-pump");
+          t.setDaemon(true);
+          return t;
+        });
+  }
+
+  /**
+   * Shuts down the pump threads this runner created, interrupting pumps still running; pumps given
+   * to the constructor belong to the caller and are left alone.
+   */
+  @Override
+  public void close() {
+    if (ownsPumps && pumps instanceof ExecutorService own) {
+      own.shutdownNow();
+    }
   }
 
   /**
@@ -67,7 +110,7 @@ public final class ExecRunner {
    */
   public ExecOutcome run(Sandbox sandbox, ProcessSpec spec, Duration timeout)
       throws InterruptedException {
-    long started = System.nanoTime();
+    long started = ticker.read();
     SandboxProcess process = sandbox.spawn(spec);
     try {
       return await(process, timeout, started);
@@ -96,10 +139,10 @@ public final class ExecRunner {
       process.killTree();
       throw e;
     }
-    long drainDeadline = System.nanoTime() + DRAIN_GRACE.toNanos();
+    long drainDeadline = ticker.read() + DRAIN_GRACE.toNanos();
     finishPump(outPump, out, drainDeadline);
     finishPump(errPump, err, drainDeadline);
-    long durationMs = Duration.ofNanos(System.nanoTime() - started).toMillis();
+    long durationMs = Duration.ofNanos(ticker.read() - started).toMillis();
     String stderr = err.render();
     if (timedOut) {
       if (stderr.isEmpty()) {
@@ -124,10 +167,10 @@ public final class ExecRunner {
         err.droppedBytes());
   }
 
-  private static void finishPump(Future<?> pump, OutputCapture capture, long deadline)
+  private void finishPump(Future<?> pump, OutputCapture capture, long deadline)
       throws InterruptedException {
     try {
-      pump.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      pump.get(Math.max(0, deadline - ticker.read()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
       // A background process still holds the stream: stop keeping its bytes, keep draining them.
       capture.freeze();
@@ -136,8 +179,8 @@ public final class ExecRunner {
     }
   }
 
-  private static Future<?> pump(InputStream stream, OutputCapture capture) {
-    return PUMPS.submit(
+  private Future<?> pump(InputStream stream, OutputCapture capture) {
+    return CompletableFuture.runAsync(
         () -> {
           byte[] buffer = new byte[64 * 1024];
           try (stream) {
@@ -148,6 +191,7 @@ public final class ExecRunner {
           } catch (IOException e) {
             log.debug("output stream ended with an error", e);
           }
-        });
+        },
+        pumps);
   }
 }

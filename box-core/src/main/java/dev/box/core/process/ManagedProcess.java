@@ -6,6 +6,7 @@ import dev.box.api.BoxManagedProcessStatus;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -55,8 +56,9 @@ public final class ManagedProcess {
     this.spec = spec;
     this.process = process;
     this.startedAt = startedAt;
-    this.stdout = new StdoutBuffer(bufferBytes);
-    this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId());
+    Ticker ticker = Ticker.system();
+    this.stdout = new StdoutBuffer(bufferBytes, ticker);
+    this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId(), ticker);
   }
 
   /**

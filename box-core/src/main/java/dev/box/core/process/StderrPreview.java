@@ -1,5 +1,6 @@
 package dev.box.core.process;
 
+import dev.box.core.time.Ticker;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 
@@ -15,13 +16,16 @@ final class StderrPreview {
   private final StringBuilder text = new StringBuilder();
   private final Logger log;
   private final String name;
-  private long windowStart = System.nanoTime();
+  private final Ticker ticker;
+  private long windowStart;
   private int loggedInWindow;
   private int suppressed;
 
-  StderrPreview(Logger log, String name) {
+  StderrPreview(Logger log, String name, Ticker ticker) {
     this.log = log;
     this.name = name;
+    this.ticker = ticker;
+    this.windowStart = ticker.read();
   }
 
   synchronized void append(byte[] bytes, int length) {
@@ -34,7 +38,7 @@ final class StderrPreview {
   }
 
   private void logRateLimited(String chunk) {
-    long now = System.nanoTime();
+    long now = ticker.read();
     if (now - windowStart >= 1_000_000_000L) {
       if (suppressed > 0) {
         log.info("managed process {} stderr: suppressed={}", name, suppressed);

@@ -2,6 +2,7 @@ package dev.box.core.process;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.core.time.Ticker;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -19,6 +20,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 public final class StdoutBuffer {
   private final byte[] ring;
+  private final Ticker ticker;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition changed = lock.newCondition();
   private long start;
@@ -26,12 +28,22 @@ public final class StdoutBuffer {
   private long delivered;
   private boolean eof;
 
-  /** A buffer of {@code capacity} bytes. */
+  /** A buffer of {@code capacity} bytes whose reads time out by the system ticker. */
   public StdoutBuffer(int capacity) {
+    this(capacity, Ticker.system());
+  }
+
+  /**
+   * A buffer of {@code capacity} bytes.
+   *
+   * @param ticker measures how long a {@link #read} has waited
+   */
+  public StdoutBuffer(int capacity, Ticker ticker) {
     if (capacity < 1) {
       throw new IllegalArgumentException("capacity must be positive");
     }
     this.ring = new byte[capacity];
+    this.ticker = ticker;
   }
 
   /** The capacity in bytes. */
@@ -93,14 +105,14 @@ public final class StdoutBuffer {
    * @throws OffsetGoneException when {@code from} is older than the oldest byte kept
    */
   public byte[] read(long from, int max, Duration timeout) throws InterruptedException {
-    long deadline = System.nanoTime() + timeout.toNanos();
+    long deadline = ticker.read() + timeout.toNanos();
     lock.lock();
     try {
       if (from < start) {
         throw new OffsetGoneException(from, start);
       }
       while (from >= end && !eof) {
-        long left = deadline - System.nanoTime();
+        long left = deadline - ticker.read();
         if (left <= 0) {
           return new byte[0];
         }

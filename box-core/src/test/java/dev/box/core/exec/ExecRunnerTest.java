@@ -6,16 +6,27 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxExecutionStatus;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.FakeTicker;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** How {@link ExecRunner} leaves a process: released once it is done with it, however it ends. */
 class ExecRunnerTest {
   private final HostSandbox sandbox = new HostSandbox();
   private final ExecRunner runner = new ExecRunner(1024);
+
+  @AfterEach
+  void closeRunner() {
+    runner.close();
+  }
 
   private static ProcessSpec shell(String script) {
     return new ProcessSpec(new ProcessSpec.Shell(script), "/", Map.of(), false);
@@ -52,5 +63,69 @@ class ExecRunnerTest {
     assertThat(process.kills()).isPositive();
     assertThat(process.releases()).isEqualTo(1);
     await().until(() -> !process.isAlive());
+  }
+
+  @Test
+  void duration_isWhatTheTickerSaysTheCommandTook() throws Exception {
+    FakeTicker ticker = new FakeTicker();
+    ExecutorService pumps = ExecRunner.newPumpPool();
+    try (ExecRunner timed = new ExecRunner(1024, ticker, pumps)) {
+      Sandbox slow = new TickingSandbox(sandbox, ticker, Duration.ofMillis(1500));
+
+      ExecOutcome outcome = timed.run(slow, shell("echo hi"), Duration.ofSeconds(30));
+
+      assertThat(outcome.status()).isEqualTo(BoxExecutionStatus.COMPLETED);
+      assertThat(outcome.stdout()).isEqualTo("hi\n");
+      assertThat(outcome.durationMs()).isEqualTo(1500);
+    } finally {
+      pumps.shutdown();
+    }
+  }
+
+  @Test
+  void pumps_runOnTheGivenExecutor_whichClosingTheRunnerLeavesRunning() throws Exception {
+    ExecutorService pool = ExecRunner.newPumpPool();
+    AtomicInteger pumped = new AtomicInteger();
+    ExecRunner given =
+        new ExecRunner(
+            1024,
+            System::nanoTime,
+            task -> {
+              pumped.incrementAndGet();
+              pool.execute(task);
+            });
+
+    given.run(sandbox, shell("echo hi; echo oops >&2"), Duration.ofSeconds(30));
+    given.close();
+
+    assertThat(pumped).hasValue(2);
+    assertThat(pool.isShutdown()).isFalse();
+    pool.shutdown();
+  }
+
+  /** A sandbox whose spawn takes {@code took} by the ticker: the time a command runs. */
+  private record TickingSandbox(Sandbox delegate, FakeTicker ticker, Duration took)
+      implements Sandbox {
+    @Override
+    public String id() {
+      return delegate.id();
+    }
+
+    @Override
+    public boolean isAlive() {
+      return delegate.isAlive();
+    }
+
+    @Override
+    public SandboxProcess spawn(ProcessSpec spec) {
+      SandboxProcess process = delegate.spawn(spec);
+      ticker.advance(took);
+      return process;
+    }
+
+    @Override
+    public void destroy() {
+      delegate.destroy();
+    }
   }
 }

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.core.time.FakeTicker;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class StdoutBufferTest {
   private static final Duration NO_WAIT = Duration.ZERO;
@@ -118,5 +121,45 @@ class StdoutBufferTest {
     writer.get();
 
     assertThat(received).hasToString("0123456789");
+  }
+
+  /** An hour-long timeout that only the fake ticker can let pass: the test would hang otherwise. */
+  @Test
+  @Timeout(10)
+  void read_givesUpOnceTheTickerPassesItsDeadline() throws Exception {
+    FakeTicker ticker = new FakeTicker().autoAdvance(Duration.ofHours(1));
+    StdoutBuffer buffer = new StdoutBuffer(4, ticker);
+
+    assertThat(buffer.read(0, 4, Duration.ofHours(1))).isEmpty();
+    assertThat(buffer.isEndOfStream(0)).isFalse();
+  }
+
+  @Test
+  @Timeout(10)
+  void aWaitingReader_wokenWithoutData_returnsEmptyWhenTheTickerSaysItsTimeIsUp() throws Exception {
+    FakeTicker ticker = new FakeTicker();
+    StdoutBuffer buffer = new StdoutBuffer(4, ticker);
+    CompletableFuture<byte[]> read = new CompletableFuture<>();
+    Thread reader =
+        Thread.ofPlatform()
+            .start(
+                () -> {
+                  try {
+                    read.complete(buffer.read(0, 4, Duration.ofHours(1)));
+                  } catch (Throwable t) {
+                    read.completeExceptionally(t);
+                  }
+                });
+    await().until(() -> reader.getState() == Thread.State.TIMED_WAITING);
+
+    buffer.markDelivered(0); // wakes the reader with nothing to read
+    await()
+        .during(Duration.ofMillis(100))
+        .atMost(Duration.ofSeconds(2))
+        .until(() -> !read.isDone());
+    ticker.advance(Duration.ofHours(1));
+    buffer.markDelivered(0);
+
+    assertThat(read.get(5, TimeUnit.SECONDS)).isEmpty();
   }
 }

@@ -1,0 +1,81 @@
+package dev.box.backend.docker;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The threads that talk to one engine: request deadlines, the exec stream demultiplexers and the
+ * exec exit pollers. {@link #close()} shuts them all down; until then an unused thread ends after
+ * {@link #IDLE} on its own, so an owner that is never closed keeps no thread for long.
+ */
+final class EngineThreads implements AutoCloseable {
+  /** How long a thread waits for work before it ends. */
+  static final Duration IDLE = Duration.ofSeconds(60);
+
+  private final ScheduledExecutorService deadlines;
+  private final ExecutorService streams;
+  private final ScheduledExecutorService exits;
+
+  /** Daemon platform threads named {@code box-engine-deadline}, {@code box-container-*}. */
+  EngineThreads() {
+    this(
+        daemon("box-engine-deadline"),
+        daemon("box-container-stream"),
+        daemon("box-container-exit"));
+  }
+
+  /** Threads made by the given factories (tests record them). */
+  EngineThreads(ThreadFactory deadlines, ThreadFactory streams, ThreadFactory exits) {
+    this.deadlines = idling(new ScheduledThreadPoolExecutor(1, deadlines));
+    // Platform threads: they block on socket reads.
+    this.streams = Executors.newCachedThreadPool(streams);
+    this.exits = idling(new ScheduledThreadPoolExecutor(2, exits));
+  }
+
+  private static ThreadFactory daemon(String name) {
+    return Thread.ofPlatform().name(name).daemon().factory();
+  }
+
+  private static ScheduledExecutorService idling(ScheduledThreadPoolExecutor pool) {
+    pool.setKeepAliveTime(IDLE.toMillis(), TimeUnit.MILLISECONDS);
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
+
+  /** Closes connections whose deadline passed: a blocked read then fails. */
+  ScheduledExecutorService deadlines() {
+    return deadlines;
+  }
+
+  /** Reads exec streams: one blocking thread per running exec. */
+  ExecutorService streams() {
+    return streams;
+  }
+
+  /** Inspects execs until they have exited. */
+  ScheduledExecutorService exits() {
+    return exits;
+  }
+
+  /**
+   * Shuts every pool down, interrupting what runs (a stream read then ends with its connection) and
+   * dropping scheduled deadlines and polls; returns without waiting for the threads to end.
+   */
+  @Override
+  public void close() {
+    for (ExecutorService pool : List.of(deadlines, streams, exits)) {
+      pool.shutdownNow();
+    }
+  }
+
+  /** Whether {@link #close()} was called. */
+  boolean isClosed() {
+    return deadlines.isShutdown();
+  }
+}

@@ -1,0 +1,11 @@
+package dev.box.core.time;
+
+/** {@link System#nanoTime()} as a {@link Ticker}. */
+enum SystemTicker implements Ticker {
+  INSTANCE;
+
+  @Override
+  public long read() {
+    return System.nanoTime();
+  }
+}
