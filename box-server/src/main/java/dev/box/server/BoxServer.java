@@ -295,7 +295,7 @@ public final class BoxServer implements AutoCloseable {
       reaper.shutdownNow();
     }
     if (sessions != null) {
-      sessions.shutdown();
+      sessions.close();
       // LangBot's box_init may have replaced the backend the server started with.
       sessions.backendChoice().backend().close();
     } else if (backend != null) {

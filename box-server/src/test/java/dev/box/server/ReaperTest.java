@@ -92,20 +92,24 @@ class ReaperTest {
   }
 
   @Test
-  void closingTheServer_endsItsReaperThread() {
-    Set<Thread> before = reaperThreads();
+  void closingTheServer_endsItsReaperThread_andItsExecPumps() {
+    Set<Thread> before = threadsNamed("box-session-reaper", "box-exec-pump");
     TestServer box = TestServer.start();
-    List<Thread> started = reaperThreads().stream().filter(t -> !before.contains(t)).toList();
-    assertThat(started).hasSize(1);
+    box.exec("pumped", "echo out; echo err >&2");
+    List<Thread> started =
+        threadsNamed("box-session-reaper", "box-exec-pump").stream()
+            .filter(t -> !before.contains(t))
+            .toList();
+    assertThat(started).extracting(Thread::getName).contains("box-session-reaper");
 
     box.close();
 
     await().atMost(Duration.ofSeconds(10)).until(() -> started.stream().noneMatch(Thread::isAlive));
   }
 
-  private static Set<Thread> reaperThreads() {
+  private static Set<Thread> threadsNamed(String... prefixes) {
     return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.getName().equals("box-session-reaper"))
+        .filter(t -> java.util.Arrays.stream(prefixes).anyMatch(t.getName()::startsWith))
         .collect(Collectors.toSet());
   }
 }

@@ -393,6 +393,7 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public void close() {
-    // Connections are per request; nothing to release.
+    // Connections are per request; the engine client's reader and poller threads end here.
+    client.close();
   }
 }

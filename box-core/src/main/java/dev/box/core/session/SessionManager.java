@@ -310,6 +310,7 @@ public final class SessionManager implements AutoCloseable {
   @Override
   public void close() {
     shutdown();
+    runner.close();
   }
 
   /** Locks the session {@code id} once no start of it is in progress (bounded). */
