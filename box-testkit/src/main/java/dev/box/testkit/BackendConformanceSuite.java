@@ -618,9 +618,18 @@ public abstract class BackendConformanceSuite {
 
   @Test
   void deletingASession_leavesNothingBehind() {
+    deleteLeavesNothingBehind("delete", "{}");
+  }
+
+  @Test
+  void deletingANetworkOnSession_leavesNothingBehind_itsNetworkIncluded() {
+    deleteLeavesNothingBehind("delete-net", "{\"network\":\"on\"}");
+  }
+
+  private void deleteLeavesNothingBehind(String name, String spec) {
     Set<String> before = leftovers();
-    String id = session("delete");
-    Answer created = box().post("/v1/sessions/" + id, "{}");
+    String id = session(name);
+    Answer created = box().post("/v1/sessions/" + id, spec);
     box().exec(id, "echo data > /tmp/f", "");
     String sandbox = created.text("backend_session_id");
     assertThat(leftoversOf(sandbox)).as("leftovers() sees the live sandbox").isNotEmpty();

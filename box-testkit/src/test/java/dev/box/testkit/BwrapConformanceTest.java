@@ -42,6 +42,9 @@ class BwrapConformanceTest extends BackendConformanceSuite {
                 }
               }
             });
+    ProcessHandle.allProcesses()
+        .filter(h -> h.info().command().map(c -> c.endsWith("/slirp4netns")).orElse(false))
+        .forEach(h -> slirpLeftover(h, tags).ifPresent(found::add));
     for (Path base : cgroupDirs()) {
       for (String tag : tags) {
         Path dir = base.resolve(tag);
@@ -58,6 +61,33 @@ class BwrapConformanceTest extends BackendConformanceSuite {
       }
     }
     return found;
+  }
+
+  /**
+   * A slirp4netns process (network-on sandboxes) counts when the namespace it serves belongs to a
+   * sandbox of the suite (named by that sandbox's bwrap tag), or when that namespace's process is
+   * gone: then nothing will ever stop it but its own exit.
+   */
+  private static Optional<String> slirpLeftover(ProcessHandle slirp, List<String> tags) {
+    List<String> args = slirp.info().arguments().map(List::of).orElse(List.of());
+    if (args.size() < 2) {
+      return Optional.empty();
+    }
+    long target;
+    try {
+      target = Long.parseLong(args.get(args.size() - 2));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+    Optional<ProcessHandle> init = ProcessHandle.of(target);
+    if (init.isEmpty()) {
+      return Optional.of("slirp4netns pid " + slirp.pid() + " serving a namespace that is gone");
+    }
+    return init.flatMap(ProcessHandle::parent).stream()
+        .flatMap(bwrap -> bwrapArguments(bwrap).stream())
+        .filter(arg -> tags.stream().anyMatch(t -> arg.startsWith(t + "/")))
+        .findFirst()
+        .map(arg -> "slirp4netns pid " + slirp.pid() + " " + arg);
   }
 
   @Override
