@@ -9,6 +9,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.testclient.Answer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -28,7 +29,7 @@ class BackendSelectionTest {
   @Test
   void local_prefersDockerWhenItRuns() {
     try (TestServer box = TestServer.start("backend", "local")) {
-      TestServer.Answer health = box.get("/v1/health");
+      Answer health = box.get("/v1/health");
       assertThat(health.text("name")).isEqualTo("docker");
       assertThat(health.body().path("available").asBoolean()).isTrue();
       assertThat(health.body().path("not_chosen").size()).isZero();
@@ -39,14 +40,14 @@ class BackendSelectionTest {
   @Test
   void local_fallsBackToPodmanThenBubblewrapAndSaysWhy() {
     try (TestServer box = TestServer.start("backend", "local", "docker_host", NO_DOCKER)) {
-      TestServer.Answer health = box.get("/v1/health");
+      Answer health = box.get("/v1/health");
       assertThat(health.text("name")).isEqualTo("podman");
       assertThat(health.body().path("not_chosen").path("docker").asText()).contains(NO_DOCKER);
     }
     try (TestServer box =
         TestServer.start(
             "backend", "local", "docker_host", NO_DOCKER, "podman_host", "unix://" + NO_PODMAN)) {
-      TestServer.Answer health = box.get("/v1/health");
+      Answer health = box.get("/v1/health");
       assertThat(health.text("name")).isEqualTo("bwrap");
       assertThat(health.body().path("not_chosen").path("docker").asText()).contains(NO_DOCKER);
       assertThat(health.body().path("not_chosen").path("podman").asText()).contains(NO_PODMAN);
@@ -57,12 +58,12 @@ class BackendSelectionTest {
   @Test
   void anExplicitBackendNeverFallsBack() {
     try (TestServer box = TestServer.start("backend", "docker", "docker_host", NO_DOCKER)) {
-      TestServer.Answer health = box.get("/v1/health");
+      Answer health = box.get("/v1/health");
       assertThat(health.text("name")).isEqualTo("docker");
       assertThat(health.body().path("available").asBoolean()).isFalse();
       assertThat(health.text("reason")).contains(NO_DOCKER).contains("start dockerd");
 
-      TestServer.Answer exec = box.exec("nf", "echo ok");
+      Answer exec = box.exec("nf", "echo ok");
       assertThat(exec.status()).isEqualTo(503);
       assertThat(exec.errorCode()).isEqualTo("backend_unavailable");
       assertThat(exec.errorMessage()).contains("docker");

@@ -2,7 +2,7 @@ package dev.box.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.box.server.TestServer.Answer;
+import dev.box.testclient.Answer;
 import org.junit.jupiter.api.Test;
 
 /** The session capacity. */

@@ -3,7 +3,8 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.box.server.TestServer.Answer;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -155,7 +156,7 @@ class ControlTokenTest {
                 box.server.port(),
                 Map.of("X-LangBot-Instance-Id", "i-1", "X-LangBot-Box-Control-Token", "wrong")))
         .isEqualTo(401);
-    try (WsClient client = WsClient.connect(box, "/v1/sessions/present/managed-process/cat/ws")) {
+    try (BoxSocket client = WsClient.connect(box, "/v1/sessions/present/managed-process/cat/ws")) {
       client.send("through");
       assertThat(client.nextText()).isEqualTo("through");
     }

@@ -3,7 +3,7 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.box.server.TestServer.Answer;
+import dev.box.testclient.Answer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;

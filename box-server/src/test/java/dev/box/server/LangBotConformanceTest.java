@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -351,11 +352,12 @@ class LangBotConformanceTest {
 
       Map<String, String> headers = relayHeaders("ws-relay");
       String path = "/v1/sessions/" + physical + "/managed-process/ws";
-      try (WsClient relay = WsClient.connect(server.port(), path, headers)) {
+      try (BoxSocket relay = WsClient.connect(server.port(), path, headers)) {
         relay.send("{\"jsonrpc\":\"2.0\"}");
         assertThat(relay.next())
             .isInstanceOfSatisfying(
-                WsClient.Text.class, t -> assertThat(t.text()).startsWith("{\"jsonrpc\":\"2.0\"}"));
+                BoxSocket.Text.class,
+                t -> assertThat(t.text()).startsWith("{\"jsonrpc\":\"2.0\"}"));
       }
 
       assertThat(upgradeStatus(path, withHeader(headers, "X-LangBot-Placement-Generation", "01")))
@@ -478,15 +480,15 @@ class LangBotConformanceTest {
               "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
               context("ws-relay-gen", 1)));
       Map<String, String> headers = relayHeaders("ws-relay-gen");
-      try (WsClient relay =
+      try (BoxSocket relay =
           WsClient.connect(
               server.port(), "/v1/sessions/" + physical + "/managed-process/ws", headers)) {
         ok(rpc.call("box_get_sessions", "{}", context("ws-relay-gen", 2)));
 
-        WsClient.Frame frame;
+        BoxSocket.Frame frame;
         do {
           frame = relay.next();
-        } while (!(frame instanceof WsClient.Close));
+        } while (!(frame instanceof BoxSocket.Close));
       }
       assertThat(upgradeStatus("/v1/sessions/" + physical + "/managed-process/ws", headers))
           .isEqualTo(401);

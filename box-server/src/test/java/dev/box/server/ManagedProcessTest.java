@@ -3,10 +3,11 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.box.server.TestServer.Answer;
-import dev.box.server.WsClient.Binary;
-import dev.box.server.WsClient.Close;
-import dev.box.server.WsClient.Frame;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxSocket;
+import dev.box.testclient.BoxSocket.Binary;
+import dev.box.testclient.BoxSocket.Close;
+import dev.box.testclient.BoxSocket.Frame;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -44,7 +45,7 @@ class ManagedProcessTest {
     assertThat(started.status()).isEqualTo(201);
     assertThat(started.text("status")).isEqualTo("running");
 
-    try (WsClient client = WsClient.connect(box, ws("echo", "cat"))) {
+    try (BoxSocket client = WsClient.connect(box, ws("echo", "cat"))) {
       assertThat(client.subprotocol()).isEqualTo("mcp");
       client.send("{\"jsonrpc\":\"2.0\",\"id\":1}");
       client.send("second");
@@ -61,7 +62,7 @@ class ManagedProcessTest {
   void legacyRoute_relaysTheDefaultProcess_andEmptyBinaryFrameClosesStdin() {
     startProcess("legacy", "{\"command\":\"cat\"}");
 
-    try (WsClient client = WsClient.connect(box, "/v1/sessions/legacy/managed-process/ws")) {
+    try (BoxSocket client = WsClient.connect(box, "/v1/sessions/legacy/managed-process/ws")) {
       client.send("once");
       assertThat(client.nextText()).isEqualTo("once");
       client.sendBinary(new byte[0]);
@@ -76,12 +77,12 @@ class ManagedProcessTest {
     startProcess(
         "exit", "{\"command\":\"sh\",\"args\":[\"-c\",\"echo bye; printf tail; exit 3\"]}");
 
-    try (WsClient client = WsClient.connect(box, ws("exit", "default"))) {
+    try (BoxSocket client = WsClient.connect(box, ws("exit", "default"))) {
       assertThat(client.nextText()).isEqualTo("bye");
       assertThat(client.nextText()).isEqualTo("tail");
       assertThat(client.nextClose()).isEqualTo(new Close(1000, "exit_code=3"));
     }
-    try (WsClient replay = WsClient.connect(box, ws("exit", "default") + "?from=0")) {
+    try (BoxSocket replay = WsClient.connect(box, ws("exit", "default") + "?from=0")) {
       assertThat(replay.nextText())
           .as("an exited process replays what it still has")
           .isEqualTo("bye");
@@ -113,7 +114,7 @@ class ManagedProcessTest {
         .as("blocked on its own write, not dropping")
         .isEqualTo("running");
 
-    try (WsClient client = WsClient.connect(box, ws("detached", "default"))) {
+    try (BoxSocket client = WsClient.connect(box, ws("detached", "default"))) {
       for (int i = 1; i <= 20000; i++) {
         assertThat(client.nextText()).isEqualTo("line-" + i);
       }
@@ -124,19 +125,19 @@ class ManagedProcessTest {
   @Test
   void reconnecting_continuesWhereDeliveryEnded_andRawModeResumesFromAnOffset() {
     startProcess("resume", "{\"command\":\"cat\"}");
-    try (WsClient first = WsClient.connect(box, ws("resume", "default"))) {
+    try (BoxSocket first = WsClient.connect(box, ws("resume", "default"))) {
       first.send("one");
       assertThat(first.nextText()).isEqualTo("one");
     }
-    try (WsClient second = WsClient.connect(box, ws("resume", "default"))) {
+    try (BoxSocket second = WsClient.connect(box, ws("resume", "default"))) {
       second.send("two");
       assertThat(second.nextText()).as("nothing delivered twice").isEqualTo("two");
     }
-    try (WsClient raw = WsClient.connect(box, ws("resume", "default") + "?mode=raw&from=0")) {
+    try (BoxSocket raw = WsClient.connect(box, ws("resume", "default") + "?mode=raw&from=0")) {
       assertThat(raw.nextText()).isEqualTo("{\"type\":\"start\",\"offset\":0}");
       assertThat(new String(binaryUntil(raw, 8), StandardCharsets.UTF_8)).isEqualTo("one\ntwo\n");
     }
-    try (WsClient raw = WsClient.connect(box, ws("resume", "default") + "?mode=raw&from=4")) {
+    try (BoxSocket raw = WsClient.connect(box, ws("resume", "default") + "?mode=raw&from=4")) {
       assertThat(raw.nextText()).isEqualTo("{\"type\":\"start\",\"offset\":4}");
       assertThat(new String(binaryUntil(raw, 4), StandardCharsets.UTF_8)).isEqualTo("two\n");
     }
@@ -148,12 +149,12 @@ class ManagedProcessTest {
         "gone",
         "{\"command\":\"sh\",\"args\":[\"-c\",\"head -c 200000 /dev/zero | tr '\\\\0' x;"
             + " echo; cat\"]}");
-    try (WsClient client = WsClient.connect(box, ws("gone", "default") + "?mode=raw")) {
+    try (BoxSocket client = WsClient.connect(box, ws("gone", "default") + "?mode=raw")) {
       client.nextText();
       binaryUntil(client, 200001);
     }
 
-    try (WsClient client = WsClient.connect(box, ws("gone", "default") + "?from=0")) {
+    try (BoxSocket client = WsClient.connect(box, ws("gone", "default") + "?from=0")) {
       Close close = client.nextClose();
 
       assertThat(close.code()).isEqualTo(4410);
@@ -216,8 +217,8 @@ class ManagedProcessTest {
   @Test
   void aSecondClient_waitsUntilTheFirstDetaches() {
     startProcess("single", "{\"command\":\"cat\"}");
-    try (WsClient first = WsClient.connect(box, ws("single", "default"))) {
-      WsClient second = WsClient.connect(box, ws("single", "default"));
+    try (BoxSocket first = WsClient.connect(box, ws("single", "default"))) {
+      BoxSocket second = WsClient.connect(box, ws("single", "default"));
       second.send("from-second");
       first.send("from-first");
       assertThat(first.nextText()).isEqualTo("from-first");
@@ -244,7 +245,7 @@ class ManagedProcessTest {
     assertThat(started.body().path("env_keys").toString()).isEqualTo("[\"A\",\"TOKEN\"]");
     assertThat(started.body().toString()).doesNotContain("s3cret");
 
-    try (WsClient client = WsClient.connect(box, ws("utf8", "default"))) {
+    try (BoxSocket client = WsClient.connect(box, ws("utf8", "default"))) {
       assertThat(client.nextText()).isEqualTo("\uFFFDok");
     }
     await()
@@ -262,7 +263,7 @@ class ManagedProcessTest {
         "long",
         "{\"command\":\"sh\",\"args\":[\"-c\",\"head -c 100000 /dev/zero | tr '\\\\0' x; cat\"]}");
 
-    try (WsClient client = WsClient.connect(box, ws("long", "default"))) {
+    try (BoxSocket client = WsClient.connect(box, ws("long", "default"))) {
       Close close = client.nextClose();
 
       assertThat(close.code()).isEqualTo(1009);
@@ -295,7 +296,7 @@ class ManagedProcessTest {
     assertThat(noCommand.errorMessage()).isEqualTo("command must not be empty");
   }
 
-  private static byte[] binaryUntil(WsClient client, int bytes) {
+  private static byte[] binaryUntil(BoxSocket client, int bytes) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     while (out.size() < bytes) {
       Frame frame = client.next();

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.box.server.ReaperTest.ManualClock;
-import dev.box.server.TestServer.Answer;
+import dev.box.testclient.Answer;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 

@@ -3,6 +3,7 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.testclient.Answer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -48,7 +49,7 @@ class ReaperTest {
       box.exec("idle", "true");
       box.exec("persistent", "true", "\"persistent\":true");
       box.exec("busy", "true");
-      CompletableFuture<TestServer.Answer> busy =
+      CompletableFuture<Answer> busy =
           CompletableFuture.supplyAsync(
               () ->
                   box.exec(

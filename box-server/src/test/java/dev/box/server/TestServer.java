@@ -1,18 +1,13 @@
 package dev.box.server;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.box.api.BoxJson;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxHttp;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -23,21 +18,16 @@ import org.jspecify.annotations.Nullable;
  * generated, unless the settings configure one) unless a test says otherwise.
  */
 final class TestServer implements AutoCloseable {
-  static final ObjectMapper JSON = BoxJson.newMapper();
+  static final ObjectMapper JSON = BoxHttp.JSON;
 
   final BoxServer server;
   final Path dataDir;
-  private final HttpClient http =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-  private final Map<String, String> headers = new HashMap<>();
+  private final BoxHttp http;
 
   private TestServer(BoxServer server, Path dataDir) {
     this.server = server;
     this.dataDir = dataDir;
-    String token = server.controlToken();
-    if (token != null) {
-      headers.put("Authorization", "Bearer " + token);
-    }
+    this.http = new BoxHttp(server.port(), BoxHttp.bearer(server.controlToken()));
   }
 
   static TestServer start(String... settings) {
@@ -68,80 +58,48 @@ final class TestServer implements AutoCloseable {
 
   /** The headers every request sends: the server's token unless a test replaced it. */
   Map<String, String> headers() {
-    return Map.copyOf(headers);
+    return http.headers();
   }
 
   /** Sends {@code header} with every later request. */
   TestServer withHeader(String name, String value) {
-    headers.put(name, value);
+    http.withHeader(name, value);
     return this;
   }
 
-  /** An answer: its status and its body parsed as JSON. */
-  record Answer(int status, JsonNode body) {
-    String text(String field) {
-      return body.path(field).asText();
-    }
-
-    String errorCode() {
-      return body.path("error").path("code").asText();
-    }
-
-    String errorMessage() {
-      return body.path("error").path("message").asText();
-    }
+  /** The client of this server, with the headers every request sends. */
+  BoxHttp http() {
+    return http;
   }
 
   Answer get(String path) {
-    return send("GET", path, "");
+    return http.get(path);
   }
 
   Answer post(String path, String body) {
-    return send("POST", path, body);
+    return http.post(path, body);
   }
 
   Answer delete(String path) {
-    return send("DELETE", path, "");
+    return http.delete(path);
   }
 
   /** Runs {@code cmd} in {@code session} with the extra JSON fields in {@code more}. */
   Answer exec(String session, String cmd, String more) {
-    String body;
-    try {
-      body = "{\"cmd\":" + JSON.writeValueAsString(cmd) + (more.isEmpty() ? "" : "," + more) + "}";
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return post("/v1/sessions/" + session + "/exec", body);
+    return http.exec(session, cmd, more);
   }
 
   Answer exec(String session, String cmd) {
-    return exec(session, cmd, "");
+    return http.exec(session, cmd);
   }
 
   Answer send(String method, String path, String body) {
-    return send(method, path, body, headers);
+    return http.send(method, path, body);
   }
 
   /** Sends a request with {@code requestHeaders} only: no control token unless they hold one. */
   Answer send(String method, String path, String body, Map<String, String> requestHeaders) {
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
-            .timeout(Duration.ofSeconds(120))
-            .method(method, HttpRequest.BodyPublishers.ofString(body));
-    requestHeaders.forEach(request::header);
-    try {
-      HttpResponse<String> response =
-          http.send(request.build(), HttpResponse.BodyHandlers.ofString());
-      JsonNode json =
-          response.body().isEmpty() ? JSON.createObjectNode() : JSON.readTree(response.body());
-      return new Answer(response.statusCode(), json);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    return http.send(method, path, body, requestHeaders);
   }
 
   @Override
