@@ -7,7 +7,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxCapabilities;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
-import dev.box.testkit.BoxHttp.Answer;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxHttp;
+import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -127,7 +129,7 @@ public abstract class BackendConformanceSuite {
     fleet = new ServerFleet(backendName(), serverSettings());
     BoxServer server =
         fleet().start(fleet().newDataDir(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
-    box = new BoxHttp(server.port());
+    box = ServerFleet.http(server.port());
     health = box().get("/v1/health").body();
     hostDir = Files.createTempDirectory("box-testkit-host-");
   }
@@ -646,7 +648,7 @@ public abstract class BackendConformanceSuite {
   void idleSessionsAreReaped_butPersistentOnesAreKept() throws IOException {
     BoxServer server = fleet().start(fleet().newDataDir(), Map.of("session_ttl_sec", "1"));
     try {
-      BoxHttp http = new BoxHttp(server.port());
+      BoxHttp http = ServerFleet.http(server.port());
       Answer kept = http.post("/v1/sessions/kept", "{\"persistent\":true}");
       Answer idle = http.post("/v1/sessions/idle", "{}");
       assertThat(kept.status()).isEqualTo(201);
@@ -671,7 +673,7 @@ public abstract class BackendConformanceSuite {
       throws Exception {
     Path dataDir = fleet().newDataDir();
     ServerFleet.Child child = fleet().startChild(dataDir, hostDir().resolve("child-server.log"));
-    BoxHttp http = new BoxHttp(child.port());
+    BoxHttp http = ServerFleet.http(child.port());
     Answer created = http.post("/v1/sessions/crash", "{}");
     assertThat(created.status()).isEqualTo(201);
     assertThat(http.exec("crash", "sleep 300 & echo up", "").stdout()).isEqualTo("up\n");
@@ -704,13 +706,13 @@ public abstract class BackendConformanceSuite {
     assertThat(started.status()).isEqualTo(201);
     assertThat(started.text("status")).isEqualTo("running");
 
-    try (RelaySocket relay =
-        RelaySocket.connect(box().port(), "/v1/sessions/" + id + "/managed-process/echo/ws")) {
-      relay.sendLine("hello relay");
-      relay.sendLine("{\"jsonrpc\":\"2.0\",\"id\":1}");
+    try (BoxSocket relay =
+        ServerFleet.relay(box().port(), "/v1/sessions/" + id + "/managed-process/echo/ws")) {
+      relay.send("hello relay");
+      relay.send("{\"jsonrpc\":\"2.0\",\"id\":1}");
 
-      assertThat(relay.nextLine()).isEqualTo("hello relay");
-      assertThat(relay.nextLine()).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":1}");
+      assertThat(relay.nextText()).isEqualTo("hello relay");
+      assertThat(relay.nextText()).isEqualTo("{\"jsonrpc\":\"2.0\",\"id\":1}");
     }
   }
 

@@ -11,7 +11,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.box.testkit.BoxHttp.Answer;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxHttp;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -506,7 +507,7 @@ public abstract class NetworkEscapeSuite {
                 logs().resolve(name + ".log"),
                 world().serverLauncher(),
                 extra);
-    Server server = new Server(child, new BoxHttp(world().portFromHere(child.port())));
+    Server server = new Server(child, ServerFleet.http(world().portFromHere(child.port())));
     servers.add(server);
     return server;
   }

@@ -2,6 +2,8 @@ package dev.box.testkit;
 
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
+import dev.box.testclient.BoxHttp;
+import dev.box.testclient.BoxSocket;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -9,7 +11,9 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -23,11 +27,14 @@ import java.util.stream.Stream;
  * The servers one conformance suite starts, in this JVM or in child JVMs, each on a fresh temporary
  * data directory; {@link #close()} stops them all and deletes the directories.
  *
- * <p>Every server requires {@link BoxHttp#FLEET_TOKEN} (unless the settings configure another
- * token), which {@link BoxHttp} and {@link RelaySocket} send by default; a child JVM gets it in its
- * environment, never on its command line.
+ * <p>Every server requires {@link #TOKEN} (unless the settings configure another token), which
+ * {@link #http(int)} and {@link #relay(int, String)} send; a child JVM gets it in its environment,
+ * never on its command line.
  */
 final class ServerFleet implements AutoCloseable {
+  /** The control token of every server a fleet starts, unless its settings name another. */
+  static final String TOKEN = newToken();
+
   private final String backend;
   private final Map<String, String> settings;
   private final List<Path> dataDirs = new CopyOnWriteArrayList<>();
@@ -49,6 +56,24 @@ final class ServerFleet implements AutoCloseable {
     }
     this.backend = backend;
     this.settings = Map.copyOf(settings);
+  }
+
+  /** A JSON client of a fleet's server on {@code port}, with {@link #TOKEN}. */
+  static BoxHttp http(int port) {
+    Map<String, String> headers = new HashMap<>(BoxHttp.bearer(TOKEN));
+    headers.put("Content-Type", "application/json");
+    return new BoxHttp(port, headers);
+  }
+
+  /** A client of the relay WebSocket {@code path} of a fleet's server on {@code port}. */
+  static BoxSocket relay(int port, String path) {
+    return BoxSocket.connect(port, path, BoxHttp.bearer(TOKEN));
+  }
+
+  private static String newToken() {
+    byte[] bytes = new byte[32];
+    new SecureRandom().nextBytes(bytes);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
   }
 
   /** Every data directory handed out so far, the first one's server first. */
@@ -111,12 +136,12 @@ final class ServerFleet implements AutoCloseable {
 
   /** The token the fleet's child servers require. */
   private String childToken() {
-    return settings.getOrDefault("control_token", BoxHttp.FLEET_TOKEN);
+    return settings.getOrDefault("control_token", TOKEN);
   }
 
   private Map<String, String> flags(Path dataDir, Map<String, String> extra) {
     Map<String, String> flags = new HashMap<>(settings);
-    flags.putIfAbsent("control_token", BoxHttp.FLEET_TOKEN);
+    flags.putIfAbsent("control_token", TOKEN);
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());
     flags.put("backend", backend);

@@ -8,7 +8,9 @@ import dev.box.guard.AttackProgram;
 import dev.box.guard.SyscallGuard;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
-import dev.box.testkit.BoxHttp.Answer;
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxHttp;
+import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -66,7 +68,7 @@ public abstract class SyscallFilterSuite {
   final void startServerAndSession() throws Exception {
     fleet = new ServerFleet(backendName(), serverSettings());
     BoxServer server = fleet().start(fleet().newDataDir(), Map.of());
-    box = new BoxHttp(server.port());
+    box = ServerFleet.http(server.port());
     health = box().get("/v1/health").body();
     programs = Files.createTempDirectory("box-syscall-attacks-");
     AttackProgram.compile(programs);
@@ -194,13 +196,12 @@ public abstract class SyscallFilterSuite {
                 "{\"process_id\":\"status\",\"command\":\"sh\",\"args\":[\"-c\",%s]}"
                     .formatted(BoxHttp.quote(script)));
     assertThat(started.status()).as("%s", started).isEqualTo(201);
-    try (RelaySocket relay =
-        RelaySocket.connect(
-            box().port(), "/v1/sessions/" + SESSION + "/managed-process/status/ws")) {
-      relay.sendLine("go");
+    try (BoxSocket relay =
+        ServerFleet.relay(box().port(), "/v1/sessions/" + SESSION + "/managed-process/status/ws")) {
+      relay.send("go");
 
-      assertThat(relay.nextLine()).isEqualTo("CapBnd: 0000000000000000");
-      assertThat(relay.nextLine()).isEqualTo("Seccomp: 2");
+      assertThat(relay.nextText()).isEqualTo("CapBnd: 0000000000000000");
+      assertThat(relay.nextText()).isEqualTo("Seccomp: 2");
     } finally {
       box().delete("/v1/sessions/" + SESSION + "/managed-process/status");
     }
@@ -289,17 +290,16 @@ public abstract class SyscallFilterSuite {
                   "{\"process_id\":\"mcp\",\"command\":\"node\",\"args\":[%s,\"stdio\"]}"
                       .formatted(BoxHttp.quote(entry.toString())));
       assertThat(started.status()).as("%s", started).isEqualTo(201);
-      try (RelaySocket relay =
-          RelaySocket.connect(
-              box().port(), "/v1/sessions/" + session + "/managed-process/mcp/ws")) {
-        relay.sendLine(
+      try (BoxSocket relay =
+          ServerFleet.relay(box().port(), "/v1/sessions/" + session + "/managed-process/mcp/ws")) {
+        relay.send(
             "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                 + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
                 + "\"clientInfo\":{\"name\":\"box-testkit\",\"version\":\"1\"}}}");
 
-        String answer = relay.nextLine();
+        String answer = relay.nextText();
         while (!answer.contains("\"id\":1")) {
-          answer = relay.nextLine();
+          answer = relay.nextText();
         }
         JsonNode result = BoxHttp.JSON.readTree(answer).path("result");
         assertThat(result.path("serverInfo").path("name").asText()).contains("everything");
