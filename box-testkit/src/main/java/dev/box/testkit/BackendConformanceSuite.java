@@ -82,11 +82,9 @@ public abstract class BackendConformanceSuite {
           BoxCapabilities.READ_ONLY_ROOTFS,
           BoxCapabilities.PROCESS_MEMORY_LIMIT);
 
-  private @Nullable ServerFleet fleet;
+  private @Nullable SuiteServer server;
   private final List<String> sessions = new ArrayList<>();
   private final AtomicInteger counter = new AtomicInteger();
-  private @Nullable BoxHttp box;
-  private @Nullable JsonNode health;
   private @Nullable Path hostDir;
 
   /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
@@ -120,17 +118,15 @@ public abstract class BackendConformanceSuite {
 
   /** The data directories of every server this suite has started so far. */
   protected final List<Path> dataDirs() {
-    ServerFleet f = fleet;
-    return f == null ? List.of() : f.dataDirs();
+    SuiteServer s = server;
+    return s == null ? List.of() : s.fleet.dataDirs();
   }
 
   @BeforeAll
   final void startServer() throws IOException {
-    fleet = new ServerFleet(backendName(), serverSettings());
-    BoxServer server =
-        fleet().start(fleet().newDataDir(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
-    box = ServerFleet.http(server.port());
-    health = box().get("/v1/health").body();
+    server =
+        SuiteServer.start(
+            backendName(), serverSettings(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));
     hostDir = Files.createTempDirectory("box-testkit-host-");
   }
 
@@ -144,9 +140,8 @@ public abstract class BackendConformanceSuite {
 
   @AfterAll
   final void stopServers() throws IOException {
-    ServerFleet f = fleet;
-    if (f != null) {
-      f.close();
+    if (server != null) {
+      server.close();
     }
     if (hostDir != null) {
       ServerFleet.deleteTree(hostDir);
@@ -771,19 +766,11 @@ public abstract class BackendConformanceSuite {
   // --- helpers ---------------------------------------------------------------------------------
 
   private BoxHttp box() {
-    BoxHttp b = box;
-    if (b == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return b;
+    return SuiteServer.started(server).http;
   }
 
   private JsonNode health() {
-    JsonNode h = health;
-    if (h == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return h;
+    return SuiteServer.started(server).health;
   }
 
   private Path hostDir() {
@@ -795,11 +782,7 @@ public abstract class BackendConformanceSuite {
   }
 
   private ServerFleet fleet() {
-    ServerFleet f = fleet;
-    if (f == null) {
-      throw new IllegalStateException("the suite's servers did not start");
-    }
-    return f;
+    return SuiteServer.started(server).fleet;
   }
 
   private Set<String> capabilities() {

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.guard.AttackProgram;
 import dev.box.guard.SyscallGuard;
-import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
@@ -45,9 +44,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 public abstract class SyscallFilterSuite {
   private static final String SESSION = "syscall-filter";
 
-  private @Nullable ServerFleet fleet;
-  private @Nullable BoxHttp box;
-  private @Nullable JsonNode health;
+  private @Nullable SuiteServer server;
   private @Nullable Path programs;
   private @Nullable Map<String, String> attacks;
 
@@ -66,10 +63,7 @@ public abstract class SyscallFilterSuite {
 
   @BeforeAll
   final void startServerAndSession() throws Exception {
-    fleet = new ServerFleet(backendName(), serverSettings());
-    BoxServer server = fleet().start(fleet().newDataDir(), Map.of());
-    box = ServerFleet.http(server.port());
-    health = box().get("/v1/health").body();
+    server = SuiteServer.start(backendName(), serverSettings(), Map.of());
     programs = Files.createTempDirectory("box-syscall-attacks-");
     AttackProgram.compile(programs);
     Wheel.write(programs);
@@ -79,11 +73,9 @@ public abstract class SyscallFilterSuite {
 
   @AfterAll
   final void stopServer() throws IOException {
-    if (box != null) {
+    if (server != null) {
       box().delete("/v1/sessions/" + SESSION);
-    }
-    if (fleet != null) {
-      fleet().close();
+      server.close();
     }
     if (programs != null) {
       ServerFleet.deleteTree(programs());
@@ -348,19 +340,11 @@ public abstract class SyscallFilterSuite {
   }
 
   private BoxHttp box() {
-    BoxHttp b = box;
-    if (b == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return b;
+    return SuiteServer.started(server).http;
   }
 
   private JsonNode health() {
-    JsonNode h = health;
-    if (h == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return h;
+    return SuiteServer.started(server).health;
   }
 
   private Path programs() {
@@ -369,13 +353,5 @@ public abstract class SyscallFilterSuite {
       throw new IllegalStateException("the attack program was not compiled");
     }
     return p;
-  }
-
-  private ServerFleet fleet() {
-    ServerFleet f = fleet;
-    if (f == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return f;
   }
 }
