@@ -376,9 +376,9 @@ class BoxSpecJsonTest {
   void egress_refusesHostNames_andMalformedBlocks_namingTheField() {
     assertThat(
             messageOfSpec(
-                "{\"session_id\": \"s\", \"egress\": {\"allow_out\": [\"example.com\"]}}"))
+                "{\"session_id\": \"s\", \"egress\": {\"allow_out\": [\"example.invalid\"]}}"))
         .isEqualTo(
-            "egress.allow_out: 'example.com' is not an IP address or CIDR block (host names are not"
+            "egress.allow_out: 'example.invalid' is not an IP address or CIDR block (host names are not"
                 + " supported)");
     assertThat(
             messageOfSpec("{\"session_id\": \"s\", \"egress\": {\"deny_out\": [\"10.0.0.0/33\"]}}"))

@@ -27,7 +27,7 @@ class CidrTest {
   @ParameterizedTest
   @ValueSource(
       strings = {
-        "example.com",
+        "example.invalid",
         "localhost",
         "256.1.1.1",
         "1.2.3",

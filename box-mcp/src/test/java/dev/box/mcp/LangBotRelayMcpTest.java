@@ -10,6 +10,7 @@ import dev.box.langbot.ActionContext;
 import dev.box.langbot.Tenancy;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
+import dev.box.testclient.McpFixture;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;

@@ -13,6 +13,7 @@ import dev.box.api.BoxSpec;
 import dev.box.client.BoxClient;
 import dev.box.client.LiveBox;
 import dev.box.client.TcpProxy;
+import dev.box.testclient.McpFixture;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;

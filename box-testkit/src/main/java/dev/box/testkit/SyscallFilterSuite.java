@@ -10,6 +10,7 @@ import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
+import dev.box.testclient.McpFixture;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -264,9 +265,9 @@ public abstract class SyscallFilterSuite {
   @Test
   void theMcpReferenceServer_answersInitialize() throws Exception {
     requireHostUsr();
-    Path entry = McpEverything.entryPoint();
+    Path entry = McpFixture.entryPoint();
     String session = "syscall-filter-mcp";
-    String cache = McpEverything.CACHE.toString();
+    String cache = McpFixture.CACHE.toString();
     Answer created =
         box()
             .post(

@@ -63,7 +63,7 @@ class EgressRulesetTest {
 
   @Test
   void aMalformedSetting_namesTheSetting() {
-    assertThatThrownBy(() -> EgressPolicy.parse("", "10.0.0.0/8,example.com"))
-        .hasMessageStartingWith("egress_deny: 'example.com' is not an IP address");
+    assertThatThrownBy(() -> EgressPolicy.parse("", "10.0.0.0/8,example.invalid"))
+        .hasMessageStartingWith("egress_deny: 'example.invalid' is not an IP address");
   }
 }

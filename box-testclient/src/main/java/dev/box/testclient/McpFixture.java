@@ -1,4 +1,4 @@
-package dev.box.mcp;
+package dev.box.testclient;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,11 +10,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The reference MCP server "everything" ({@code @modelcontextprotocol/server-everything} from the
- * npm registry), installed outside the repository by {@code scripts/mcp-fixture}.
+ * npm registry), installed outside the repository by {@code scripts/mcp-fixture}; the MCP tests and
+ * the syscall filter suite run it.
  */
-final class McpFixture {
+public final class McpFixture {
   /** Where the fixture is installed unless {@code box.mcp.cache} says otherwise. */
-  static final Path CACHE =
+  public static final Path CACHE =
       Path.of(System.getProperty("box.mcp.cache", "/var/tmp/box-test-cache/mcp-everything"));
 
   private McpFixture() {}
@@ -24,7 +25,7 @@ final class McpFixture {
    * prints, which installs the package into {@link #CACHE} first when it is not there yet (so that
    * {@code mvn verify} alone works). Never skips: without the fixture the test fails.
    */
-  static Path entryPoint() {
+  public static Path entryPoint() {
     String configured = System.getProperty("box.mcp.entry");
     if (configured != null && !configured.isBlank()) {
       Path entry = Path.of(configured);
