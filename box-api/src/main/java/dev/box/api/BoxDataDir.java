@@ -8,8 +8,14 @@ import java.nio.file.Path;
 
 /**
  * What a client on the server's machine may rely on in a server's data directory: where it is by
- * default, and the file in which a server started without a configured token keeps the control
- * token it generated.
+ * default, the directory inside it that holds the server's private state, and the file in which a
+ * server started without a configured token keeps the control token it generated.
+ *
+ * <p>The data directory itself is shared: LangBot's default {@code box.local.host_root} is the same
+ * {@code data/box}, and LangBot keeps its workspaces ({@code default/tenants/<ns>}) and skills
+ * ({@code skills/}) there. Everything the server keeps for itself (private workspaces, the control
+ * token, the lock, generated files) lives in {@link #STATE_DIR} inside it, and only that directory
+ * (with its ancestors) is refused as a mount.
  *
  * <p>The server and the client both read these constants, so that {@code box exec} finds the token
  * of a {@code box serve} started in the same working directory with no options at all.
@@ -18,7 +24,10 @@ public final class BoxDataDir {
   /** The data directory of a server given none, relative to its working directory. */
   public static final String DEFAULT = "data/box";
 
-  /** The name, inside the data directory, of the file holding the generated control token. */
+  /** The name of the server's private directory inside the data directory. */
+  public static final String STATE_DIR = ".box-state";
+
+  /** The name, inside the state directory, of the file holding the generated control token. */
   public static final String TOKEN_FILE = "control-token";
 
   /** The most bytes a token file may hold: a token is a header value, not a document. */
@@ -31,9 +40,14 @@ public final class BoxDataDir {
     return Path.of(DEFAULT).toAbsolutePath().normalize();
   }
 
+  /** The private state directory of the data directory {@code dataDir}. */
+  public static Path stateDir(Path dataDir) {
+    return dataDir.toAbsolutePath().normalize().resolve(STATE_DIR);
+  }
+
   /** The control-token file of the data directory {@code dataDir}. */
   public static Path tokenFile(Path dataDir) {
-    return dataDir.toAbsolutePath().normalize().resolve(TOKEN_FILE);
+    return stateDir(dataDir).resolve(TOKEN_FILE);
   }
 
   /**

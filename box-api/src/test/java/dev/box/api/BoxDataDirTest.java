@@ -15,14 +15,15 @@ class BoxDataDirTest {
 
   @Test
   void theTokenFile_isInTheDataDir_andTheDefaultIsRelativeToTheWorkingDirectory() {
-    assertThat(BoxDataDir.tokenFile(dir)).isEqualTo(dir.resolve("control-token"));
+    assertThat(BoxDataDir.tokenFile(dir)).isEqualTo(dir.resolve(".box-state/control-token"));
     assertThat(BoxDataDir.defaultPath())
         .isEqualTo(Path.of("").toAbsolutePath().resolve("data/box"));
   }
 
   @Test
   void readToken_stripsSurroundingWhitespace() throws IOException {
-    Files.writeString(dir.resolve("control-token"), "  abc-DEF_123\n");
+    Files.createDirectories(BoxDataDir.stateDir(dir));
+    Files.writeString(dir.resolve(".box-state/control-token"), "  abc-DEF_123\n");
 
     assertThat(BoxDataDir.readToken(BoxDataDir.tokenFile(dir))).isEqualTo("abc-DEF_123");
   }

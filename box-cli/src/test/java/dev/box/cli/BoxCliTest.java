@@ -230,7 +230,7 @@ class BoxCliTest {
 
   @Test
   void clientCommand_withoutAToken_exits1_andSaysWhereTheTokenIsExpected(@TempDir Path empty) {
-    Path file = empty.resolve("control-token");
+    Path file = empty.resolve(".box-state/control-token");
 
     Run run = box("sessions", "--url", url, "--data-dir", empty.toString());
 
@@ -245,7 +245,7 @@ class BoxCliTest {
   @Test
   void clientCommand_withATokenFileItCannotRead_exits2_andSaysWhy(@TempDir Path broken)
       throws IOException {
-    Path file = java.nio.file.Files.createDirectory(broken.resolve("control-token"));
+    Path file = java.nio.file.Files.createDirectories(broken.resolve(".box-state/control-token"));
 
     Run run = box("status", "--url", url, "--data-dir", broken.toString());
 

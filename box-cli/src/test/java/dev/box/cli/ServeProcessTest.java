@@ -52,7 +52,7 @@ class ServeProcessTest {
     assertThat(hostProcessesContaining(marker)).isEmpty();
     assertThat(hostProcessesContaining(dataDir.toString())).isEmpty();
     assertThat(cgroupBase(dataDir)).doesNotExist();
-    assertThat(Files.list(dataDir.resolve("workspaces"))).isEmpty();
+    assertThat(Files.list(dataDir.resolve(".box-state/workspaces"))).isEmpty();
   }
 
   @Test
@@ -70,12 +70,12 @@ class ServeProcessTest {
     // --die-with-parent ends the sandboxes with the server ...
     await().atMost(Duration.ofSeconds(10)).until(() -> hostProcessesContaining(marker).isEmpty());
     // ... but its workspace and cgroups stay until the next server of this data dir starts.
-    assertThat(names(dataDir.resolve("workspaces"))).hasSize(1);
+    assertThat(names(dataDir.resolve(".box-state/workspaces"))).hasSize(1);
     assertThat(names(cgroupBase(dataDir))).hasSize(1);
 
     Server second = Server.start(dataDir);
     try {
-      assertThat(names(dataDir.resolve("workspaces"))).isEmpty();
+      assertThat(names(dataDir.resolve(".box-state/workspaces"))).isEmpty();
       assertThat(names(cgroupBase(dataDir))).isEmpty();
     } finally {
       second.process.destroy();
@@ -88,7 +88,7 @@ class ServeProcessTest {
       throws Exception {
     Server server = Server.start(workDir, Map.of(), "serve", "--backend", "bwrap", "--port", "0");
     try {
-      Path file = workDir.resolve("data/box/control-token");
+      Path file = workDir.resolve("data/box/.box-state/control-token");
       String token = Files.readString(file).strip();
       String exec = "http://127.0.0.1:" + server.port;
 
@@ -101,7 +101,7 @@ class ServeProcessTest {
       assertThat(elsewhere.exitCode()).isEqualTo(1);
       assertThat(elsewhere.err())
           .startsWith("box: unauthorized: missing control token")
-          .contains(dataDir.resolve("data/box/control-token").toString())
+          .contains(dataDir.resolve("data/box/.box-state/control-token").toString())
           .doesNotContain(token);
     } finally {
       server.process.destroy();
@@ -129,7 +129,7 @@ class ServeProcessTest {
       assertThat(server.protection)
           .isEqualTo("the configured control token and LangBot's (LANGBOT_BOX_CONTROL_TOKEN)");
       assertThat(seen).contains("PATH=").doesNotContain(boxToken).doesNotContain(langbotToken);
-      assertThat(dataDir.resolve("control-token")).doesNotExist();
+      assertThat(dataDir.resolve(".box-state/control-token")).doesNotExist();
     } finally {
       server.process.destroy();
       server.process.waitFor();
@@ -142,7 +142,7 @@ class ServeProcessTest {
     try (BoxClient anonymous = BoxClient.connect(server.uri())) {
       assertThat(server.protection).isEqualTo("NOTHING (--insecure, no control token)");
       assertThat(anonymous.sessions()).isEmpty();
-      assertThat(dataDir.resolve("control-token")).doesNotExist();
+      assertThat(dataDir.resolve(".box-state/control-token")).doesNotExist();
     } finally {
       server.process.destroy();
       server.process.waitFor();

@@ -105,7 +105,7 @@ class StdioControlProcessTest {
       for (String protocolLine : lines) {
         assertThat(JSON.readTree(protocolLine).isObject()).as(protocolLine).isTrue();
       }
-      assertThat(dataDir.resolve("control-token"))
+      assertThat(dataDir.resolve(".box-state/control-token"))
           .as("LangBot's token is the token")
           .doesNotExist();
     } finally {

@@ -56,7 +56,7 @@ class ControlTokenDiscoveryTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
             "no control token file "
-                + elsewhere.resolve("control-token")
+                + elsewhere.resolve(".box-state/control-token")
                 + ": is "
                 + elsewhere
                 + " the server's data dir?");

@@ -12,7 +12,10 @@ import dev.box.api.BoxSpec;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import java.io.IOException;
+import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -50,15 +53,44 @@ public final class ActionDispatcher implements ActionHandler {
   private final ObjectMapper mapper;
   private final BoxInit init;
   private final RpcFiles files;
+  private final Admission admission;
+  private final ManagedWorkspace managedWorkspace;
 
-  /** A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}. */
+  /**
+   * A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}.
+   *
+   * @param unsafeSoftStorageLimits whether grant-enforced mode's storage checks are waived ({@code
+   *     LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS})
+   */
   public ActionDispatcher(
-      SessionManager sessions, Tenancy tenancy, ControlAuth auth, ObjectMapper mapper) {
+      SessionManager sessions,
+      Tenancy tenancy,
+      ControlAuth auth,
+      ObjectMapper mapper,
+      boolean unsafeSoftStorageLimits) {
+    this(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, Clock.systemUTC(), null);
+  }
+
+  /**
+   * A dispatcher with its clock and, for tests of grant-enforced mode on a host where it cannot be
+   * ready, a readiness of the caller's (null: the real one).
+   */
+  ActionDispatcher(
+      SessionManager sessions,
+      Tenancy tenancy,
+      ControlAuth auth,
+      ObjectMapper mapper,
+      boolean unsafeSoftStorageLimits,
+      Clock clock,
+      Admission.@Nullable Readiness readiness) {
     this.sessions = sessions;
     this.tenancy = tenancy;
     this.auth = auth;
     this.mapper = mapper;
-    this.init = new BoxInit(sessions, tenancy, mapper);
+    this.managedWorkspace =
+        new ManagedWorkspace(sessions::backendStatus, this::local, unsafeSoftStorageLimits, mapper);
+    this.admission = new Admission(clock, readiness != null ? readiness : managedWorkspace, mapper);
+    this.init = new BoxInit(sessions, tenancy, admission, mapper);
     this.files =
         new RpcFiles(
             sessions.config().dataDir().resolve(RPC_FILES_DIR),
@@ -68,6 +100,27 @@ public final class ActionDispatcher implements ActionHandler {
   /** Applies LangBot's {@code box} config section, as {@code box_init} does. */
   public void applyConfig(JsonNode section) {
     init.apply(section);
+  }
+
+  private BoxInit.Local local() {
+    return init.local();
+  }
+
+  /** Whether grant-enforced mode is on ({@code box.admission.required}). */
+  public boolean admissionRequired() {
+    return admission.required();
+  }
+
+  /** The readiness report of grant-enforced mode, or null when it is off. */
+  public @Nullable ObjectNode admissionReadiness() {
+    return admission.required() ? admission.readiness() : null;
+  }
+
+  /** Ends the sessions of Workspaces whose grants expired; run by the server's reaper. */
+  public void reapExpiredGrants() {
+    if (admission.required()) {
+      dropSessions(admission.reapExpired());
+    }
   }
 
   @Override
@@ -85,8 +138,15 @@ public final class ActionDispatcher implements ActionHandler {
       throw new ActionError("BoxError", "unknown action " + action);
     }
     ActionContext tenant = trustedContext(context);
+    if (admission.required()) {
+      reapExpiredGrants();
+      if (isSandboxAction(action)) {
+        admission.require(tenant);
+      }
+    }
     tenancy.observe(tenant);
-    Tenant view = new Tenant(tenant);
+    Tenant view =
+        new Tenant(tenant, admission.required() ? admission.policy().logicalSessionId() : null);
     JsonNode result;
     try {
       result = tenantAction(action, data, view);
@@ -111,16 +171,79 @@ public final class ActionDispatcher implements ActionHandler {
         yield mapper.createObjectNode();
       }
       case "box_init" -> {
-        init.apply(data);
-        yield mapper.createObjectNode().put("initialized", true);
+        Map<String, String> notApplied = init.apply(data);
+        ObjectNode answer = mapper.createObjectNode().put("initialized", true);
+        if (!notApplied.isEmpty()) {
+          answer.set("not_applied", mapper.valueToTree(notApplied));
+        }
+        yield answer;
       }
-      case "box_health", "box_get_backend_info" -> backend();
+      case "box_health" -> {
+        if (!admission.required()) {
+          yield backend();
+        }
+        ObjectNode readiness = admission.readiness();
+        if (!readiness.path("ready").asBoolean(false)) {
+          throw Admission.readinessError("managed sandbox isolation is not ready");
+        }
+        yield readiness;
+      }
+      case "box_get_backend_info" -> {
+        if (!admission.required()) {
+          yield backend();
+        }
+        ObjectNode readiness = admission.readiness();
+        ObjectNode info = mapper.createObjectNode();
+        info.set("name", readiness.path("backend").path("name"));
+        info.put("available", readiness.path("ready").asBoolean(false));
+        info.set("readiness", readiness);
+        yield info;
+      }
+      case "box_upsert_sandbox_admission_grant" -> {
+        List<ActionContext> drop = new ArrayList<>();
+        ObjectNode answer = admission.upsert(data, auth::isTrusted, drop);
+        dropSessions(drop);
+        tenancy.observe(
+            new ActionContext(
+                data.path("instance_uuid").asText().strip(),
+                answer.path("workspace_uuid").asText(),
+                answer.path("execution_generation").asLong(),
+                null));
+        yield answer;
+      }
+      case "box_revoke_sandbox_admission_grant" -> {
+        List<ActionContext> drop = new ArrayList<>();
+        ObjectNode answer = admission.revoke(data, auth::isTrusted, drop);
+        dropSessions(drop);
+        yield answer;
+      }
+      case "box_verify_shared_workspace" -> {
+        JsonNode marker = data.get("marker_name");
+        yield managedWorkspace.verify(marker != null && marker.isTextual() ? marker.asText() : "");
+      }
       case "box_shutdown" -> {
         shutdownSessions();
         yield mapper.createObjectNode();
       }
       default -> null;
     };
+  }
+
+  /** The actions that touch sandboxes, which grant-enforced mode admits one by one. */
+  private static boolean isSandboxAction(String action) {
+    return !action.equals("box_status") && isTenantAction(action);
+  }
+
+  private void dropSessions(List<ActionContext> workspaces) {
+    for (ActionContext workspace : workspaces) {
+      for (BoxSessionInfo session : tenancy.sessionsOf(workspace)) {
+        try {
+          sessions.delete(session.sessionId());
+        } catch (BoxException e) {
+          log.debug("session {} was gone before its grant ended", session.sessionId());
+        }
+      }
+    }
   }
 
   private static boolean isTenantAction(String action) {
@@ -158,6 +281,11 @@ public final class ActionDispatcher implements ActionHandler {
       }
       case "box_start_managed_process" -> {
         String physical = tenant.physical(required(data, "session_id"));
+        if (admission.required()) {
+          // The policy caps managed processes at 0 and every grant within it.
+          throw Admission.admissionError(
+              "Sandbox admission grant does not permit managed processes");
+        }
         JsonNode spec = data.path("spec");
         if (spec.isMissingNode()) {
           throw ActionError.missingKey("spec");
@@ -197,6 +325,14 @@ public final class ActionDispatcher implements ActionHandler {
       throw new ActionError("BoxValidationError", "data must be an object");
     }
     ObjectNode copy = object.deepCopy();
+    if (admission.required()) {
+      copy.put("session_id", admission.policy().logicalSessionId());
+      return AdmittedSpec.normalize(
+          mapper.treeToValue(copy, BoxSpec.class),
+          tenant.context,
+          admission.policy(),
+          managedWorkspace.root());
+    }
     copy.put("session_id", tenant.physical(required(data, "session_id")));
     BoxInit.Local local = init.local();
     JsonNode image = copy.get("image");
@@ -297,13 +433,21 @@ public final class ActionDispatcher implements ActionHandler {
   private static final class Tenant {
     final ActionContext context;
     final String prefix;
+    final @Nullable String onlySession;
 
-    Tenant(ActionContext context) {
+    /**
+     * @param onlySession the one logical session id grant-enforced mode allows, or null
+     */
+    Tenant(ActionContext context, @Nullable String onlySession) {
       this.context = context;
       this.prefix = Tenancy.prefix(context);
+      this.onlySession = onlySession;
     }
 
     String physical(String logical) {
+      if (onlySession != null && !logical.strip().equals(onlySession)) {
+        throw Admission.admissionError("Managed sandbox session_id is runtime-owned");
+      }
       return Tenancy.physicalId(context, logical);
     }
 

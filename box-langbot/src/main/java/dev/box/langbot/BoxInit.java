@@ -18,6 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -43,6 +45,16 @@ final class BoxInit {
       int maxAdmissionRecords,
       int maxRpcFileBytes,
       int completedProcessRetentionSec) {
+
+    /** The keys of a {@code limits} section, as {@link #read} reads them. */
+    static final Set<String> KEYS =
+        Set.of(
+            RuntimeLimits.MAX_SESSIONS.key(),
+            RuntimeLimits.MAX_MANAGED_PROCESSES.key(),
+            RuntimeLimits.MAX_COMPLETED_PROCESSES.key(),
+            RuntimeLimits.MAX_ADMISSION_RECORDS.key(),
+            RuntimeLimits.MAX_RPC_FILE_BYTES.key(),
+            RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC.key());
 
     /** Reads a {@code limits} section; a key it leaves out takes the table's default. */
     static Limits read(JsonNode limits) {
@@ -203,22 +215,48 @@ final class BoxInit {
     }
   }
 
+  /** The top-level keys this runtime applies. */
+  private static final Set<String> APPLIED = Set.of("backend", "limits", "admission", "local");
+
+  /** Keys LangBot sends that its own side applies, so the runtime has nothing to do for them. */
+  private static final Map<String, String> LANGBOT_SIDE =
+      Map.of(
+          "enabled", "LangBot's own switch",
+          "default_memory_mb", "LangBot puts it in the specs of the sessions it starts");
+
+  /** The {@code box.local} keys this runtime applies. */
+  private static final Set<String> LOCAL_KEYS =
+      Set.of(
+          "profile",
+          "image",
+          "host_root",
+          "default_workspace",
+          "allowed_mount_roots",
+          "skills_root");
+
   private final SessionManager sessions;
   private final Tenancy tenancy;
+  private final Admission admission;
   private final Path workingDir;
   private final ObjectMapper mapper;
   private ObjectNode config;
   private volatile Limits limits;
   private volatile Local local = Local.NONE;
 
-  BoxInit(SessionManager sessions, Tenancy tenancy, ObjectMapper mapper) {
-    this(sessions, tenancy, mapper, Path.of("").toAbsolutePath());
+  BoxInit(SessionManager sessions, Tenancy tenancy, Admission admission, ObjectMapper mapper) {
+    this(sessions, tenancy, admission, mapper, Path.of("").toAbsolutePath());
   }
 
   /** An init that resolves relative {@code box.local} paths against {@code workingDir}. */
-  BoxInit(SessionManager sessions, Tenancy tenancy, ObjectMapper mapper, Path workingDir) {
+  BoxInit(
+      SessionManager sessions,
+      Tenancy tenancy,
+      Admission admission,
+      ObjectMapper mapper,
+      Path workingDir) {
     this.sessions = sessions;
     this.tenancy = tenancy;
+    this.admission = admission;
     this.workingDir = workingDir;
     this.mapper = mapper;
     this.config = mapper.createObjectNode();
@@ -246,10 +284,12 @@ final class BoxInit {
   /**
    * Merges {@code section} into the current config and applies it.
    *
+   * @return the keys of {@code section} this runtime does not apply, each with the reason (also
+   *     logged): a setting is never accepted and silently ignored
    * @throws BoxValidationException with the reference's message when a limit or a {@code local} key
    *     is invalid, or the default workspace cannot be ensured; nothing is applied then
    */
-  synchronized void apply(JsonNode section) {
+  synchronized Map<String, String> apply(JsonNode section) {
     if (!section.isObject()) {
       throw new BoxValidationException("box config must be an object");
     }
@@ -290,10 +330,60 @@ final class BoxInit {
             Duration.ofSeconds(next.completedProcessRetentionSec()),
             current.stdoutBufferBytes()));
     tenancy.maxRecords(next.maxAdmissionRecords());
-    if (merged.has("admission")) {
-      log.warn("box.admission is not applied by this runtime yet");
-    }
+    admission.maxRecords(next.maxAdmissionRecords());
+    admission.configure(merged.get("admission"));
     log.info("applied LangBot box config: limits {}, local {}", next, nextLocal);
+    Map<String, String> notApplied = notApplied(section);
+    notApplied.forEach((key, why) -> log.warn("box.{} is not applied by Box: {}", key, why));
+    return notApplied;
+  }
+
+  /** The keys of {@code section} no part of this runtime applies, with the reason. */
+  private Map<String, String> notApplied(JsonNode section) {
+    Map<String, String> result = new TreeMap<>();
+    String backend = sessions.backendStatus().name();
+    for (Map.Entry<String, JsonNode> entry : section.properties()) {
+      String key = entry.getKey();
+      if (APPLIED.contains(key) || key.equals("runtime") || key.equals(backend)) {
+        continue;
+      }
+      String why = LANGBOT_SIDE.get(key);
+      if (why != null) {
+        result.put(key, why);
+      } else if (Set.of("docker", "podman", "nsjail", "e2b").contains(key)) {
+        result.put(key, "the settings of a backend this runtime is not using (" + backend + ")");
+      } else {
+        result.put(key, "unknown key");
+      }
+    }
+    JsonNode limitsNode = section.get("limits");
+    if (limitsNode != null && limitsNode.isObject()) {
+      for (String key : limitsNode.propertyStream().map(Map.Entry::getKey).toList()) {
+        if (!Limits.KEYS.contains(key)) {
+          result.put(
+              "limits." + key,
+              key.equals("max_workspace_entries")
+                  ? "LangBot's own limit on the file tools"
+                  : "unknown key");
+        }
+      }
+    }
+    JsonNode localNode = section.get("local");
+    if (localNode != null && localNode.isObject()) {
+      for (Map.Entry<String, JsonNode> entry : localNode.properties()) {
+        String key = entry.getKey();
+        if (key.equals("workspace_quota_mb")) {
+          if (!entry.getValue().isNull()) {
+            result.put(
+                "local.workspace_quota_mb",
+                "workspace quotas are not enforced by this runtime: nothing bounds a workspace");
+          }
+        } else if (!LOCAL_KEYS.contains(key)) {
+          result.put("local." + key, "unknown key");
+        }
+      }
+    }
+    return result;
   }
 
   /**

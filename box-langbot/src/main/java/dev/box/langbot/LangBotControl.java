@@ -32,9 +32,15 @@ public final class LangBotControl {
    * @param auth who may connect
    */
   public LangBotControl(SessionManager sessions, ControlAuth auth) {
+    this(sessions, auth, false);
+  }
+
+  private LangBotControl(
+      SessionManager sessions, ControlAuth auth, boolean unsafeSoftStorageLimits) {
     this.auth = auth;
     this.tenancy = new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS);
-    this.dispatcher = new ActionDispatcher(sessions, tenancy, auth, mapper);
+    this.dispatcher =
+        new ActionDispatcher(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits);
   }
 
   /**
@@ -54,7 +60,14 @@ public final class LangBotControl {
           "LANGBOT_BOX_TRUSTED_INSTANCE_UUID is required for stdio Box control");
     }
     ControlAuth auth = new ControlAuth(tokens, ControlAuth.langbotToken(env) != null, trusted);
-    LangBotControl control = new LangBotControl(sessions, auth);
+    boolean unsafe = ManagedWorkspace.unsafeSoftStorageLimits(env);
+    if (unsafe) {
+      log.warn(
+          "LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS is enabled: managed sandboxes do not have"
+              + " hard byte/inode storage quotas; use only in disposable non-production"
+              + " environments");
+    }
+    LangBotControl control = new LangBotControl(sessions, auth, unsafe);
     String config = blankToNull(env.get("LANGBOT_BOX_CONFIG"));
     if (config != null) {
       control.applyEnvironmentConfig(config);
@@ -84,6 +97,24 @@ public final class LangBotControl {
   /** Opens a connection whose messages go out through {@code sender}. */
   public ControlConnection open(ControlConnection.Sender sender) {
     return new ControlConnection(dispatcher, sender, mapper);
+  }
+
+  /**
+   * Whether LangBot's grant-enforced mode is on: sandboxes then run only for admitted Workspaces
+   * through the control channel, and never through the REST API or a relay.
+   */
+  public boolean admissionRequired() {
+    return dispatcher.admissionRequired();
+  }
+
+  /** Grant-enforced mode's readiness report, check by check, or null when the mode is off. */
+  public @Nullable JsonNode admissionReadiness() {
+    return dispatcher.admissionReadiness();
+  }
+
+  /** Ends the sessions of Workspaces whose admission grants expired. */
+  public void reapExpiredGrants() {
+    dispatcher.reapExpiredGrants();
   }
 
   /** Who may connect. */

@@ -41,7 +41,13 @@ class BoxInitTest {
     sessions =
         new SessionManager(
             new NoBackend(), RuntimeConfig.defaults(dir.resolve("data")), Clock.systemUTC(), "t");
-    init = new BoxInit(sessions, new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS), JSON, cwd);
+    init =
+        new BoxInit(
+            sessions,
+            new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS),
+            new Admission(Clock.systemUTC(), (policy, error) -> JSON.createObjectNode(), JSON),
+            JSON,
+            cwd);
   }
 
   @AfterEach
@@ -106,6 +112,40 @@ class BoxInitTest {
         .hasMessage(
             "box.local.default_workspace must point to a directory on the Box runtime host");
     assertThat(cwd.resolve("root")).doesNotExist();
+  }
+
+  @Test
+  void keysTheRuntimeDoesNotApply_areReportedWithTheReason_neverSilentlyDropped()
+      throws IOException {
+    Map<String, String> notApplied =
+        init.apply(
+            json(
+                "{\"enabled\": true, \"default_memory_mb\": 1536, \"runtime\": {},"
+                    + " \"e2b\": {\"api_key\": \"\"}, \"typo\": 1,"
+                    + " \"limits\": {\"max_sessions\": 3, \"max_workspace_entries\": 9,"
+                    + " \"max_sesions\": 1},"
+                    + " \"local\": {\"workspace_quota_mb\": 64, \"profile\": \"default\","
+                    + " \"hots_root\": \"x\"}}"));
+
+    assertThat(notApplied)
+        .containsOnlyKeys(
+            "enabled",
+            "default_memory_mb",
+            "e2b",
+            "typo",
+            "limits.max_workspace_entries",
+            "limits.max_sesions",
+            "local.workspace_quota_mb",
+            "local.hots_root");
+    assertThat(notApplied.get("typo")).isEqualTo("unknown key");
+    assertThat(notApplied.get("local.workspace_quota_mb")).contains("not enforced");
+    assertThat(init.limits().maxSessions()).isEqualTo(3);
+    assertThat(
+            init.apply(
+                json(
+                    "{\"limits\": {\"max_sessions\": 4}, \"local\": {\"workspace_quota_mb\":"
+                        + " null}}")))
+        .isEmpty();
   }
 
   @Test

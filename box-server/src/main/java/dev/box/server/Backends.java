@@ -113,17 +113,17 @@ final class Backends {
                   containers.cpuLimit(),
                   containers.pullTimeout(),
                   containers.seccompProfile()),
-              config.dataDir(),
+              config.stateDir(),
               instanceId,
               config.isolation().egress());
       default ->
           new BwrapBackend(
-              config.dataDir(),
+              config.stateDir(),
               instanceId,
               config.cgroups(),
               config.isolation().sandboxUid(),
               config.isolation().egress(),
-              SyscallGuard.install(config.dataDir()));
+              SyscallGuard.install(config.stateDir()));
     };
   }
 }

@@ -14,7 +14,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
@@ -107,12 +107,10 @@ public final class BoxServer implements AutoCloseable {
     SessionManager sessions = null;
     ScheduledExecutorService reaper = null;
     try {
-      Files.createDirectories(config.dataDir());
+      Path state = StateDir.prepare(config.dataDir());
       channel =
           FileChannel.open(
-              config.dataDir().resolve("box.lock"),
-              StandardOpenOption.CREATE,
-              StandardOpenOption.WRITE);
+              state.resolve("box.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       try {
         lock = channel.tryLock();
       } catch (java.nio.channels.OverlappingFileLockException e) {
@@ -129,7 +127,7 @@ public final class BoxServer implements AutoCloseable {
       backend = selection.backend();
       RuntimeConfig runtime =
           new RuntimeConfig(
-              config.dataDir(),
+              state,
               config.sessionTtl(),
               config.maxSessions(),
               config.maxOutputBytes(),
@@ -143,6 +141,19 @@ public final class BoxServer implements AutoCloseable {
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(sessions, langbotEnv, access.tokens(), stdioControl);
+      // Grants live at most minutes (max_grant_ttl_sec): their expiry is checked every few
+      // seconds, so an expired Workspace's sandbox does not outlive it by more than that.
+      reaper.scheduleWithFixedDelay(
+          () -> {
+            try {
+              langbot.reapExpiredGrants();
+            } catch (RuntimeException e) {
+              log.warn("admission grant reaper failed; it keeps running", e);
+            }
+          },
+          GRANT_REAP_SECONDS,
+          GRANT_REAP_SECONDS,
+          TimeUnit.SECONDS);
       Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot);
       try {
         startListening(http, config);
@@ -179,6 +190,8 @@ public final class BoxServer implements AutoCloseable {
       throw e;
     }
   }
+
+  private static final long GRANT_REAP_SECONDS = 5;
 
   private static ScheduledExecutorService startReaper(SessionManager sessions, Duration ttl) {
     ScheduledExecutorService reaper =

@@ -26,11 +26,12 @@ import org.jspecify.annotations.Nullable;
  *
  * @param host the address to bind
  * @param port the port to bind (0 picks a free one)
- * @param dataDir where workspaces and state live
+ * @param dataDir the data directory; the server keeps its own state in {@link #stateDir()} inside
+ *     it, and the rest is LangBot's (its default {@code host_root} is the same directory)
  * @param backend {@code local} (the best available), or a backend's name
  * @param controlToken the token every route but /healthz and /readyz requires, or null: the server
  *     then requires LangBot's token, or else the one it generates in {@code <data
- *     dir>/control-token}
+ *     dir>/.box-state/control-token}
  * @param insecure with no token configured, whether the API is left open (no token generated, none
  *     required) instead: dangerous, anything that reaches the port can run code
  * @param sessionTtl idle time after which a non-persistent session is reaped (0 = never)
@@ -111,6 +112,14 @@ public record ServerConfig(
    */
   public static ServerConfig defaults() {
     return resolve(Map.of(), Map.of());
+  }
+
+  /**
+   * The server's private state directory ({@code <data dir>/.box-state}): private workspaces, the
+   * control token, the lock and generated files. Mounts may not reach it.
+   */
+  public Path stateDir() {
+    return BoxDataDir.stateDir(dataDir);
   }
 
   /** The settings, with the control token shown as {@code <set>}: never the token itself. */

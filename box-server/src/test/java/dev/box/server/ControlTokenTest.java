@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * directory and requires it on every route but the probes; {@code insecure} leaves it open.
  */
 class ControlTokenTest {
-  private static final String TOKEN_FILE = "control-token";
+  private static final String TOKEN_FILE = ".box-state/control-token";
 
   private static TestServer box;
 
@@ -173,7 +173,8 @@ class ControlTokenTest {
     assertThat(first).matches("[A-Za-z0-9_-]{43}");
     assertThat(file).hasContent(first);
     assertThat(permissions(file)).isEqualTo("rw-------");
-    assertThat(dataDir).isDirectoryNotContaining(p -> p.getFileName().toString().startsWith("."));
+    assertThat(file.getParent())
+        .isDirectoryNotContaining(p -> p.getFileName().toString().startsWith("."));
     try (BoxServer again = start(dataDir)) {
       assertThat(again.controlToken()).isEqualTo(first);
     }
@@ -186,7 +187,7 @@ class ControlTokenTest {
   void aTokenFileWithLooserPermissions_isRefusedAtStartup(@TempDir Path dataDir)
       throws IOException {
     String token = "a-token-someone-else-may-have-read-0123456789";
-    Path file = Files.writeString(dataDir.resolve(TOKEN_FILE), token);
+    Path file = tokenFile(dataDir, token);
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
 
     assertThatThrownBy(() -> start(dataDir))
@@ -207,9 +208,10 @@ class ControlTokenTest {
     Path shortToken = owned(Files.createDirectories(root.resolve("short")), "abc");
     Path linked = Files.createDirectories(root.resolve("linked"));
     Path target = owned(Files.createDirectories(root.resolve("target")), "t".repeat(40));
+    Files.createDirectories(linked.resolve(TOKEN_FILE).getParent());
     Files.createSymbolicLink(linked.resolve(TOKEN_FILE), target.resolve(TOKEN_FILE));
     Path directory = Files.createDirectories(root.resolve("directory"));
-    Files.createDirectory(directory.resolve(TOKEN_FILE));
+    Files.createDirectories(directory.resolve(TOKEN_FILE));
 
     assertThatThrownBy(() -> start(empty)).hasMessageContaining("is empty");
     assertThatThrownBy(() -> start(shortToken)).hasMessageContaining("fewer than 32 characters");
@@ -348,9 +350,16 @@ class ControlTokenTest {
 
   /** Writes {@code content} as {@code dir}'s token file, with mode 0600. */
   private static Path owned(Path dir, String content) throws IOException {
-    Path file = Files.writeString(dir.resolve(TOKEN_FILE), content);
+    Path file = tokenFile(dir, content);
     Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
     return dir;
+  }
+
+  /** Writes {@code content} as {@code dataDir}'s token file, making its state dir first. */
+  private static Path tokenFile(Path dataDir, String content) throws IOException {
+    Path file = dataDir.resolve(TOKEN_FILE);
+    Files.createDirectories(file.getParent());
+    return Files.writeString(file, content);
   }
 
   private static String readToken(Path dataDir) {

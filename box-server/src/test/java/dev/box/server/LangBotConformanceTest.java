@@ -105,9 +105,9 @@ class LangBotConformanceTest {
   }
 
   @Test
-  void fileChunks_areWrittenUnderTheDataDir_firstTruncatingThenAppending() throws IOException {
+  void fileChunks_areWrittenUnderTheStateDir_firstTruncatingThenAppending() throws IOException {
     String key = "0123456789abcdef-00112233445566778899aabbccddeeff.zip";
-    Path file = server.config().dataDir().resolve("rpc-files").resolve(key);
+    Path file = server.config().stateDir().resolve("rpc-files").resolve(key);
     try (RpcClient rpc = connect()) {
       // the bytes 50 4b 03 04 ff 00, split across two chunks of the reference's shape
       assertThat(ok(rpc.call("__file_chunk", fileChunk(key, 6, "UEsDBA==", 0, 2), null))).isEmpty();

@@ -162,7 +162,7 @@ class SessionsTest {
   @Test
   void deletingASession_removesItsPrivateWorkspace() throws Exception {
     box.exec("private", "echo data > /workspace/file");
-    Path workspaces = box.dataDir.resolve("workspaces");
+    Path workspaces = box.dataDir.resolve(".box-state/workspaces");
     assertThat(listNames(workspaces)).anyMatch(name -> name.contains("_private-"));
 
     Answer deleted = box.delete("/v1/sessions/private");

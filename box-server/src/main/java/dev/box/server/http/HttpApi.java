@@ -38,11 +38,13 @@ public final class HttpApi {
 
   private final SessionManager sessions;
   private final ControlTokens tokens;
+  private final LangBotControl langbot;
   private final ObjectMapper mapper = BoxJson.newMapper();
 
-  private HttpApi(SessionManager sessions, ControlTokens tokens) {
+  private HttpApi(SessionManager sessions, ControlTokens tokens, LangBotControl langbot) {
     this.sessions = sessions;
     this.tokens = tokens;
+    this.langbot = langbot;
   }
 
   /**
@@ -56,7 +58,7 @@ public final class HttpApi {
    */
   public static Javalin create(
       SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
-    HttpApi api = new HttpApi(sessions, tokens);
+    HttpApi api = new HttpApi(sessions, tokens, langbot);
     return Javalin.create(
         config -> {
           QueuedThreadPool pool = new QueuedThreadPool(32, 4);
@@ -118,6 +120,14 @@ public final class HttpApi {
    * neither the token nor where the server keeps it.
    */
   void authenticate(Context ctx) {
+    if (ctx.path().startsWith("/v1/sessions") && langbot.admissionRequired()) {
+      // LangBot's grant-enforced mode admits sandboxes Workspace by Workspace, through its
+      // control channel only: the REST API holds no grant, so it runs none.
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "LangBot's sandbox admission is required (box.admission.required): sessions run only"
+              + " through admitted control-channel actions");
+    }
     if (!tokens.required() || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
       return;
     }
@@ -186,6 +196,12 @@ public final class HttpApi {
   }
 
   private void readyz(Context ctx) throws JsonProcessingException {
+    JsonNode strict = langbot.admissionReadiness();
+    if (strict instanceof ObjectNode report) {
+      report.set("resources", mapper.valueToTree(resources()));
+      json(ctx, report.path("ready").asBoolean(false) ? 200 : 503, report);
+      return;
+    }
     BoxBackendHealth health = health();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("ready", health.available());

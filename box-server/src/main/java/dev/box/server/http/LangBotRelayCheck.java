@@ -26,6 +26,10 @@ final class LangBotRelayCheck {
   }
 
   static boolean allows(Context ctx, LangBotControl langbot) {
+    if (langbot.admissionRequired()) {
+      // Grant-enforced mode allows no managed process, so there is nothing to relay.
+      return false;
+    }
     ControlAuth auth = langbot.auth();
     String instance = ctx.header(ControlAuth.INSTANCE_HEADER);
     String workspace = ctx.header(ControlAuth.WORKSPACE_HEADER);
