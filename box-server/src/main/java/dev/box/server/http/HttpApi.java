@@ -68,6 +68,7 @@ public final class HttpApi {
           virtual.setMaxConcurrentTasks(4096);
           pool.setVirtualThreadsExecutor(virtual);
           config.jetty.threadPool = pool;
+          config.jetty.modifyServer(server -> server.setErrorHandler(new JsonErrorHandler()));
           config.jetty.modifyWebSocketServletFactory(
               factory -> {
                 factory.setMaxTextMessageSize(MAX_REQUEST_BYTES);
@@ -120,6 +121,7 @@ public final class HttpApi {
    * neither the token nor where the server keeps it.
    */
   void authenticate(Context ctx) {
+    requireWellFormedEscapes(ctx.path());
     if (ctx.path().startsWith("/v1/sessions") && langbot.admissionRequired()) {
       // LangBot's grant-enforced mode admits sandboxes Workspace by Workspace, through its
       // control channel only: the REST API holds no grant, so it runs none.
@@ -145,6 +147,21 @@ public final class HttpApi {
           presented == null
               ? "missing control token: send it as 'Authorization: Bearer <token>'"
               : "invalid control token");
+    }
+  }
+
+  /**
+   * Refuses a path with a {@code %} that is not followed by two hex digits before a route decodes
+   * its parameters, which would otherwise fail as an internal error.
+   */
+  private static void requireWellFormedEscapes(String path) {
+    for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
+      if (i + 2 >= path.length()
+          || Character.digit(path.charAt(i + 1), 16) < 0
+          || Character.digit(path.charAt(i + 2), 16) < 0) {
+        throw new BoxValidationException(
+            "malformed request: the path has a '%' that is not followed by two hex digits");
+      }
     }
   }
 
