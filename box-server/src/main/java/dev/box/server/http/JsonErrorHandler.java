@@ -28,6 +28,12 @@ final class JsonErrorHandler extends ErrorHandler {
   private static final ObjectMapper JSON = BoxJson.newMapper();
   private static final int MAX_MESSAGE_CHARS = 200;
 
+  /** Every method gets a body: Jetty's default gives none to DELETE, PUT and the rest. */
+  @Override
+  public boolean errorPageForMethod(String method) {
+    return true;
+  }
+
   @Override
   protected void generateResponse(
       Request request,
