@@ -56,17 +56,8 @@ class KeyedLocksTest {
 
   @Test
   void differentKeys_doNotBlockEachOther() throws Exception {
-    CountDownLatch otherHeld = new CountDownLatch(1);
     try (KeyedLocks.Held first = locks.lock("session-a")) {
-      Thread.ofPlatform()
-          .start(
-              () -> {
-                try (KeyedLocks.Held held = locks.lock("session-b")) {
-                  otherHeld.countDown();
-                }
-              });
-
-      assertThat(otherHeld.await(5, SECONDS)).isTrue();
+      assertThat(lockedOnAnotherThread("session-b").await(5, SECONDS)).isTrue();
     }
   }
 
@@ -153,16 +144,22 @@ class KeyedLocksTest {
   @Test
   void keyIsReusableAfterRelease() throws Exception {
     locks.lock("k").close();
-    CountDownLatch again = new CountDownLatch(1);
 
+    assertThat(lockedOnAnotherThread("k").await(5, SECONDS)).isTrue();
+  }
+
+  /**
+   * Takes and releases the lock of {@code key} on a new thread; the latch opens once it held it.
+   */
+  private CountDownLatch lockedOnAnotherThread(String key) {
+    CountDownLatch held = new CountDownLatch(1);
     Thread.ofPlatform()
         .start(
             () -> {
-              try (KeyedLocks.Held held = locks.lock("k")) {
-                again.countDown();
+              try (KeyedLocks.Held lock = locks.lock(key)) {
+                held.countDown();
               }
             });
-
-    assertThat(again.await(5, SECONDS)).isTrue();
+    return held;
   }
 }
