@@ -50,6 +50,16 @@ class BoxMcpClientTransportTest {
     return transport.connect(messages -> messages.doOnNext(received::add));
   }
 
+  /** Sends {@code message} to a process that echoes, which must give back it and nothing else. */
+  private void assertSentMessage_comesBackAlone(
+      BoxMcpClientTransport transport, JSONRPCMessage message) {
+    transport.sendMessage(message).block(Duration.ofSeconds(10));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
+    assertThat(received).containsExactly(message);
+    transport.closeGracefully().block(Duration.ofSeconds(10));
+  }
+
   @Test
   void eachMessage_travelsAsOneLine_evenWithLineBreaksInItsStrings(TestInfo test) {
     BoxMcpClientTransport transport = transportTo(test, "cat");
@@ -57,11 +67,7 @@ class BoxMcpClientTransportTest {
     JSONRPCNotification message =
         new JSONRPCNotification("2.0", "notifications/message", Map.of("data", "two\nlines"));
 
-    transport.sendMessage(message).block(Duration.ofSeconds(10));
-
-    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
-    assertThat(received).containsExactly(message);
-    transport.closeGracefully().block(Duration.ofSeconds(10));
+    assertSentMessage_comesBackAlone(transport, message);
   }
 
   @Test
@@ -71,11 +77,7 @@ class BoxMcpClientTransportTest {
     connect(transport).block(Duration.ofSeconds(10));
     JSONRPCNotification message = new JSONRPCNotification("2.0", "notifications/initialized", null);
 
-    transport.sendMessage(message).block(Duration.ofSeconds(10));
-
-    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
-    assertThat(received).containsExactly(message);
-    transport.closeGracefully().block(Duration.ofSeconds(10));
+    assertSentMessage_comesBackAlone(transport, message);
   }
 
   @Test
