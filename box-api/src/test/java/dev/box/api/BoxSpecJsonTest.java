@@ -12,9 +12,12 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -103,18 +106,21 @@ class BoxSpecJsonTest {
     assertThat(spec).isEqualTo(BoxSpec.builder("s1").build());
   }
 
-  @Test
-  void missingWorkdir_followsMountPath() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data'}"));
+  /** A missing or empty workdir follows mount_path; a given one is kept. */
+  @ParameterizedTest(name = "{0} -> workdir {1}")
+  @MethodSource("workdirs")
+  void workdir_followsMountPathUnlessGiven(String members, String workdir) throws Exception {
+    BoxSpec spec = spec(json("{'session_id': 's1', " + members + "}"));
 
-    assertThat(spec.workdir()).isEqualTo("/data");
+    assertThat(spec.workdir()).isEqualTo(workdir);
   }
 
-  @Test
-  void emptyWorkdir_followsMountPath() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data', 'workdir': ''}"));
-
-    assertThat(spec.workdir()).isEqualTo("/data");
+  static Stream<Arguments> workdirs() {
+    return Stream.of(
+        Arguments.of("'mount_path': '/data'", "/data"),
+        Arguments.of("'mount_path': '/data', 'workdir': ''", "/data"),
+        Arguments.of("'host_path': '/srv/work', 'mount_path': '/data'", "/data"),
+        Arguments.of("'mount_path': '/data', 'workdir': '/tmp'", "/tmp"));
   }
 
   @Test
@@ -123,21 +129,6 @@ class BoxSpecJsonTest {
 
     assertThat(spec.workdir()).isEqualTo("/data");
     assertThat(spec.mountPath()).isEqualTo("/data");
-  }
-
-  @Test
-  void missingWorkdir_withHostPathAndCustomMountPath_isValid() throws Exception {
-    BoxSpec spec =
-        spec(json("{'session_id': 's1', 'host_path': '/srv/work', 'mount_path': '/data'}"));
-
-    assertThat(spec.workdir()).isEqualTo("/data");
-  }
-
-  @Test
-  void givenWorkdir_isKeptWhenMountPathChanges() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data', 'workdir': '/tmp'}"));
-
-    assertThat(spec.workdir()).isEqualTo("/tmp");
   }
 
   /**
