@@ -36,14 +36,12 @@ class KeyedLocksTest {
     AtomicBoolean acquired = new AtomicBoolean();
     CountDownLatch secondHeld = new CountDownLatch(1);
     Thread second =
-        Thread.ofPlatform()
-            .start(
-                () -> {
-                  try (KeyedLocks.Held held = locks.lock("k")) {
-                    acquired.set(true);
-                    secondHeld.countDown();
-                  }
-                });
+        lockingThread(
+            "k",
+            () -> {
+              acquired.set(true);
+              secondHeld.countDown();
+            });
 
     await().atMost(Duration.ofSeconds(5)).until(() -> second.getState() == Thread.State.WAITING);
     assertThat(acquired).isFalse();
@@ -108,16 +106,12 @@ class KeyedLocksTest {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch secondHeld = new CountDownLatch(1);
     Thread second =
-        Thread.ofPlatform()
-            .start(
-                () -> {
-                  try (KeyedLocks.Held held = locks.lock("k")) {
-                    secondHeld.countDown();
-                    release.await(10, SECONDS);
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
+        lockingThread(
+            "k",
+            () -> {
+              secondHeld.countDown();
+              release.await(10, SECONDS);
+            });
     await().atMost(Duration.ofSeconds(5)).until(() -> second.getState() == Thread.State.WAITING);
 
     first.close();
@@ -153,13 +147,25 @@ class KeyedLocksTest {
    */
   private CountDownLatch lockedOnAnotherThread(String key) {
     CountDownLatch held = new CountDownLatch(1);
-    Thread.ofPlatform()
+    lockingThread(key, held::countDown);
+    return held;
+  }
+
+  /** What a thread does while it holds a lock. */
+  private interface WhileHeld {
+    void run() throws InterruptedException;
+  }
+
+  /** A new thread that takes the lock of {@code key}, does {@code whileHeld}, then releases it. */
+  private Thread lockingThread(String key, WhileHeld whileHeld) {
+    return Thread.ofPlatform()
         .start(
             () -> {
-              try (KeyedLocks.Held lock = locks.lock(key)) {
-                held.countDown();
+              try (KeyedLocks.Held held = locks.lock(key)) {
+                whileHeld.run();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               }
             });
-    return held;
   }
 }
