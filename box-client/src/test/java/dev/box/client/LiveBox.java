@@ -92,7 +92,12 @@ public final class LiveBox implements AutoCloseable {
   public void close() {
     client.close();
     server.close();
-    try (Stream<Path> paths = Files.walk(dataDir)) {
+    deleteTree(dataDir);
+  }
+
+  /** Deletes {@code dir} and everything in it, as far as it can: it is a temporary directory. */
+  public static void deleteTree(Path dir) {
+    try (Stream<Path> paths = Files.walk(dir)) {
       paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (IOException e) {
       // Best effort: a temporary directory.

@@ -102,8 +102,7 @@ class ProcessAttachmentTest {
         .expectLine("\uFFFDok")
         .expectLine("bye")
         .expectLine("tail")
-        .expect(new Exit(3))
-        .expect(new Closed(1000, "exit_code=3"))
+        .expectExit(3)
         .expectNothingMore();
   }
 
@@ -119,7 +118,7 @@ class ProcessAttachmentTest {
 
     byte[] expected = "\377ok\nno newline".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
     assertThat(recorder.stdoutBytes(expected.length, 0)).isEqualTo(expected);
-    recorder.expect(new Exit(0)).expect(new Closed(1000, "exit_code=0"));
+    recorder.expectExit(0);
   }
 
   @Test
@@ -186,8 +185,7 @@ class ProcessAttachmentTest {
     recorder
         .expect(new Reconnect("got-go\n".length()))
         .expectLine("done")
-        .expect(new Exit(7))
-        .expect(new Closed(1000, "exit_code=7"))
+        .expectExit(7)
         .expectNothingMore();
   }
 
@@ -213,12 +211,7 @@ class ProcessAttachmentTest {
             });
     proxy.dropConnections();
 
-    recorder
-        .expect(new Reconnect(0))
-        .expectLine("done")
-        .expect(new Exit(7))
-        .expect(new Closed(1000, "exit_code=7"))
-        .expectNothingMore();
+    recorder.expect(new Reconnect(0)).expectLine("done").expectExit(7).expectNothingMore();
   }
 
   @Test
@@ -254,11 +247,7 @@ class ProcessAttachmentTest {
     cat.send("and a line").join();
     cat.closeStdin().join();
 
-    recorder
-        .expectLine("raw")
-        .expectLine("bytes and a line")
-        .expect(new Exit(0))
-        .expect(new Closed(1000, "exit_code=0"));
+    recorder.expectLine("raw").expectLine("bytes and a line").expectExit(0);
     assertThat(cat.send("late")).isCompletedExceptionally();
   }
 
@@ -303,7 +292,7 @@ class ProcessAttachmentTest {
 
     client.stopProcess(session, "default");
 
-    recorder.expect(new Exit(143)).expect(new Closed(1000, "exit_code=143"));
+    recorder.expectExit(143);
     assertThatThrownBy(() -> client.process(session, "default"))
         .isInstanceOf(BoxManagedProcessNotFoundException.class);
   }
