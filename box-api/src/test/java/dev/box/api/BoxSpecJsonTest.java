@@ -12,12 +12,9 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -108,19 +105,20 @@ class BoxSpecJsonTest {
 
   /** A missing or empty workdir follows mount_path; a given one is kept. */
   @ParameterizedTest(name = "{0} -> workdir {1}")
-  @MethodSource("workdirs")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      textBlock =
+          """
+          'mount_path': '/data'                           | /data
+          'mount_path': '/data', 'workdir': ''            | /data
+          'host_path': '/srv/work', 'mount_path': '/data' | /data
+          'mount_path': '/data', 'workdir': '/tmp'        | /tmp
+          """)
   void workdir_followsMountPathUnlessGiven(String members, String workdir) throws Exception {
     BoxSpec spec = spec(json("{'session_id': 's1', " + members + "}"));
 
     assertThat(spec.workdir()).isEqualTo(workdir);
-  }
-
-  static Stream<Arguments> workdirs() {
-    return Stream.of(
-        Arguments.of("'mount_path': '/data'", "/data"),
-        Arguments.of("'mount_path': '/data', 'workdir': ''", "/data"),
-        Arguments.of("'host_path': '/srv/work', 'mount_path': '/data'", "/data"),
-        Arguments.of("'mount_path': '/data', 'workdir': '/tmp'", "/tmp"));
   }
 
   @Test
