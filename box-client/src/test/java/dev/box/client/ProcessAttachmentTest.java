@@ -79,6 +79,12 @@ class ProcessAttachmentTest {
     return start("sh", "-c", script);
   }
 
+  /** Attaches {@link #recorder} through the proxy, reconnecting at most {@code attempts} times. */
+  private ProcessAttachment attachViaProxy(int attempts) {
+    return viaProxy.attach(
+        session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(attempts));
+  }
+
   @Test
   void cat_echoesEachLineSent_asOneStdoutLine() {
     start("cat");
@@ -169,9 +175,7 @@ class ProcessAttachmentTest {
   @Test
   void outputAndExitWhileDisconnected_arriveWithTheReconnect() {
     startShell("read x; echo got-$x; sleep 1; echo done; exit 7");
-    ProcessAttachment attachment =
-        viaProxy.attach(
-            session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(10));
+    ProcessAttachment attachment = attachViaProxy(10);
     attachment.send("go").join();
     recorder.expectLine("got-go");
 
@@ -339,9 +343,7 @@ class ProcessAttachmentTest {
   @Test
   void withReconnectingOff_aDropEndsTheAttachmentWithAFailure() {
     start("cat");
-    ProcessAttachment cat =
-        viaProxy.attach(
-            session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(0));
+    ProcessAttachment cat = attachViaProxy(0);
     cat.send("one").join();
     recorder.expectLine("one");
 
