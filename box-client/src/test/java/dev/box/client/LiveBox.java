@@ -36,10 +36,8 @@ public final class LiveBox implements AutoCloseable {
   public static LiveBox start(String... settings) {
     try {
       Path dataDir = Files.createTempDirectory("box-client-test-");
-      Map<String, String> flags = new HashMap<>();
-      flags.put("port", "0");
-      flags.put("data_dir", dataDir.toString());
-      flags.put("backend", "bwrap");
+      Map<String, String> flags =
+          new HashMap<>(Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"));
       for (int i = 0; i < settings.length; i += 2) {
         flags.put(settings[i], settings[i + 1]);
       }

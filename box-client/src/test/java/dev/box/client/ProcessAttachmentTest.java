@@ -79,6 +79,13 @@ class ProcessAttachmentTest {
     return start("sh", "-c", script);
   }
 
+  /** Sends "one" through {@code cat}, which must echo it: the attachment works before the test. */
+  private ProcessAttachment withOneLineEchoed(ProcessAttachment cat) {
+    cat.send("one").join();
+    recorder.expectLine("one");
+    return cat;
+  }
+
   /** Attaches {@link #recorder} through the proxy, reconnecting at most {@code attempts} times. */
   private ProcessAttachment attachViaProxy(int attempts) {
     return viaProxy.attach(
@@ -258,9 +265,7 @@ class ProcessAttachmentTest {
   @Test
   void close_detaches_theProcessKeepsRunning_andTheNextAttachmentContinues() {
     start("cat");
-    ProcessAttachment first = client.attach(session, "default", recorder);
-    first.send("one").join();
-    recorder.expectLine("one");
+    ProcessAttachment first = withOneLineEchoed(client.attach(session, "default", recorder));
 
     first.close();
 
@@ -278,8 +283,7 @@ class ProcessAttachmentTest {
   void closingTheClient_detachesItsOpenAttachments() {
     start("cat");
     BoxClient own = box.builder(box.uri()).build();
-    own.attach(session, "default", recorder).send("one").join();
-    recorder.expectLine("one");
+    withOneLineEchoed(own.attach(session, "default", recorder));
 
     assertTimeoutPreemptively(Duration.ofSeconds(10), own::close);
 
@@ -343,9 +347,7 @@ class ProcessAttachmentTest {
   @Test
   void withReconnectingOff_aDropEndsTheAttachmentWithAFailure() {
     start("cat");
-    ProcessAttachment cat = attachViaProxy(0);
-    cat.send("one").join();
-    recorder.expectLine("one");
+    ProcessAttachment cat = withOneLineEchoed(attachViaProxy(0));
 
     proxy.dropConnections();
 
@@ -366,10 +368,9 @@ class ProcessAttachmentTest {
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
       ProcessAttachment cat =
-          timed.attach(
-              session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(7));
-      cat.send("one").join();
-      recorder.expectLine("one");
+          withOneLineEchoed(
+              timed.attach(
+                  session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(7)));
 
       proxy.refuseConnections(true);
       proxy.dropConnections();
@@ -397,13 +398,12 @@ class ProcessAttachmentTest {
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
       ProcessAttachment cat =
-          timed.attach(
-              session,
-              "default",
-              recorder,
-              AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1)));
-      cat.send("one").join();
-      recorder.expectLine("one");
+          withOneLineEchoed(
+              timed.attach(
+                  session,
+                  "default",
+                  recorder,
+                  AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1))));
 
       proxy.silenceServerToClient();
       time.advance(Duration.ofHours(1).plusMillis(1));
