@@ -86,6 +86,14 @@ class ProcessAttachmentTest {
     return cat;
   }
 
+  /**
+   * Starts {@code cat} and attaches {@link #recorder} to it through {@code via}, echoing a line.
+   */
+  private ProcessAttachment catAttached(BoxClient via, AttachOptions options) {
+    start("cat");
+    return withOneLineEchoed(via.attach(session, "default", recorder, options));
+  }
+
   /** Attaches {@link #recorder} through the proxy, reconnecting at most {@code attempts} times. */
   private ProcessAttachment attachViaProxy(int attempts) {
     return viaProxy.attach(
@@ -364,13 +372,9 @@ class ProcessAttachmentTest {
 
   @Test
   void failedReconnects_waitADoublingBackoffCappedAtTwoSeconds_thenEndWithAFailure() {
-    start("cat");
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
-      ProcessAttachment cat =
-          withOneLineEchoed(
-              timed.attach(
-                  session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(7)));
+      ProcessAttachment cat = catAttached(timed, AttachOptions.defaults().withReconnectAttempts(7));
 
       proxy.refuseConnections(true);
       proxy.dropConnections();
@@ -394,16 +398,10 @@ class ProcessAttachmentTest {
   /** An hour of silence that only the fake ticker lets pass: the test would time out otherwise. */
   @Test
   void silence_isMeasuredByTheClientsTicker() {
-    start("cat");
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
       ProcessAttachment cat =
-          withOneLineEchoed(
-              timed.attach(
-                  session,
-                  "default",
-                  recorder,
-                  AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1))));
+          catAttached(timed, AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1)));
 
       proxy.silenceServerToClient();
       time.advance(Duration.ofHours(1).plusMillis(1));
