@@ -25,12 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Attaching to managed processes through a real Box server running real bubblewrap sandboxes.
@@ -39,23 +38,13 @@ import org.junit.jupiter.api.TestInfo;
  */
 class ProcessAttachmentTest {
   /** 64 KiB of stdout per process, so that a gap is cheap to provoke. */
-  private static LiveBox box;
+  @RegisterExtension static final LiveBox box = LiveBox.perClass("process_buffer_bytes", "65536");
 
   private BoxClient client;
   private TcpProxy proxy;
   private BoxClient viaProxy;
   private String session;
   private final ProcessRecorder recorder = new ProcessRecorder();
-
-  @BeforeAll
-  static void startServer() {
-    box = LiveBox.start("process_buffer_bytes", "65536");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    box.close();
-  }
 
   @BeforeEach
   void connect(TestInfo test) {

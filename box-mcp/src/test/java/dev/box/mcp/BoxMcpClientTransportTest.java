@@ -15,10 +15,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.core.publisher.Mono;
 
 /**
@@ -26,19 +25,9 @@ import reactor.core.publisher.Mono;
  * server: what it sends comes back through stdout as the process wrote it.
  */
 class BoxMcpClientTransportTest {
-  private static LiveBox box;
+  @RegisterExtension static final LiveBox box = LiveBox.perClass();
 
   private final List<JSONRPCMessage> received = new CopyOnWriteArrayList<>();
-
-  @BeforeAll
-  static void start() {
-    box = LiveBox.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
 
   private BoxMcpClientTransport transportTo(TestInfo test, String command, String... args) {
     String session = test.getTestMethod().orElseThrow().getName();
