@@ -1,14 +1,13 @@
 package dev.box.api;
 
-import com.fasterxml.jackson.annotation.JsonValue;
-
 /**
  * The stable error codes of the Box API, each with the HTTP status the server answers with.
  *
  * <p>The code travels in every error body ({@code {"error": {"code": ..., "message": ...}}}); the
- * client maps it back to the matching {@link BoxException} subtype.
+ * client maps it back to the matching {@link BoxException} subtype. On the wire a code is its name
+ * in lower case, for example {@code session_not_found}.
  */
-public enum BoxErrorCode {
+public enum BoxErrorCode implements BoxWireEnum {
   VALIDATION_ERROR(400),
   UNAUTHORIZED(401),
   NOT_FOUND(404),
@@ -34,12 +33,6 @@ public enum BoxErrorCode {
   /** The HTTP status the server answers with for this code. */
   public int httpStatus() {
     return httpStatus;
-  }
-
-  /** The code as it appears on the wire, for example {@code session_not_found}. */
-  @JsonValue
-  public String wireName() {
-    return name().toLowerCase(java.util.Locale.ROOT);
   }
 
   /**

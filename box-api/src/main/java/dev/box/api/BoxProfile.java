@@ -46,21 +46,7 @@ public record BoxProfile(
   private static Map<String, BoxProfile> builtins() {
     Map<String, BoxProfile> map = new TreeMap<>();
     String image = BoxSpec.DEFAULT_IMAGE;
-    map.put(
-        "default",
-        new BoxProfile(
-            "default",
-            image,
-            BoxNetworkMode.OFF,
-            30,
-            BoxHostMountMode.RW,
-            120,
-            1.0,
-            512,
-            128,
-            true,
-            0,
-            Set.of()));
+    map.put("default", basic("default", image, BoxNetworkMode.OFF));
     map.put(
         "offline_readonly",
         new BoxProfile(
@@ -76,21 +62,7 @@ public record BoxProfile(
             true,
             0,
             Set.of("network", "host_path_mode", "read_only_rootfs")));
-    map.put(
-        "network_basic",
-        new BoxProfile(
-            "network_basic",
-            image,
-            BoxNetworkMode.ON,
-            30,
-            BoxHostMountMode.RW,
-            120,
-            1.0,
-            512,
-            128,
-            true,
-            0,
-            Set.of()));
+    map.put("network_basic", basic("network_basic", image, BoxNetworkMode.ON));
     map.put(
         "network_extended",
         new BoxProfile(
@@ -107,6 +79,12 @@ public record BoxProfile(
             0,
             Set.of()));
     return java.util.Collections.unmodifiableMap(map);
+  }
+
+  /** The settings {@code default} and {@code network_basic} share: they differ in the network. */
+  private static BoxProfile basic(String name, String image, BoxNetworkMode network) {
+    return new BoxProfile(
+        name, image, network, 30, BoxHostMountMode.RW, 120, 1.0, 512, 128, true, 0, Set.of());
   }
 
   /**

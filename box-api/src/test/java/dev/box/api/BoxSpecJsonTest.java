@@ -103,18 +103,22 @@ class BoxSpecJsonTest {
     assertThat(spec).isEqualTo(BoxSpec.builder("s1").build());
   }
 
-  @Test
-  void missingWorkdir_followsMountPath() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data'}"));
+  /** A missing or empty workdir follows mount_path; a given one is kept. */
+  @ParameterizedTest(name = "{0} -> workdir {1}")
+  @CsvSource(
+      delimiter = '|',
+      quoteCharacter = '"',
+      textBlock =
+          """
+          'mount_path': '/data'                           | /data
+          'mount_path': '/data', 'workdir': ''            | /data
+          'host_path': '/srv/work', 'mount_path': '/data' | /data
+          'mount_path': '/data', 'workdir': '/tmp'        | /tmp
+          """)
+  void workdir_followsMountPathUnlessGiven(String members, String workdir) throws Exception {
+    BoxSpec spec = spec(json("{'session_id': 's1', " + members + "}"));
 
-    assertThat(spec.workdir()).isEqualTo("/data");
-  }
-
-  @Test
-  void emptyWorkdir_followsMountPath() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data', 'workdir': ''}"));
-
-    assertThat(spec.workdir()).isEqualTo("/data");
+    assertThat(spec.workdir()).isEqualTo(workdir);
   }
 
   @Test
@@ -123,21 +127,6 @@ class BoxSpecJsonTest {
 
     assertThat(spec.workdir()).isEqualTo("/data");
     assertThat(spec.mountPath()).isEqualTo("/data");
-  }
-
-  @Test
-  void missingWorkdir_withHostPathAndCustomMountPath_isValid() throws Exception {
-    BoxSpec spec =
-        spec(json("{'session_id': 's1', 'host_path': '/srv/work', 'mount_path': '/data'}"));
-
-    assertThat(spec.workdir()).isEqualTo("/data");
-  }
-
-  @Test
-  void givenWorkdir_isKeptWhenMountPathChanges() throws Exception {
-    BoxSpec spec = spec(json("{'session_id': 's1', 'mount_path': '/data', 'workdir': '/tmp'}"));
-
-    assertThat(spec.workdir()).isEqualTo("/tmp");
   }
 
   /**

@@ -5,51 +5,55 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class BenchOptionsTest {
 
-  @Test
-  void defaults_areTheFullRun() {
-    BenchOptions options = BenchOptions.parse(List.of());
+  private static final long KIB = 1024;
+  private static final long MIB = 1024 * KIB;
 
-    assertThat(options.floorIterations()).isEqualTo(200);
-    assertThat(options.coldIterations()).isEqualTo(100);
-    assertThat(options.warmIterations()).isEqualTo(300);
-    assertThat(options.execsPerClient()).isEqualTo(20);
-    assertThat(options.memorySessions()).isEqualTo(500);
-    assertThat(options.warmupIterations()).isEqualTo(20);
-    assertThat(options.relayRoundTrips()).isEqualTo(2000);
-    assertThat(options.relayRawBytes()).isEqualTo(256L * 1024 * 1024);
-    assertThat(options.relayLineBytes()).isEqualTo(2L * 1024 * 1024);
-    assertThat(options.markdown()).isNull();
+  /**
+   * The full run; {@code --quick}, a fifth of it; and a tiny scale, which keeps at least one
+   * iteration, two warm-up iterations, ten sessions and 4 MiB of raw relay bytes. The sizes are in
+   * the order {@link #sizes_followTheScale} reads them.
+   */
+  static Stream<Arguments> scales() {
+    return Stream.of(
+        Arguments.of(List.of(), List.of(20, 200, 100, 300, 20, 500, 2000, 256 * MIB, 2 * MIB)),
+        Arguments.of(
+            List.of("--quick", "--markdown", "out.md"),
+            List.of(4, 40, 20, 60, 4, 100, 400, 51 * MIB, 410 * KIB)),
+        Arguments.of(
+            List.of("--iterations-scale", "0.001"),
+            List.of(2, 1, 1, 1, 1, 10, 2, 4 * MIB, 2 * KIB)));
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @MethodSource("scales")
+  void sizes_followTheScale(List<String> args, List<Number> sizes) {
+    assertThat(BenchOptions.parse(args))
+        .extracting(
+            BenchOptions::warmupIterations,
+            BenchOptions::floorIterations,
+            BenchOptions::coldIterations,
+            BenchOptions::warmIterations,
+            BenchOptions::execsPerClient,
+            BenchOptions::memorySessions,
+            BenchOptions::relayRoundTrips,
+            BenchOptions::relayRawBytes,
+            BenchOptions::relayLineBytes)
+        .containsExactlyElementsOf(sizes);
   }
 
   @Test
-  void quick_runsAFifthOfTheIterations() {
-    BenchOptions options = BenchOptions.parse(List.of("--quick", "--markdown", "out.md"));
-
-    assertThat(options.floorIterations()).isEqualTo(40);
-    assertThat(options.coldIterations()).isEqualTo(20);
-    assertThat(options.warmIterations()).isEqualTo(60);
-    assertThat(options.execsPerClient()).isEqualTo(4);
-    assertThat(options.memorySessions()).isEqualTo(100);
-    assertThat(options.relayRoundTrips()).isEqualTo(400);
-    assertThat(options.relayRawBytes()).isEqualTo(51L * 1024 * 1024);
-    assertThat(options.relayLineBytes()).isEqualTo(410L * 1024);
-    assertThat(options.markdown()).isEqualTo(Path.of("out.md"));
-  }
-
-  @Test
-  void tinyScale_keepsAtLeastOneIterationTenSessionsAndFourMiB() {
-    BenchOptions options = BenchOptions.parse(List.of("--iterations-scale", "0.001"));
-
-    assertThat(options.coldIterations()).isEqualTo(1);
-    assertThat(options.warmupIterations()).isEqualTo(2);
-    assertThat(options.memorySessions()).isEqualTo(10);
-    assertThat(options.relayRoundTrips()).isEqualTo(2);
-    assertThat(options.relayRawBytes()).isEqualTo(4L * 1024 * 1024);
-    assertThat(options.relayLineBytes()).isEqualTo(2L * 1024);
+  void markdown_isWrittenOnlyWhereAsked() {
+    assertThat(BenchOptions.parse(List.of()).markdown()).isNull();
+    assertThat(BenchOptions.parse(List.of("--quick", "--markdown", "out.md")).markdown())
+        .isEqualTo(Path.of("out.md"));
   }
 
   @Test

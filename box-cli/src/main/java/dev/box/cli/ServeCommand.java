@@ -8,14 +8,18 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.IModelTransformer;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -28,6 +32,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "serve",
+    modelTransformer = ServeCommand.Settings.class,
     description = {
       "Runs the Box server until Ctrl-C or SIGTERM.",
       "Each option can also come from BOX_<NAME> (for example BOX_DATA_DIR) or the config file;"
@@ -36,72 +41,12 @@ import picocli.CommandLine.Spec;
 final class ServeCommand implements Callable<Integer> {
   @Spec private @Nullable CommandSpec spec;
 
-  @Option(names = "--host", paramLabel = "HOST", description = "Address to bind (127.0.0.1).")
-  private @Nullable String host;
-
-  @Option(
-      names = {"--port", "--ws-control-port"},
-      paramLabel = "PORT",
-      description = "Port to bind, 0 for any (5410).")
-  private @Nullable String port;
-
   @Option(
       names = {"-s", "--stdio-control"},
       description =
           "Run LangBot's control channel over stdin/stdout (as LangBot launches its runtime);"
               + " requires LANGBOT_BOX_TRUSTED_INSTANCE_UUID.")
   private boolean stdioControl;
-
-  @Option(names = "--config", paramLabel = "FILE", description = "A YAML or JSON config file.")
-  private @Nullable String config;
-
-  @Option(
-      names = "--data-dir",
-      paramLabel = "DIR",
-      description = "Workspaces and state (data/box).")
-  private @Nullable String dataDir;
-
-  @Option(
-      names = "--backend",
-      paramLabel = "NAME",
-      description =
-          "Sandbox backend: local (the first available of docker, podman, bwrap), docker, podman"
-              + " or bwrap (local).")
-  private @Nullable String backend;
-
-  @Option(
-      names = "--image",
-      paramLabel = "IMAGE",
-      description = "Container image of sessions whose spec names none (docker, podman).")
-  private @Nullable String image;
-
-  @Option(
-      names = "--docker-host",
-      paramLabel = "SOCKET",
-      description = "Docker Engine API socket (DOCKER_HOST if unix://, else /var/run/docker.sock).")
-  private @Nullable String dockerHost;
-
-  @Option(
-      names = "--podman-host",
-      paramLabel = "SOCKET",
-      description = "Podman API socket (/run/podman/podman.sock).")
-  private @Nullable String podmanHost;
-
-  @Option(
-      names = "--seccomp-profile",
-      paramLabel = "FILE",
-      description =
-          "A seccomp profile (JSON) for the container engines to apply instead of their default;"
-              + " Box's own filter applies under it (docker, podman).")
-  private @Nullable String seccompProfile;
-
-  @Option(
-      names = "--control-token",
-      paramLabel = "TOKEN",
-      description =
-          "Require this bearer token on every API request (default: LANGBOT_BOX_CONTROL_TOKEN,"
-              + " else a token generated in <data dir>/control-token).")
-  private @Nullable String controlToken;
 
   @Option(
       names = "--insecure",
@@ -110,26 +55,72 @@ final class ServeCommand implements Callable<Integer> {
               + " that reaches the port can then run code as this user.")
   private boolean insecure;
 
-  @Option(
-      names = "--session-ttl-sec",
-      paramLabel = "N",
-      description = "Reap sessions idle this long, 0 for never (300).")
-  private @Nullable String sessionTtlSec;
+  /**
+   * An option that passes one {@link ServerConfig} setting through as typed, named after its key
+   * ({@code --data-dir} for {@code data_dir}).
+   */
+  private record Setting(String key, String label, String description, String... aliases) {
+    String name() {
+      return "--" + key.replace('_', '-');
+    }
+  }
 
-  @Option(names = "--max-sessions", paramLabel = "N", description = "Session capacity (64).")
-  private @Nullable String maxSessions;
+  /** The settings {@code box serve} takes as options, each added by {@link Settings}. */
+  private static final List<Setting> SETTINGS =
+      List.of(
+          new Setting("host", "HOST", "Address to bind (127.0.0.1)."),
+          new Setting("port", "PORT", "Port to bind, 0 for any (5410).", "--ws-control-port"),
+          new Setting("config", "FILE", "A YAML or JSON config file."),
+          new Setting("data_dir", "DIR", "Workspaces and state (data/box)."),
+          new Setting(
+              "backend",
+              "NAME",
+              "Sandbox backend: local (the first available of docker, podman, bwrap), docker,"
+                  + " podman or bwrap (local)."),
+          new Setting(
+              "image",
+              "IMAGE",
+              "Container image of sessions whose spec names none (docker, podman)."),
+          new Setting(
+              "docker_host",
+              "SOCKET",
+              "Docker Engine API socket (DOCKER_HOST if unix://, else /var/run/docker.sock)."),
+          new Setting("podman_host", "SOCKET", "Podman API socket (/run/podman/podman.sock)."),
+          new Setting(
+              "seccomp_profile",
+              "FILE",
+              "A seccomp profile (JSON) for the container engines to apply instead of their"
+                  + " default; Box's own filter applies under it (docker, podman)."),
+          new Setting(
+              "control_token",
+              "TOKEN",
+              "Require this bearer token on every API request (default:"
+                  + " LANGBOT_BOX_CONTROL_TOKEN, else a token generated in <data"
+                  + " dir>/control-token)."),
+          new Setting("session_ttl_sec", "N", "Reap sessions idle this long, 0 for never (300)."),
+          new Setting("max_sessions", "N", "Session capacity (64)."),
+          new Setting(
+              "max_output_bytes", "N", "Bytes kept per output stream of an exec (1048576)."),
+          new Setting(
+              "allowed_mount_roots", "A,B", "Host directories mounts must be under (any)."));
 
-  @Option(
-      names = "--max-output-bytes",
-      paramLabel = "N",
-      description = "Bytes kept per output stream of an exec (1048576).")
-  private @Nullable String maxOutputBytes;
-
-  @Option(
-      names = "--allowed-mount-roots",
-      paramLabel = "A,B",
-      description = "Host directories mounts must be under (any).")
-  private @Nullable String allowedMountRoots;
+  /** Adds an option for each of {@link #SETTINGS}; picocli runs it as it builds the command. */
+  static final class Settings implements IModelTransformer {
+    @Override
+    public CommandSpec transform(CommandSpec command) {
+      for (Setting setting : SETTINGS) {
+        List<String> names = new ArrayList<>(List.of(setting.name()));
+        names.addAll(List.of(setting.aliases()));
+        command.addOption(
+            OptionSpec.builder(names.toArray(String[]::new))
+                .paramLabel(setting.label())
+                .description(setting.description())
+                .type(String.class)
+                .build());
+      }
+      return command;
+    }
+  }
 
   @Override
   public Integer call() throws InterruptedException, IOException {
@@ -173,28 +164,17 @@ final class ServeCommand implements Callable<Integer> {
 
   /** The flags the user gave, by {@link ServerConfig#KEYS} name. */
   Map<String, String> flags() {
+    CommandSpec command = Objects.requireNonNull(spec, "picocli injects the spec");
     Map<String, String> flags = new LinkedHashMap<>();
-    put(flags, "host", host);
-    put(flags, "port", port);
-    put(flags, "config", config);
-    put(flags, "data_dir", dataDir);
-    put(flags, "backend", backend);
-    put(flags, "image", image);
-    put(flags, "docker_host", dockerHost);
-    put(flags, "podman_host", podmanHost);
-    put(flags, "seccomp_profile", seccompProfile);
-    put(flags, "control_token", controlToken);
-    put(flags, "insecure", insecure ? "true" : null);
-    put(flags, "session_ttl_sec", sessionTtlSec);
-    put(flags, "max_sessions", maxSessions);
-    put(flags, "max_output_bytes", maxOutputBytes);
-    put(flags, "allowed_mount_roots", allowedMountRoots);
-    return flags;
-  }
-
-  private static void put(Map<String, String> flags, String key, @Nullable String value) {
-    if (value != null) {
-      flags.put(key, value);
+    for (Setting setting : SETTINGS) {
+      String value = command.findOption(setting.name()).getValue();
+      if (value != null) {
+        flags.put(setting.key(), value);
+      }
     }
+    if (insecure) {
+      flags.put("insecure", "true");
+    }
+    return flags;
   }
 }

@@ -50,42 +50,26 @@ class BoxCliTest {
 
   @Test
   void exec_printsTheCommandsOutput_andExitsZero() {
-    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo", "hi");
+    Run run = exec("--", "echo", "hi");
 
     assertThat(run).isEqualTo(new Run(0, "hi\n", ""));
   }
 
   @Test
   void exec_passesStderrThroughToStderr() {
-    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo out; echo err >&2");
+    Run run = exec("--", "echo out; echo err >&2");
 
     assertThat(run).isEqualTo(new Run(0, "out\n", "err\n"));
   }
 
   @Test
   void exec_exitsWithTheCommandsExitCode() {
-    assertThat(
-            box("exec", "--url", url, "--data-dir", dataDirArg, "--", "sh", "-c", "exit 7")
-                .exitCode())
-        .isEqualTo(7);
+    assertThat(exec("--", "sh", "-c", "exit 7").exitCode()).isEqualTo(7);
   }
 
   @Test
   void exec_thatTimesOut_exits124() {
-    Run run =
-        box(
-            "exec",
-            "--url",
-            url,
-            "--data-dir",
-            dataDirArg,
-            "--session",
-            "slow",
-            "--timeout",
-            "1",
-            "--",
-            "sleep",
-            "5");
+    Run run = exec("--session", "slow", "--timeout", "1", "--", "sleep", "5");
 
     assertThat(run.exitCode()).isEqualTo(124);
     assertThat(run.err()).contains("timed out");
@@ -93,61 +77,31 @@ class BoxCliTest {
 
   @Test
   void exec_quotesEachOfSeveralWords_soTheShellSeesThemAsArguments() {
-    Run run =
-        box(
-            "exec",
-            "--url",
-            url,
-            "--data-dir",
-            dataDirArg,
-            "--",
-            "printf",
-            "%s|",
-            "a b",
-            "it's",
-            "$HOME",
-            "*");
+    Run run = exec("--", "printf", "%s|", "a b", "it's", "$HOME", "*");
 
     assertThat(run).isEqualTo(new Run(0, "a b|it's|$HOME|*|", ""));
   }
 
   @Test
   void exec_runsOneWordAsAShellCommand() {
-    assertThat(
-            box("exec", "--url", url, "--data-dir", dataDirArg, "--", "echo hi | wc -c")
-                .out()
-                .strip())
-        .isEqualTo("3");
+    assertThat(exec("--", "echo hi | wc -c").out().strip()).isEqualTo("3");
   }
 
   @Test
   void exec_withoutDoubleDash_leavesOptionsAfterTheCommandToTheCommand() {
-    assertThat(box("exec", "--url", url, "--data-dir", dataDirArg, "ls", "-d", "/workspace"))
-        .isEqualTo(new Run(0, "/workspace\n", ""));
+    assertThat(exec("ls", "-d", "/workspace")).isEqualTo(new Run(0, "/workspace\n", ""));
   }
 
   @Test
   void exec_passesEnvironmentVariables() {
-    Run run =
-        box(
-            "exec",
-            "--url",
-            url,
-            "--data-dir",
-            dataDirArg,
-            "-e",
-            "GREETING=hello",
-            "-e",
-            "EQ=a=b",
-            "--",
-            "echo $GREETING $EQ");
+    Run run = exec("-e", "GREETING=hello", "-e", "EQ=a=b", "--", "echo $GREETING $EQ");
 
     assertThat(run).isEqualTo(new Run(0, "hello a=b\n", ""));
   }
 
   @Test
   void exec_withAnEnvironmentEntryWithoutEquals_isAUsageError() {
-    Run run = box("exec", "--url", url, "--data-dir", dataDirArg, "-e", "NOEQUALS", "--", "true");
+    Run run = exec("-e", "NOEQUALS", "--", "true");
 
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.err()).contains("NOEQUALS");
@@ -155,10 +109,10 @@ class BoxCliTest {
 
   @Test
   void sessions_listsASessionAsATableOrJson() throws IOException {
-    box("exec", "--url", url, "--data-dir", dataDirArg, "--session", "listed", "--", "true");
+    exec("--session", "listed", "--", "true");
 
-    Run table = box("sessions", "--url", url, "--data-dir", dataDirArg);
-    Run json = box("sessions", "--url", url, "--data-dir", dataDirArg, "--json");
+    Run table = atServer("sessions");
+    Run json = atServer("sessions", "--json");
 
     assertThat(table.exitCode()).isZero();
     assertThat(table.out().lines().findFirst())
@@ -177,13 +131,12 @@ class BoxCliTest {
 
   @Test
   void sessionRm_deletesTheSession() {
-    box("exec", "--url", url, "--data-dir", dataDirArg, "--session", "doomed", "--", "true");
+    exec("--session", "doomed", "--", "true");
 
     Run run = box("session", "rm", "--url", url, "--data-dir", dataDirArg, "doomed");
 
     assertThat(run).isEqualTo(new Run(0, "deleted doomed\n", ""));
-    assertThat(box("sessions", "--url", url, "--data-dir", dataDirArg).out())
-        .doesNotContain("doomed");
+    assertThat(atServer("sessions").out()).doesNotContain("doomed");
   }
 
   @Test
@@ -197,10 +150,8 @@ class BoxCliTest {
 
   @Test
   void status_showsTheBackendAndLimits() throws IOException {
-    Run human = box("status", "--url", url, "--data-dir", dataDirArg);
-    JsonNode json =
-        BoxJson.newMapper()
-            .readTree(box("status", "--url", url, "--data-dir", dataDirArg, "--json").out());
+    Run human = atServer("status");
+    JsonNode json = BoxJson.newMapper().readTree(atServer("status", "--json").out());
 
     assertThat(human.exitCode()).isZero();
     assertThat(human.out())
@@ -224,7 +175,7 @@ class BoxCliTest {
   void clientCommand_withTheTokenInTheDataDir_orGiven_isAuthorized() {
     String token = Objects.requireNonNull(server.controlToken());
 
-    assertThat(box("status", "--url", url, "--data-dir", dataDirArg).exitCode()).isZero();
+    assertThat(atServer("status").exitCode()).isZero();
     assertThat(box("status", "--url", url, "--token", token).exitCode()).isZero();
   }
 
@@ -293,6 +244,18 @@ class BoxCliTest {
   }
 
   private record Run(int exitCode, String out, String err) {}
+
+  /** {@code box exec} against the suite's server, its token found in the server's data dir. */
+  private static Run exec(String... args) {
+    return atServer("exec", args);
+  }
+
+  /** {@code box command} against the suite's server, its token found in the server's data dir. */
+  private static Run atServer(String command, String... args) {
+    List<String> line = new ArrayList<>(List.of(command, "--url", url, "--data-dir", dataDirArg));
+    line.addAll(List.of(args));
+    return box(line.toArray(String[]::new));
+  }
 
   private static Run box(String... args) {
     StringWriter out = new StringWriter();

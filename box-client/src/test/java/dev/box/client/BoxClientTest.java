@@ -87,9 +87,7 @@ class BoxClientTest {
                 true,
                 "bubblewrap 0.9",
                 java.util.Map.of("memory", "cgroup", "pids", "none")));
-    CannedServer.Recorded request = server.takeRequest();
-    assertThat(request.method()).isEqualTo("GET");
-    assertThat(request.rawPath()).isEqualTo("/v1/health");
+    takeRequest("GET", "/v1/health");
   }
 
   @Test
@@ -148,9 +146,7 @@ class BoxClientTest {
     BoxSessionInfo info = client.createSession(spec);
 
     assertThat(info.sessionId()).isEqualTo("s1");
-    CannedServer.Recorded request = server.takeRequest();
-    assertThat(request.method()).isEqualTo("POST");
-    assertThat(request.rawPath()).isEqualTo("/v1/sessions/s%201");
+    CannedServer.Recorded request = takeRequest("POST", "/v1/sessions/s%201");
     assertThat(request.contentType()).isEqualTo("application/json");
     JsonNode body = BoxJson.newMapper().readTree(request.body());
     assertThat(body.path("session_id").asText()).isEqualTo("s 1");
@@ -166,9 +162,7 @@ class BoxClientTest {
 
     client.deleteSession("s1");
 
-    CannedServer.Recorded request = server.takeRequest();
-    assertThat(request.method()).isEqualTo("DELETE");
-    assertThat(request.rawPath()).isEqualTo("/v1/sessions/s1");
+    takeRequest("DELETE", "/v1/sessions/s1");
   }
 
   @Test
@@ -188,9 +182,7 @@ class BoxClientTest {
     assertThat(result.stdout()).isEqualTo("partial\n");
     assertThat(result.durationMs()).isEqualTo(1003);
     assertThat(result.stderrTruncatedBytes()).isEqualTo(7);
-    CannedServer.Recorded request = server.takeRequest();
-    assertThat(request.method()).isEqualTo("POST");
-    assertThat(request.rawPath()).isEqualTo("/v1/sessions/s1/exec");
+    CannedServer.Recorded request = takeRequest("POST", "/v1/sessions/s1/exec");
     assertThat(BoxJson.newMapper().readTree(request.body()).path("cmd").asText())
         .isEqualTo("sleep 5");
   }
@@ -366,5 +358,13 @@ class BoxClientTest {
     assertThatThrownBy(() -> BoxClient.builder(server.uri()).controlToken("a\u0000b"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("the control token must not contain control characters");
+  }
+
+  /** Takes the next request the server saw, asserting its method and its path as sent. */
+  private CannedServer.Recorded takeRequest(String method, String rawPath) throws Exception {
+    CannedServer.Recorded request = server.takeRequest();
+    assertThat(request.method()).isEqualTo(method);
+    assertThat(request.rawPath()).isEqualTo(rawPath);
+    return request;
   }
 }

@@ -8,9 +8,8 @@ import dev.box.api.BoxException;
 import java.net.URI;
 import java.nio.file.Path;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -18,17 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and what the server answers a client that has none.
  */
 class ControlTokenDiscoveryTest {
-  private static LiveBox box;
-
-  @BeforeAll
-  static void start() {
-    box = LiveBox.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @RegisterExtension static final LiveBox box = LiveBox.perClass();
 
   @Test
   void aClientWithoutTheToken_isUnauthorized() {

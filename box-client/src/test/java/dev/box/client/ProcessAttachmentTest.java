@@ -25,12 +25,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Attaching to managed processes through a real Box server running real bubblewrap sandboxes.
@@ -39,23 +38,13 @@ import org.junit.jupiter.api.TestInfo;
  */
 class ProcessAttachmentTest {
   /** 64 KiB of stdout per process, so that a gap is cheap to provoke. */
-  private static LiveBox box;
+  @RegisterExtension static final LiveBox box = LiveBox.perClass("process_buffer_bytes", "65536");
 
   private BoxClient client;
   private TcpProxy proxy;
   private BoxClient viaProxy;
   private String session;
   private final ProcessRecorder recorder = new ProcessRecorder();
-
-  @BeforeAll
-  static void startServer() {
-    box = LiveBox.start("process_buffer_bytes", "65536");
-  }
-
-  @AfterAll
-  static void stopServer() {
-    box.close();
-  }
 
   @BeforeEach
   void connect(TestInfo test) {
@@ -77,6 +66,27 @@ class ProcessAttachmentTest {
 
   private BoxManagedProcessInfo startShell(String script) {
     return start("sh", "-c", script);
+  }
+
+  /** Sends "one" through {@code cat}, which must echo it: the attachment works before the test. */
+  private ProcessAttachment withOneLineEchoed(ProcessAttachment cat) {
+    cat.send("one").join();
+    recorder.expectLine("one");
+    return cat;
+  }
+
+  /**
+   * Starts {@code cat} and attaches {@link #recorder} to it through {@code via}, echoing a line.
+   */
+  private ProcessAttachment catAttached(BoxClient via, AttachOptions options) {
+    start("cat");
+    return withOneLineEchoed(via.attach(session, "default", recorder, options));
+  }
+
+  /** Attaches {@link #recorder} through the proxy, reconnecting at most {@code attempts} times. */
+  private ProcessAttachment attachViaProxy(int attempts) {
+    return viaProxy.attach(
+        session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(attempts));
   }
 
   @Test
@@ -102,8 +112,7 @@ class ProcessAttachmentTest {
         .expectLine("\uFFFDok")
         .expectLine("bye")
         .expectLine("tail")
-        .expect(new Exit(3))
-        .expect(new Closed(1000, "exit_code=3"))
+        .expectExit(3)
         .expectNothingMore();
   }
 
@@ -119,7 +128,7 @@ class ProcessAttachmentTest {
 
     byte[] expected = "\377ok\nno newline".getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
     assertThat(recorder.stdoutBytes(expected.length, 0)).isEqualTo(expected);
-    recorder.expect(new Exit(0)).expect(new Closed(1000, "exit_code=0"));
+    recorder.expectExit(0);
   }
 
   @Test
@@ -170,9 +179,7 @@ class ProcessAttachmentTest {
   @Test
   void outputAndExitWhileDisconnected_arriveWithTheReconnect() {
     startShell("read x; echo got-$x; sleep 1; echo done; exit 7");
-    ProcessAttachment attachment =
-        viaProxy.attach(
-            session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(10));
+    ProcessAttachment attachment = attachViaProxy(10);
     attachment.send("go").join();
     recorder.expectLine("got-go");
 
@@ -186,8 +193,7 @@ class ProcessAttachmentTest {
     recorder
         .expect(new Reconnect("got-go\n".length()))
         .expectLine("done")
-        .expect(new Exit(7))
-        .expect(new Closed(1000, "exit_code=7"))
+        .expectExit(7)
         .expectNothingMore();
   }
 
@@ -213,12 +219,7 @@ class ProcessAttachmentTest {
             });
     proxy.dropConnections();
 
-    recorder
-        .expect(new Reconnect(0))
-        .expectLine("done")
-        .expect(new Exit(7))
-        .expect(new Closed(1000, "exit_code=7"))
-        .expectNothingMore();
+    recorder.expect(new Reconnect(0)).expectLine("done").expectExit(7).expectNothingMore();
   }
 
   @Test
@@ -254,20 +255,14 @@ class ProcessAttachmentTest {
     cat.send("and a line").join();
     cat.closeStdin().join();
 
-    recorder
-        .expectLine("raw")
-        .expectLine("bytes and a line")
-        .expect(new Exit(0))
-        .expect(new Closed(1000, "exit_code=0"));
+    recorder.expectLine("raw").expectLine("bytes and a line").expectExit(0);
     assertThat(cat.send("late")).isCompletedExceptionally();
   }
 
   @Test
   void close_detaches_theProcessKeepsRunning_andTheNextAttachmentContinues() {
     start("cat");
-    ProcessAttachment first = client.attach(session, "default", recorder);
-    first.send("one").join();
-    recorder.expectLine("one");
+    ProcessAttachment first = withOneLineEchoed(client.attach(session, "default", recorder));
 
     first.close();
 
@@ -285,8 +280,7 @@ class ProcessAttachmentTest {
   void closingTheClient_detachesItsOpenAttachments() {
     start("cat");
     BoxClient own = box.builder(box.uri()).build();
-    own.attach(session, "default", recorder).send("one").join();
-    recorder.expectLine("one");
+    withOneLineEchoed(own.attach(session, "default", recorder));
 
     assertTimeoutPreemptively(Duration.ofSeconds(10), own::close);
 
@@ -303,7 +297,7 @@ class ProcessAttachmentTest {
 
     client.stopProcess(session, "default");
 
-    recorder.expect(new Exit(143)).expect(new Closed(1000, "exit_code=143"));
+    recorder.expectExit(143);
     assertThatThrownBy(() -> client.process(session, "default"))
         .isInstanceOf(BoxManagedProcessNotFoundException.class);
   }
@@ -350,11 +344,7 @@ class ProcessAttachmentTest {
   @Test
   void withReconnectingOff_aDropEndsTheAttachmentWithAFailure() {
     start("cat");
-    ProcessAttachment cat =
-        viaProxy.attach(
-            session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(0));
-    cat.send("one").join();
-    recorder.expectLine("one");
+    ProcessAttachment cat = withOneLineEchoed(attachViaProxy(0));
 
     proxy.dropConnections();
 
@@ -371,14 +361,9 @@ class ProcessAttachmentTest {
 
   @Test
   void failedReconnects_waitADoublingBackoffCappedAtTwoSeconds_thenEndWithAFailure() {
-    start("cat");
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
-      ProcessAttachment cat =
-          timed.attach(
-              session, "default", recorder, AttachOptions.defaults().withReconnectAttempts(7));
-      cat.send("one").join();
-      recorder.expectLine("one");
+      ProcessAttachment cat = catAttached(timed, AttachOptions.defaults().withReconnectAttempts(7));
 
       proxy.refuseConnections(true);
       proxy.dropConnections();
@@ -402,17 +387,10 @@ class ProcessAttachmentTest {
   /** An hour of silence that only the fake ticker lets pass: the test would time out otherwise. */
   @Test
   void silence_isMeasuredByTheClientsTicker() {
-    start("cat");
     FakeTime time = new FakeTime();
     try (BoxClient timed = box.builder(proxy.uri()).time(time, time).build()) {
       ProcessAttachment cat =
-          timed.attach(
-              session,
-              "default",
-              recorder,
-              AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1)));
-      cat.send("one").join();
-      recorder.expectLine("one");
+          catAttached(timed, AttachOptions.defaults().withIdleTimeout(Duration.ofHours(1)));
 
       proxy.silenceServerToClient();
       time.advance(Duration.ofHours(1).plusMillis(1));

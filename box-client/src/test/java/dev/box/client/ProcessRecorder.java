@@ -128,6 +128,11 @@ public final class ProcessRecorder implements ProcessListener {
     return this;
   }
 
+  /** Reads the exit with {@code code}, then the normal close that names it. */
+  public ProcessRecorder expectExit(int code) {
+    return expect(new Exit(code)).expect(new Closed(1000, "exit_code=" + code));
+  }
+
   /** Reads the next event and checks it is a line {@code text}. */
   public ProcessRecorder expectLine(String text) {
     return expect(new Line(text));

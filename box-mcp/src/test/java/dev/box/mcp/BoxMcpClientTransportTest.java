@@ -15,10 +15,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import reactor.core.publisher.Mono;
 
 /**
@@ -26,19 +25,9 @@ import reactor.core.publisher.Mono;
  * server: what it sends comes back through stdout as the process wrote it.
  */
 class BoxMcpClientTransportTest {
-  private static LiveBox box;
+  @RegisterExtension static final LiveBox box = LiveBox.perClass();
 
   private final List<JSONRPCMessage> received = new CopyOnWriteArrayList<>();
-
-  @BeforeAll
-  static void start() {
-    box = LiveBox.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
 
   private BoxMcpClientTransport transportTo(TestInfo test, String command, String... args) {
     String session = test.getTestMethod().orElseThrow().getName();
@@ -50,6 +39,16 @@ class BoxMcpClientTransportTest {
     return transport.connect(messages -> messages.doOnNext(received::add));
   }
 
+  /** Sends {@code message} to a process that echoes, which must give back it and nothing else. */
+  private void assertSentMessage_comesBackAlone(
+      BoxMcpClientTransport transport, JSONRPCMessage message) {
+    transport.sendMessage(message).block(Duration.ofSeconds(10));
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
+    assertThat(received).containsExactly(message);
+    transport.closeGracefully().block(Duration.ofSeconds(10));
+  }
+
   @Test
   void eachMessage_travelsAsOneLine_evenWithLineBreaksInItsStrings(TestInfo test) {
     BoxMcpClientTransport transport = transportTo(test, "cat");
@@ -57,11 +56,7 @@ class BoxMcpClientTransportTest {
     JSONRPCNotification message =
         new JSONRPCNotification("2.0", "notifications/message", Map.of("data", "two\nlines"));
 
-    transport.sendMessage(message).block(Duration.ofSeconds(10));
-
-    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
-    assertThat(received).containsExactly(message);
-    transport.closeGracefully().block(Duration.ofSeconds(10));
+    assertSentMessage_comesBackAlone(transport, message);
   }
 
   @Test
@@ -71,11 +66,7 @@ class BoxMcpClientTransportTest {
     connect(transport).block(Duration.ofSeconds(10));
     JSONRPCNotification message = new JSONRPCNotification("2.0", "notifications/initialized", null);
 
-    transport.sendMessage(message).block(Duration.ofSeconds(10));
-
-    await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
-    assertThat(received).containsExactly(message);
-    transport.closeGracefully().block(Duration.ofSeconds(10));
+    assertSentMessage_comesBackAlone(transport, message);
   }
 
   @Test

@@ -29,9 +29,9 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The official MCP Java SDK client talking to an MCP server no one here wrote, the reference server
@@ -44,17 +44,11 @@ class McpEverythingTest {
   private static final String PROCESS = "everything";
 
   private static Path entry;
-  private static LiveBox box;
+  @RegisterExtension static final LiveBox box = LiveBox.perClass();
 
   @BeforeAll
   static void start() {
     entry = McpFixture.entryPoint();
-    box = LiveBox.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
   }
 
   @Test

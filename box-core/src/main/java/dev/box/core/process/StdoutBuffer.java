@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 
 /**
  * A bounded buffer of a process's stdout, addressed by absolute byte offsets.
@@ -88,13 +89,7 @@ public final class StdoutBuffer {
 
   /** Marks the end of the stream: readers see it once they reach {@link #end()}. */
   public void close() {
-    lock.lock();
-    try {
-      eof = true;
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    changeAndSignal(() -> eof = true);
   }
 
   /**
@@ -145,40 +140,40 @@ public final class StdoutBuffer {
 
   /** Records that a client received everything below {@code offset}; frees room for the pump. */
   public void markDelivered(long offset) {
-    lock.lock();
-    try {
-      delivered = Math.max(start, Math.min(offset, end));
-      changed.signalAll();
-    } finally {
-      lock.unlock();
-    }
+    changeAndSignal(() -> delivered = Math.max(start, Math.min(offset, end)));
   }
 
   /** The offset of the oldest byte still kept. */
   public long start() {
-    lock.lock();
-    try {
-      return start;
-    } finally {
-      lock.unlock();
-    }
+    return locked(() -> start);
   }
 
   /** The offset after the newest byte: how many bytes the process wrote so far. */
   public long end() {
+    return locked(() -> end);
+  }
+
+  /** The offset up to which clients received the stream; the next attachment starts here. */
+  public long delivered() {
+    return locked(() -> delivered);
+  }
+
+  /** Reads an offset under the lock, so that it is never one a writer is half-way through. */
+  private long locked(LongSupplier offset) {
     lock.lock();
     try {
-      return end;
+      return offset.getAsLong();
     } finally {
       lock.unlock();
     }
   }
 
-  /** The offset up to which clients received the stream; the next attachment starts here. */
-  public long delivered() {
+  /** Changes the state under the lock, then wakes every waiting writer and reader to look again. */
+  private void changeAndSignal(Runnable change) {
     lock.lock();
     try {
-      return delivered;
+      change.run();
+      changed.signalAll();
     } finally {
       lock.unlock();
     }

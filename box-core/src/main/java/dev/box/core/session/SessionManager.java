@@ -62,6 +62,7 @@ public final class SessionManager implements AutoCloseable {
   private final ProcessManager processes;
   private final SessionSandboxes sandboxes;
   private final SessionReaper reaper;
+  private final SessionAcquirer acquirer;
   private volatile boolean shuttingDown;
 
   /**
@@ -115,6 +116,7 @@ public final class SessionManager implements AutoCloseable {
             () -> this.config.maxSessions(),
             () -> shuttingDown);
     this.reaper = new SessionReaper(table, sandboxes, clock);
+    this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
   }
 
   /** The managed processes of these sessions. */
@@ -147,7 +149,7 @@ public final class SessionManager implements AutoCloseable {
    *     {@link #SWITCH_WAIT}
    */
   public Acquired createOrReuse(BoxSpec spec) {
-    Use use = acquire(spec, false);
+    SessionAcquirer.Use use = acquirer.acquire(spec, false);
     return new Acquired(use.session().info(), use.created());
   }
 
@@ -263,7 +265,7 @@ public final class SessionManager implements AutoCloseable {
     if (spec.cmd().isEmpty()) {
       throw new BoxValidationException("cmd must not be empty");
     }
-    Session session = acquire(spec, true).session();
+    Session session = acquirer.acquire(spec, true).session();
     try {
       ProcessSpec process =
           new ProcessSpec(new ProcessSpec.Shell(spec.cmd()), spec.workdir(), spec.env(), false);
@@ -328,81 +330,5 @@ public final class SessionManager implements AutoCloseable {
       throw new BoxSessionNotFoundException("session " + id + " not found");
     }
     return session;
-  }
-
-  private record Use(Session session, boolean created) {}
-
-  private Use acquire(BoxSpec spec, boolean forExec) {
-    String id = spec.sessionId();
-    try (BackendSlot.Lease lease = slot.lease()) {
-      Session stale;
-      try (KeyedLocks.Held held = table.lockSettled(id)) {
-        checkRunning();
-        Session existing = table.get(id);
-        if (existing != null && reusable(existing, spec)) {
-          existing.touch(clock.instant());
-          if (forExec) {
-            existing.execStarted();
-          }
-          return new Use(existing, false);
-        }
-        if (existing != null) {
-          table.remove(id);
-        }
-        table.claim(id);
-        stale = existing;
-      }
-      return startClaimed(spec, forExec, lease.backend(), stale);
-    }
-  }
-
-  /**
-   * Whether {@code existing} serves {@code spec} as it is; one with other extra mounts or whose
-   * sandbox is gone is recreated.
-   *
-   * @throws BoxSessionConflictException when a compared field differs
-   */
-  private static boolean reusable(Session existing, BoxSpec spec) {
-    String conflict = existing.conflictWith(spec);
-    if (conflict != null) {
-      throw new BoxSessionConflictException(
-          "Box session " + spec.sessionId() + " already exists with " + conflict);
-    }
-    if (existing.mountsDifferFrom(spec)) {
-      log.info("Box session {} extra_mounts changed, recreating", spec.sessionId());
-      return false;
-    }
-    if (!existing.sandbox().isAlive()) {
-      log.warn("Box session {} backend disappeared, recreating", spec.sessionId());
-      return false;
-    }
-    return true;
-  }
-
-  /**
-   * Replaces {@code stale} (if any) with a new sandbox for the claimed id, holding no lock, and
-   * settles the claim whatever happens.
-   */
-  private Use startClaimed(
-      BoxSpec spec, boolean forExec, SandboxBackend backend, @Nullable Session stale) {
-    Session session = null;
-    try {
-      if (stale != null) {
-        sandboxes.stop(stale, false);
-      }
-      session = sandboxes.start(spec, backend);
-      if (forExec) {
-        session.execStarted();
-      }
-      return new Use(session, true);
-    } finally {
-      table.settle(spec.sessionId(), session);
-    }
-  }
-
-  private void checkRunning() {
-    if (shuttingDown) {
-      throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
-    }
   }
 }

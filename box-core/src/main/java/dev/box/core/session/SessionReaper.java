@@ -8,20 +8,16 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Deletes the sessions that have been idle too long, and every session at shutdown. */
-final class SessionReaper {
+/**
+ * Deletes the sessions that have been idle too long, and every session at shutdown.
+ *
+ * @param table the live sessions
+ * @param sandboxes what stops a session's sandbox
+ * @param clock what idleness is measured by
+ */
+record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock) {
   private static final Logger log = LoggerFactory.getLogger(SessionReaper.class);
   private static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(30);
-
-  private final SessionTable table;
-  private final SessionSandboxes sandboxes;
-  private final Clock clock;
-
-  SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock) {
-    this.table = table;
-    this.sandboxes = sandboxes;
-    this.clock = clock;
-  }
 
   /**
    * Deletes every non-persistent session idle for at least {@code ttl} with no exec or managed

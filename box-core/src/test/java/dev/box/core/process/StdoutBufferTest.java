@@ -23,12 +23,21 @@ class StdoutBufferTest {
     return new String(b, StandardCharsets.US_ASCII);
   }
 
+  /**
+   * A buffer of {@code capacity} that delivered all of {@code delivered}, then took {@code more}.
+   */
+  private static StdoutBuffer deliveredThenWritten(int capacity, String delivered, String more)
+      throws InterruptedException {
+    StdoutBuffer buffer = new StdoutBuffer(capacity);
+    buffer.write(bytes(delivered), 0, delivered.length());
+    buffer.markDelivered(delivered.length());
+    buffer.write(bytes(more), 0, more.length());
+    return buffer;
+  }
+
   @Test
   void readsByAbsoluteOffset_acrossTheRingsWrap() throws Exception {
-    StdoutBuffer buffer = new StdoutBuffer(8);
-    buffer.write(bytes("abcdef"), 0, 6);
-    buffer.markDelivered(6);
-    buffer.write(bytes("ghijk"), 0, 5);
+    StdoutBuffer buffer = deliveredThenWritten(8, "abcdef", "ghijk");
 
     assertThat(buffer.start()).isEqualTo(3);
     assertThat(buffer.end()).isEqualTo(11);
@@ -38,10 +47,7 @@ class StdoutBufferTest {
 
   @Test
   void anOffsetOlderThanTheBuffer_isGone_withTheFirstAvailableOne() throws Exception {
-    StdoutBuffer buffer = new StdoutBuffer(4);
-    buffer.write(bytes("abcd"), 0, 4);
-    buffer.markDelivered(4);
-    buffer.write(bytes("ef"), 0, 2);
+    StdoutBuffer buffer = deliveredThenWritten(4, "abcd", "ef");
 
     assertThatThrownBy(() -> buffer.read(0, 10, NO_WAIT))
         .isInstanceOfSatisfying(

@@ -36,14 +36,12 @@ class KeyedLocksTest {
     AtomicBoolean acquired = new AtomicBoolean();
     CountDownLatch secondHeld = new CountDownLatch(1);
     Thread second =
-        Thread.ofPlatform()
-            .start(
-                () -> {
-                  try (KeyedLocks.Held held = locks.lock("k")) {
-                    acquired.set(true);
-                    secondHeld.countDown();
-                  }
-                });
+        lockingThread(
+            "k",
+            () -> {
+              acquired.set(true);
+              secondHeld.countDown();
+            });
 
     await().atMost(Duration.ofSeconds(5)).until(() -> second.getState() == Thread.State.WAITING);
     assertThat(acquired).isFalse();
@@ -56,17 +54,8 @@ class KeyedLocksTest {
 
   @Test
   void differentKeys_doNotBlockEachOther() throws Exception {
-    CountDownLatch otherHeld = new CountDownLatch(1);
     try (KeyedLocks.Held first = locks.lock("session-a")) {
-      Thread.ofPlatform()
-          .start(
-              () -> {
-                try (KeyedLocks.Held held = locks.lock("session-b")) {
-                  otherHeld.countDown();
-                }
-              });
-
-      assertThat(otherHeld.await(5, SECONDS)).isTrue();
+      assertThat(lockedOnAnotherThread("session-b").await(5, SECONDS)).isTrue();
     }
   }
 
@@ -117,16 +106,12 @@ class KeyedLocksTest {
     CountDownLatch release = new CountDownLatch(1);
     CountDownLatch secondHeld = new CountDownLatch(1);
     Thread second =
-        Thread.ofPlatform()
-            .start(
-                () -> {
-                  try (KeyedLocks.Held held = locks.lock("k")) {
-                    secondHeld.countDown();
-                    release.await(10, SECONDS);
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  }
-                });
+        lockingThread(
+            "k",
+            () -> {
+              secondHeld.countDown();
+              release.await(10, SECONDS);
+            });
     await().atMost(Duration.ofSeconds(5)).until(() -> second.getState() == Thread.State.WAITING);
 
     first.close();
@@ -153,16 +138,34 @@ class KeyedLocksTest {
   @Test
   void keyIsReusableAfterRelease() throws Exception {
     locks.lock("k").close();
-    CountDownLatch again = new CountDownLatch(1);
 
-    Thread.ofPlatform()
+    assertThat(lockedOnAnotherThread("k").await(5, SECONDS)).isTrue();
+  }
+
+  /**
+   * Takes and releases the lock of {@code key} on a new thread; the latch opens once it held it.
+   */
+  private CountDownLatch lockedOnAnotherThread(String key) {
+    CountDownLatch held = new CountDownLatch(1);
+    lockingThread(key, held::countDown);
+    return held;
+  }
+
+  /** What a thread does while it holds a lock. */
+  private interface WhileHeld {
+    void run() throws InterruptedException;
+  }
+
+  /** A new thread that takes the lock of {@code key}, does {@code whileHeld}, then releases it. */
+  private Thread lockingThread(String key, WhileHeld whileHeld) {
+    return Thread.ofPlatform()
         .start(
             () -> {
-              try (KeyedLocks.Held held = locks.lock("k")) {
-                again.countDown();
+              try (KeyedLocks.Held held = locks.lock(key)) {
+                whileHeld.run();
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
               }
             });
-
-    assertThat(again.await(5, SECONDS)).isTrue();
   }
 }

@@ -1,0 +1,112 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.BoxSessionConflictException;
+import dev.box.api.BoxSpec;
+import dev.box.core.backend.SandboxBackend;
+import java.time.Clock;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds or starts the session a request runs in: the live session of its id when it serves the
+ * spec, else a new sandbox. The id is locked only to look and to claim it; the sandbox starts with
+ * no lock held, under a lease of the backend so that no switch replaces it meanwhile.
+ *
+ * @param slot the backend, leased for each start
+ * @param table the live sessions, their locks and claims
+ * @param sandboxes what starts and stops a session's sandbox
+ * @param clock what {@code last_used_at} is read from
+ * @param shuttingDown whether the runtime refuses new work
+ */
+record SessionAcquirer(
+    BackendSlot slot,
+    SessionTable table,
+    SessionSandboxes sandboxes,
+    Clock clock,
+    BooleanSupplier shuttingDown) {
+  private static final Logger log = LoggerFactory.getLogger(SessionAcquirer.class);
+
+  /** A session for one request, and whether it was created for it. */
+  record Use(Session session, boolean created) {}
+
+  /**
+   * The session {@code spec.session_id} for a request: the live one when it serves the spec, else a
+   * new sandbox started for it; an exec is counted in the session before any lock is released.
+   */
+  Use acquire(BoxSpec spec, boolean forExec) {
+    String id = spec.sessionId();
+    try (BackendSlot.Lease lease = slot.lease()) {
+      Session stale;
+      try (KeyedLocks.Held held = table.lockSettled(id)) {
+        checkRunning();
+        Session existing = table.get(id);
+        if (existing != null && reusable(existing, spec)) {
+          existing.touch(clock.instant());
+          if (forExec) {
+            existing.execStarted();
+          }
+          return new Use(existing, false);
+        }
+        if (existing != null) {
+          table.remove(id);
+        }
+        table.claim(id);
+        stale = existing;
+      }
+      return startClaimed(spec, forExec, lease.backend(), stale);
+    }
+  }
+
+  /**
+   * Whether {@code existing} serves {@code spec} as it is; one with other extra mounts or whose
+   * sandbox is gone is recreated.
+   *
+   * @throws BoxSessionConflictException when a compared field differs
+   */
+  private static boolean reusable(Session existing, BoxSpec spec) {
+    String conflict = existing.conflictWith(spec);
+    if (conflict != null) {
+      throw new BoxSessionConflictException(
+          "Box session " + spec.sessionId() + " already exists with " + conflict);
+    }
+    if (existing.mountsDifferFrom(spec)) {
+      log.info("Box session {} extra_mounts changed, recreating", spec.sessionId());
+      return false;
+    }
+    if (!existing.sandbox().isAlive()) {
+      log.warn("Box session {} backend disappeared, recreating", spec.sessionId());
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * Replaces {@code stale} (if any) with a new sandbox for the claimed id, holding no lock, and
+   * settles the claim whatever happens.
+   */
+  private Use startClaimed(
+      BoxSpec spec, boolean forExec, SandboxBackend backend, @Nullable Session stale) {
+    Session session = null;
+    try {
+      if (stale != null) {
+        sandboxes.stop(stale, false);
+      }
+      session = sandboxes.start(spec, backend);
+      if (forExec) {
+        session.execStarted();
+      }
+      return new Use(session, true);
+    } finally {
+      table.settle(spec.sessionId(), session);
+    }
+  }
+
+  private void checkRunning() {
+    if (shuttingDown.getAsBoolean()) {
+      throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
+    }
+  }
+}
