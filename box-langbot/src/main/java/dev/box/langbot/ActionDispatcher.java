@@ -12,8 +12,8 @@ import dev.box.api.BoxSpec;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,19 +27,8 @@ import org.slf4j.LoggerFactory;
 public final class ActionDispatcher implements ActionHandler {
   private static final Logger log = LoggerFactory.getLogger(ActionDispatcher.class);
 
-  private static final Set<String> SKILL_ACTIONS =
-      Set.of(
-          "box_list_skills",
-          "box_get_skill",
-          "box_create_skill",
-          "box_update_skill",
-          "box_delete_skill",
-          "box_scan_skill_directory",
-          "box_list_skill_files",
-          "box_read_skill_file",
-          "box_write_skill_file",
-          "box_preview_skill_zip",
-          "box_install_skill_zip");
+  /** The directory under the data dir that holds skills when LangBot names no skills root. */
+  public static final String SKILLS_DIR = "skills";
 
   /** The directory under the data dir that holds the files of {@code __file_chunk}. */
   public static final String RPC_FILES_DIR = "rpc-files";
@@ -50,6 +39,7 @@ public final class ActionDispatcher implements ActionHandler {
   private final ObjectMapper mapper;
   private final BoxInit init;
   private final RpcFiles files;
+  private final SkillActions skills;
 
   /** A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}. */
   public ActionDispatcher(
@@ -63,6 +53,26 @@ public final class ActionDispatcher implements ActionHandler {
         new RpcFiles(
             sessions.config().dataDir().resolve(RPC_FILES_DIR),
             () -> init.limits().maxRpcFileBytes());
+    this.skills =
+        new SkillActions(
+            this::skillsRoot,
+            real -> {
+              if (init.local().skillsRoot() != null) {
+                sessions.hostPathPolicy().check(real.toString(), false);
+              }
+            },
+            files,
+            mapper);
+  }
+
+  /**
+   * Where skills live: LangBot's {@code box.local.skills_root}, else {@code skills} under the data
+   * dir. A root LangBot configured is a host path of the operator's, so what LangBot names in it
+   * answers to the host-path policy; Box's own default root does not.
+   */
+  private Path skillsRoot() {
+    Path configured = init.local().skillsRoot();
+    return configured != null ? configured : sessions.config().dataDir().resolve(SKILLS_DIR);
   }
 
   /** Applies LangBot's {@code box} config section, as {@code box_init} does. */
@@ -77,11 +87,7 @@ public final class ActionDispatcher implements ActionHandler {
     if (host != null) {
       return host;
     }
-    if (SKILL_ACTIONS.contains(action)) {
-      throw new ActionError(
-          "BoxError", "Box skills are not supported by this runtime yet (action " + action + ")");
-    }
-    if (!isTenantAction(action)) {
+    if (!isTenantAction(action) && !SkillActions.ACTIONS.contains(action)) {
       throw new ActionError("BoxError", "unknown action " + action);
     }
     ActionContext tenant = trustedContext(context);
@@ -177,7 +183,12 @@ public final class ActionDispatcher implements ActionHandler {
         sessions.processes().stop(tenant.physical(required(data, "session_id")), processId);
         yield mapper.createObjectNode().put("stopped", processId);
       }
-      default -> throw new ActionError("BoxError", "unknown action " + action);
+      default -> {
+        if (SkillActions.ACTIONS.contains(action)) {
+          yield skills.handle(action, data, tenant.context);
+        }
+        throw new ActionError("BoxError", "unknown action " + action);
+      }
     };
   }
 
@@ -198,6 +209,7 @@ public final class ActionDispatcher implements ActionHandler {
     }
     ObjectNode copy = object.deepCopy();
     copy.put("session_id", tenant.physical(required(data, "session_id")));
+    skills.confineMounts(copy, tenant.context);
     BoxInit.Local local = init.local();
     JsonNode image = copy.get("image");
     String configuredImage = local.image();
