@@ -219,7 +219,9 @@ final class SkillActions {
     Path requested = Path.of(path.strip().isEmpty() ? "." : path.strip()).toAbsolutePath();
     Path real = SkillStore.real(requested);
     store.scoped(real.toString(), "scan path");
-    hostPathCheck.accept(real);
+    if (Files.isDirectory(real)) {
+      hostPathCheck.accept(real);
+    }
     return store.scan(real.toString()).toJson(mapper);
   }
 
