@@ -71,7 +71,7 @@ final class SkillActions {
 
   /** The skills root in force, resolved. */
   Path skillsRoot() {
-    return SkillStore.real(skillsRoot.get());
+    return SkillPackages.real(skillsRoot.get());
   }
 
   /** The root of {@code context}'s Workspace: {@code <skills root>/tenants/<namespace>}. */
@@ -109,7 +109,7 @@ final class SkillActions {
       if (!requested.isAbsolute()) {
         continue;
       }
-      Path real = SkillStore.real(requested);
+      Path real = SkillPackages.real(requested);
       if (!real.startsWith(root)) {
         continue;
       }
@@ -217,7 +217,7 @@ final class SkillActions {
 
   private JsonNode scan(SkillStore store, String path) throws IOException {
     Path requested = Path.of(path.strip().isEmpty() ? "." : path.strip()).toAbsolutePath();
-    Path real = SkillStore.real(requested);
+    Path real = SkillPackages.real(requested);
     store.scoped(real.toString(), "scan path");
     if (Files.isDirectory(real)) {
       hostPathCheck.accept(real);

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * The files inside one skill package: listed, read and written by paths relative to the package
  * root. A path must be relative, must not climb out with {@code ..}, and its real path (symlinks
  * followed) must stay inside the package's real root; files are opened without following a final
- * link; text is UTF-8 of at most {@value SkillStore#MAX_TEXT_BYTES} bytes.
+ * link; text is UTF-8 of at most {@value SkillPackages#MAX_TEXT_BYTES} bytes.
  */
 final class SkillFiles {
   private static final int MAX_LIST_ENTRIES = 1_000;
@@ -80,7 +80,7 @@ final class SkillFiles {
     if (!Files.isRegularFile(target.real())) {
       throw new SkillException("Skill file not found: " + target.shown());
     }
-    String content = SkillStore.readText(target.real(), "Skill file " + target.shown());
+    String content = SkillPackages.readText(target.real(), "Skill file " + target.shown());
     return new Text(target.shown(), content);
   }
 
@@ -92,12 +92,12 @@ final class SkillFiles {
   static Written write(Skill skill, String path, String content) throws IOException {
     Resolved target = resolve(skill, path);
     byte[] bytes = content.getBytes(StandardCharsets.UTF_8);
-    if (bytes.length > SkillStore.MAX_TEXT_BYTES) {
+    if (bytes.length > SkillPackages.MAX_TEXT_BYTES) {
       throw new SkillException(
           "Skill file "
               + target.shown()
               + " exceeds the "
-              + SkillStore.MAX_TEXT_BYTES
+              + SkillPackages.MAX_TEXT_BYTES
               + "-byte limit");
     }
     if (target.real().equals(skill.packageRoot())) {
@@ -106,7 +106,7 @@ final class SkillFiles {
     Path parent = Objects.requireNonNull(target.real().getParent());
     Files.createDirectories(parent);
     // The directories just made may have met a link planted meanwhile: check again.
-    if (!SkillStore.real(parent).startsWith(skill.packageRoot())) {
+    if (!SkillPackages.real(parent).startsWith(skill.packageRoot())) {
       throw outside();
     }
     writeNoFollow(target.real(), bytes);
@@ -156,7 +156,7 @@ final class SkillFiles {
       throw outside();
     }
     Path root = skill.packageRoot();
-    Path real = SkillStore.real(root.resolve(normal));
+    Path real = SkillPackages.real(root.resolve(normal));
     if (!real.startsWith(root)) {
       throw outside();
     }

@@ -3,30 +3,15 @@ package dev.box.langbot;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
-import java.io.InputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileTime;
-import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,19 +21,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Every host path is resolved (symlinks followed) and must stay inside the Workspace's root, so
  * one Workspace never reaches another's packages; symbolic links inside a package are never
- * followed by discovery, copies or deletes. Failures are {@link SkillException}s with the
- * reference's messages. Not thread-safe: {@link SkillActions} runs one skill operation at a time.
+ * followed by discovery or deletes. Failures are {@link SkillException}s with the reference's
+ * messages. Not thread-safe: {@link SkillActions} runs one skill operation at a time.
  */
 final class SkillStore {
-  static final int MAX_TEXT_BYTES = 1024 * 1024;
-  private static final int MAX_DISCOVERED = 1_000;
-  private static final int MAX_SCAN_ENTRIES = 10_000;
   private static final long MAX_LIST_TEXT_BYTES = 16L * 1024 * 1024;
-  private static final int MAX_NAME = 64;
-  private static final Pattern NAME = Pattern.compile("[\\p{IsAlphabetic}\\p{IsDigit}_-]+");
-  private static final List<String> ENTRY_FILES = List.of("SKILL.md", "skill.md");
-  private static final List<String> PYTHON_FILES =
-      List.of("requirements.txt", "pyproject.toml", "setup.py", "setup.cfg");
 
   private final Path skillsRoot;
   private final Path root;
@@ -74,7 +51,7 @@ final class SkillStore {
   /** The Workspace's root, created when missing. */
   Path root() throws IOException {
     Files.createDirectories(root);
-    return real(root);
+    return SkillPackages.real(root);
   }
 
   /** Where ZIP uploads are unpacked: on the skills root's file system, outside every Workspace. */
@@ -90,10 +67,10 @@ final class SkillStore {
   List<Skill> list() throws IOException {
     List<Skill> skills = new ArrayList<>();
     long text = 0;
-    for (Entry entry : discover(root(), 6)) {
+    for (SkillPackages.Entry entry : SkillPackages.discover(root(), 6)) {
       Skill skill;
       try {
-        skill = load(entry);
+        skill = SkillPackages.load(entry);
       } catch (IOException | RuntimeException e) {
         continue;
       }
@@ -131,7 +108,7 @@ final class SkillStore {
    * a package of this Workspace adopted in place or copied.
    */
   Skill create(JsonNode data) throws IOException {
-    String name = validateName(text(data, "name"));
+    String name = SkillPackages.validateName(text(data, "name"));
     if (get(name) != null) {
       throw new SkillException("Skill with name \"" + name + "\" already exists");
     }
@@ -175,7 +152,8 @@ final class SkillStore {
       throw new SkillException("Renaming skills is not supported");
     }
     String requestedRoot = text(data, "package_root").strip();
-    if (!requestedRoot.isEmpty() && !real(Path.of(requestedRoot)).equals(skill.packageRoot())) {
+    if (!requestedRoot.isEmpty()
+        && !SkillPackages.real(Path.of(requestedRoot)).equals(skill.packageRoot())) {
       throw new SkillException(
           "Updating package_root is not supported; recreate the skill to import a different"
               + " package");
@@ -201,7 +179,7 @@ final class SkillStore {
     if (install == null) {
       throw new SkillException("Only managed skills under the Box skills root can be deleted");
     }
-    deleteTree(install);
+    SkillPackages.deleteTree(install);
   }
 
   /** The one skill package at or up to two levels below {@code path}, which must be this root's. */
@@ -210,7 +188,7 @@ final class SkillStore {
     if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       throw new SkillException("Directory does not exist: " + path);
     }
-    List<Entry> found = discover(dir, 2);
+    List<SkillPackages.Entry> found = SkillPackages.discover(dir, 2);
     if (found.isEmpty()) {
       throw new SkillException(
           "No SKILL.md found in " + path + " or its subdirectories (max depth: 2)");
@@ -222,7 +200,7 @@ final class SkillStore {
               + ". Please choose a more specific path: "
               + String.join(", ", found.stream().map(e -> e.dir().toString()).toList()));
     }
-    return load(found.get(0));
+    return SkillPackages.load(found.get(0));
   }
 
   /**
@@ -234,7 +212,8 @@ final class SkillStore {
     Path root = root();
     Path candidate;
     try {
-      candidate = path.isBlank() ? null : real(Path.of(path.strip()).toAbsolutePath());
+      candidate =
+          path.isBlank() ? null : SkillPackages.real(Path.of(path.strip()).toAbsolutePath());
     } catch (RuntimeException e) {
       candidate = null;
     }
@@ -247,184 +226,19 @@ final class SkillStore {
   /** The top-level directory under the root that holds {@code packageRoot}, or null. */
   @Nullable Path installRoot(Path packageRoot) throws IOException {
     Path root = root();
-    Path real = real(packageRoot);
+    Path real = SkillPackages.real(packageRoot);
     if (real.equals(root) || !real.startsWith(root)) {
       return null;
     }
     return root.resolve(root.relativize(real).getName(0));
   }
 
-  /** A package directory and its entry file. */
-  record Entry(Path dir, String file) {}
-
-  /**
-   * The skill packages at most {@code maxDepth} directories below {@code start}, breadth first; a
-   * package's own subdirectories and symbolic links are not searched.
-   */
-  static List<Entry> discover(Path start, int maxDepth) throws IOException {
-    List<Entry> found = new ArrayList<>();
-    Deque<Map.Entry<Path, Integer>> queue = new ArrayDeque<>();
-    queue.add(Map.entry(start, 0));
-    Set<Path> seen = new HashSet<>();
-    int scanned = 0;
-    while (!queue.isEmpty()) {
-      Map.Entry<Path, Integer> next = queue.removeFirst();
-      Path dir = next.getKey();
-      if (!seen.add(dir)) {
-        continue;
-      }
-      String entry = entryFile(dir);
-      if (entry != null) {
-        found.add(new Entry(dir, entry));
-        if (found.size() > MAX_DISCOVERED) {
-          throw new SkillException("Skill discovery exceeded the configured package limit");
-        }
-        continue;
-      }
-      if (next.getValue() >= maxDepth) {
-        continue;
-      }
-      List<Path> children = new ArrayList<>();
-      try (Stream<Path> listing = Files.list(dir)) {
-        for (Path child : (Iterable<Path>) listing::iterator) {
-          if (++scanned > MAX_SCAN_ENTRIES) {
-            throw new SkillException("Skill discovery exceeded the configured entry limit");
-          }
-          children.add(child);
-        }
-      } catch (IOException e) {
-        continue;
-      }
-      children.sort(Comparator.comparing(p -> String.valueOf(p.getFileName())));
-      for (Path child : children) {
-        if (Files.isDirectory(child, LinkOption.NOFOLLOW_LINKS)) {
-          queue.add(Map.entry(child, next.getValue() + 1));
-        }
-      }
-    }
-    return found;
-  }
-
-  /** The entry file of {@code dir} when it is a regular file (not a link), or null. */
-  static @Nullable String entryFile(Path dir) {
-    for (String name : ENTRY_FILES) {
-      if (Files.isRegularFile(dir.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
-        return name;
-      }
-    }
-    return null;
-  }
-
-  /** Reads the package at {@code entry}. */
-  static Skill load(Entry entry) throws IOException {
-    Path dir = real(entry.dir());
-    Path file = dir.resolve(entry.file());
-    String content = readText(file, "Skill entry file " + entry.file());
-    SkillFrontMatter.Parsed parsed = SkillFrontMatter.parse(content);
-    String declared = parsed.metadata().get("name");
-    String name = validateName(declared != null ? declared : String.valueOf(dir.getFileName()));
-    String display = parsed.metadata().get("display_name");
-    String description = parsed.metadata().get("description");
-    boolean python =
-        PYTHON_FILES.stream().anyMatch(f -> Files.isRegularFile(dir.resolve(f)))
-            || Files.isDirectory(dir.resolve(".venv"));
-    BasicFileAttributes attributes =
-        Files.readAttributes(file, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-    return new Skill(
-        name,
-        display == null || display.isBlank() ? name : display.strip(),
-        description == null ? "" : description.strip(),
-        parsed.instructions(),
-        dir,
-        entry.file(),
-        python,
-        changeTime(file, attributes),
-        attributes.lastModifiedTime().toInstant(),
-        null);
-  }
-
-  /**
-   * The name rule of LangBot's skill store.
-   *
-   * @return {@code name} stripped
-   */
-  static String validateName(String name) {
-    String stripped = name.strip();
-    if (stripped.isEmpty()) {
-      throw new SkillException("Skill name is required");
-    }
-    if (!NAME.matcher(stripped).matches()) {
-      throw new SkillException(
-          "Skill name can only contain letters, numbers, hyphens and underscores");
-    }
-    if (stripped.length() > MAX_NAME) {
-      throw new SkillException("Skill name cannot exceed 64 characters");
-    }
-    return stripped;
-  }
-
-  /**
-   * A UTF-8 text file of at most {@value #MAX_TEXT_BYTES} bytes, read without following a link.
-   *
-   * @param subject how messages name the file
-   */
-  static String readText(Path file, String subject) throws IOException {
-    byte[] bytes;
-    try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
-      bytes = in.readNBytes(MAX_TEXT_BYTES + 1);
-    }
-    if (bytes.length > MAX_TEXT_BYTES) {
-      throw new SkillException(subject + " exceeds the " + MAX_TEXT_BYTES + "-byte limit");
-    }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      throw new SkillException(subject + " is not valid UTF-8 text");
-    }
-  }
-
-  /** Deletes {@code dir} and everything below it; links are deleted, never followed. */
-  static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    Files.walkFileTree(
-        dir,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Files.delete(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path d, @Nullable IOException e)
-              throws IOException {
-            Files.delete(d);
-            return FileVisitResult.CONTINUE;
-          }
-        });
-  }
-
-  /**
-   * {@link HostPathPolicy#resolve}: the real path, symlinks followed, of a path that may not exist.
-   */
-  static Path real(Path path) {
-    return HostPathPolicy.resolve(path.toAbsolutePath());
-  }
-
   private static Skill readPackage(Path dir) throws IOException {
-    String entry = entryFile(dir);
+    String entry = SkillPackages.entryFile(dir);
     if (entry == null) {
       throw new SkillException("No SKILL.md found in " + dir);
     }
-    return load(new Entry(dir, entry));
+    return SkillPackages.load(new SkillPackages.Entry(dir, entry));
   }
 
   private static void writeEntry(
@@ -432,22 +246,15 @@ final class SkillStore {
       throws IOException {
     Files.createDirectories(dir);
     byte[] bytes = SkillFrontMatter.build(metadata, instructions).getBytes(StandardCharsets.UTF_8);
-    if (bytes.length > MAX_TEXT_BYTES) {
+    if (bytes.length > SkillPackages.MAX_TEXT_BYTES) {
       throw new SkillException(
-          "Skill entry file " + entryFile + " exceeds the " + MAX_TEXT_BYTES + "-byte limit");
+          "Skill entry file "
+              + entryFile
+              + " exceeds the "
+              + SkillPackages.MAX_TEXT_BYTES
+              + "-byte limit");
     }
     SkillFiles.writeNoFollow(dir.resolve(entryFile), bytes);
-  }
-
-  private static Instant changeTime(Path file, BasicFileAttributes attributes) {
-    try {
-      if (Files.getAttribute(file, "unix:ctime", LinkOption.NOFOLLOW_LINKS) instanceof FileTime t) {
-        return t.toInstant();
-      }
-    } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-      // Not a Unix file system: the creation time is the nearest there is.
-    }
-    return attributes.creationTime().toInstant();
   }
 
   /** A string key, "" when missing or null; other JSON values as their text. */

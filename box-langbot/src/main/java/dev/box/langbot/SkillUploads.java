@@ -31,7 +31,7 @@ final class SkillUploads {
       Path root = subdir(archiveRoot(staging), sourceSubdir);
       return candidates(store, root, filename, suffix);
     } finally {
-      SkillStore.deleteTree(staging);
+      SkillPackages.deleteTree(staging);
     }
   }
 
@@ -78,13 +78,13 @@ final class SkillUploads {
         }
       } catch (IOException | RuntimeException e) {
         for (Path target : moved) {
-          SkillStore.deleteTree(target);
+          SkillPackages.deleteTree(target);
         }
         throw e;
       }
       return installed;
     } finally {
-      SkillStore.deleteTree(staging);
+      SkillPackages.deleteTree(staging);
     }
   }
 
@@ -117,7 +117,7 @@ final class SkillUploads {
       SkillZip.extract(zip, extracted);
       return staging;
     } catch (IOException | RuntimeException e) {
-      SkillStore.deleteTree(staging);
+      SkillPackages.deleteTree(staging);
       throw e;
     }
   }
@@ -144,8 +144,8 @@ final class SkillUploads {
     if (relative.isAbsolute() || relative.startsWith("..")) {
       throw new SkillException("source_subdir must stay within the uploaded archive");
     }
-    Path target = SkillStore.real(root.resolve(relative));
-    if (!target.startsWith(SkillStore.real(root))) {
+    Path target = SkillPackages.real(root.resolve(relative));
+    if (!target.startsWith(SkillPackages.real(root))) {
       throw new SkillException("source_subdir must stay within the uploaded archive");
     }
     if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
@@ -157,7 +157,7 @@ final class SkillUploads {
 
   private static List<Skill> candidates(SkillStore store, Path root, String filename, String suffix)
       throws IOException {
-    List<SkillStore.Entry> found = SkillStore.discover(root, 2);
+    List<SkillPackages.Entry> found = SkillPackages.discover(root, 2);
     if (found.isEmpty()) {
       // The reference names its temporary directory here; the host path says nothing to LangBot.
       throw new SkillException(
@@ -166,8 +166,8 @@ final class SkillUploads {
     String stem = targetStem(filename);
     Path installRoot = store.root();
     List<Skill> previews = new ArrayList<>();
-    for (SkillStore.Entry entry : found) {
-      Skill skill = SkillStore.load(entry);
+    for (SkillPackages.Entry entry : found) {
+      Skill skill = SkillPackages.load(entry);
       String source = root.relativize(entry.dir()).toString().replace('\\', '/');
       String leaf = source.isEmpty() ? "" : source.substring(source.lastIndexOf('/') + 1);
       String target = leaf.isEmpty() || leaf.equals(stem) ? stem : stem + "-" + leaf;

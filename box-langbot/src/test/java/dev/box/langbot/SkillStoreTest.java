@@ -228,10 +228,10 @@ class SkillStoreTest {
     Files.write(skill.packageRoot().resolve("bin"), new byte[] {(byte) 0xc3, (byte) 0x28});
     assertThatThrownBy(() -> SkillFiles.read(skill, "bin"))
         .hasMessage("Skill file bin is not valid UTF-8 text");
-    Files.write(skill.packageRoot().resolve("big"), new byte[SkillStore.MAX_TEXT_BYTES + 1]);
+    Files.write(skill.packageRoot().resolve("big"), new byte[SkillPackages.MAX_TEXT_BYTES + 1]);
     assertThatThrownBy(() -> SkillFiles.read(skill, "big"))
         .hasMessage("Skill file big exceeds the 1048576-byte limit");
-    String tooBig = "é".repeat(SkillStore.MAX_TEXT_BYTES / 2 + 1);
+    String tooBig = "é".repeat(SkillPackages.MAX_TEXT_BYTES / 2 + 1);
     assertThatThrownBy(() -> SkillFiles.write(skill, "w.txt", tooBig))
         .hasMessage("Skill file w.txt exceeds the 1048576-byte limit");
     assertThat(skill.packageRoot().resolve("w.txt")).doesNotExist();
