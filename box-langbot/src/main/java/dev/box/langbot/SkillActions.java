@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * LangBot's eleven skill actions ({@code box_list_skills} ... {@code box_install_skill_zip}) over
  * the {@link SkillStore} of the requesting Workspace, with the reference's request and answer
  * shapes. Store failures answer {@code BoxValidationError: <message>}; a missing request key
- * answers {@code KeyError}.
+ * answers {@code BoxValidationError: '<key>'}, or {@code KeyError: '<key>'} for {@code
+ * box_get_skill}, as in the reference.
  *
  * <p>Skill operations run one at a time, as in LangBot's runtime: they are short, and a ZIP upload
  * must not interleave with a create of the same name.
@@ -43,6 +44,9 @@ final class SkillActions {
           "box_write_skill_file",
           "box_preview_skill_zip",
           "box_install_skill_zip");
+
+  /** The actions whose failures the reference does not answer as {@code BoxValidationError}. */
+  private static final Set<String> UNWRAPPED = Set.of("box_list_skills", "box_get_skill");
 
   private final Supplier<Path> skillsRoot;
   private final Consumer<Path> hostPathCheck;
@@ -127,8 +131,8 @@ final class SkillActions {
   /**
    * Carries out one skill action for {@code context}'s Workspace.
    *
-   * @throws ActionError {@code BoxValidationError} for a store failure, {@code KeyError} for a
-   *     missing key
+   * @throws ActionError {@code BoxValidationError} for a store failure or a missing key ({@code
+   *     KeyError} for a missing key of {@code box_get_skill})
    */
   JsonNode handle(String action, JsonNode data, ActionContext context) {
     SkillStore store =
@@ -143,6 +147,12 @@ final class SkillActions {
       throw new ActionError("BoxValidationError", describe(e));
     } catch (UncheckedIOException e) {
       throw new ActionError("BoxValidationError", String.valueOf(e.getMessage()));
+    } catch (ActionError e) {
+      // The reference reads the keys of every action but these two inside its validation wrapper.
+      if (e.className().equals("KeyError") && !UNWRAPPED.contains(action)) {
+        throw new ActionError("BoxValidationError", String.valueOf(e.getMessage()));
+      }
+      throw e;
     } finally {
       lock.unlock();
     }

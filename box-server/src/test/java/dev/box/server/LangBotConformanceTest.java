@@ -207,6 +207,8 @@ class LangBotConformanceTest {
       assertThat(error(rpc.call("box_get_managed_process", "{\"session_id\": \"nope\"}", ctx)))
           .startsWith("BoxSessionNotFoundError: ");
       assertThat(error(rpc.call("box_get_skill", "{}", ctx))).isEqualTo("KeyError: 'name'");
+      assertThat(error(rpc.call("box_delete_skill", "{}", ctx)))
+          .isEqualTo("BoxValidationError: 'name'");
     }
   }
 
