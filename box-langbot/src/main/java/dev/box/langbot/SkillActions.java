@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -53,6 +54,7 @@ final class SkillActions {
   private final RpcFiles files;
   private final ObjectMapper mapper;
   private final ReentrantLock lock = new ReentrantLock();
+  private boolean stagingSwept;
 
   /**
    * Actions over the skills under {@code skillsRoot}.
@@ -183,23 +185,26 @@ final class SkillActions {
       case "box_scan_skill_directory" -> scan(store, required(data, "path"));
       case "box_list_skill_files" -> listFiles(store, data);
       case "box_read_skill_file" -> {
-        Skill skill = store.require(required(data, "name"));
-        SkillFiles.Text text = SkillFiles.read(skill, required(data, "path"));
-        ObjectNode result = named(skill);
+        String name = required(data, "name");
+        String path = required(data, "path");
+        SkillFiles.Text text = SkillFiles.read(store.require(name), path);
+        ObjectNode result = named(name);
         result.put("path", text.path());
         result.put("content", text.content());
         yield result;
       }
       case "box_write_skill_file" -> {
-        Skill skill = store.require(required(data, "name"));
+        String name = required(data, "name");
+        String path = required(data, "path");
         SkillFiles.Written written =
-            SkillFiles.write(skill, required(data, "path"), optional(data, "content", ""));
-        ObjectNode result = named(skill);
+            SkillFiles.write(store.require(name), path, optional(data, "content", ""));
+        ObjectNode result = named(name);
         result.put("path", written.path());
         result.put("bytes_written", written.bytes());
         yield result;
       }
       case "box_preview_skill_zip" -> {
+        sweepStaging(store);
         byte[] zip = upload(required(data, "file_key"));
         yield skills(
             SkillUploads.preview(
@@ -210,6 +215,7 @@ final class SkillActions {
                 optional(data, "target_suffix", "upload")));
       }
       case "box_install_skill_zip" -> {
+        sweepStaging(store);
         byte[] zip = upload(required(data, "file_key"));
         yield skills(
             SkillUploads.install(
@@ -243,7 +249,7 @@ final class SkillActions {
             optional(data, "path", "."),
             truthy(data.get("include_hidden")),
             maxEntries(data.get("max_entries")));
-    ObjectNode result = named(skill);
+    ObjectNode result = named(skill.name());
     result.put("base_path", listing.basePath());
     ArrayNode entries = result.putArray("entries");
     for (SkillFiles.FileEntry entry : listing.entries()) {
@@ -259,6 +265,22 @@ final class SkillActions {
     }
     result.put("truncated", listing.truncated());
     return result;
+  }
+
+  /**
+   * Removes what a runtime that stopped in the middle of an upload left in the staging directory,
+   * once per process: uploads run one at a time under the lock, so nothing there is in use.
+   */
+  private void sweepStaging(SkillStore store) throws IOException {
+    if (stagingSwept) {
+      return;
+    }
+    try (Stream<Path> leftovers = Files.list(store.staging())) {
+      for (Path leftover : (Iterable<Path>) leftovers::iterator) {
+        SkillPackages.deleteTree(leftover);
+      }
+    }
+    stagingSwept = true;
   }
 
   /** Reads and deletes the uploaded file of {@code key}, bounded by the ZIP size limit. */
@@ -293,9 +315,9 @@ final class SkillActions {
     return result;
   }
 
-  private ObjectNode named(Skill skill) {
+  private ObjectNode named(String name) {
     ObjectNode result = mapper.createObjectNode();
-    result.putObject("skill").put("name", skill.name());
+    result.putObject("skill").put("name", name);
     return result;
   }
 
