@@ -55,6 +55,33 @@ class SkillFrontMatterTest {
   }
 
   @Test
+  void parse_readsWhatPyYamlWrites() {
+    String wrapped = "x".repeat(100) + " " + "y".repeat(30) + " zz ".repeat(20);
+    Map<String, String> dumped =
+        Map.of(
+            "description: 'a: b'",
+            "a: b",
+            "description: 'line1\n\n  line2'",
+            "line1\nline2",
+            "description: '" + "x".repeat(100) + "\n  " + wrapped.substring(101) + "'",
+            wrapped,
+            "description: 'café #1'",
+            "café #1",
+            "description: it's",
+            "it's",
+            "description: ' lead'",
+            " lead",
+            "description: 'true'",
+            "true",
+            "description: '- dash'",
+            "- dash");
+    dumped.forEach(
+        (yaml, value) ->
+            assertThat(SkillFrontMatter.parse("---\n" + yaml + "\n---\nbody").metadata())
+                .containsEntry("description", value));
+  }
+
+  @Test
   void parse_refusesWhatItCannotRead() {
     assertThatThrownBy(() -> SkillFrontMatter.parse("---\n- a list\n---\nbody"))
         .hasMessageContaining("is not a 'key: value' line");
