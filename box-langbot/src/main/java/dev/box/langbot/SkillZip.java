@@ -297,12 +297,15 @@ final class SkillZip {
     return written;
   }
 
+  /**
+   * Creates {@code dir} and its missing parents 0755 (a loop, not a recursion: an entry may be
+   * thousands of directories deep).
+   */
   private static void createDirectory(Path dir) throws IOException {
     if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       return;
     }
-    createDirectory(parent(dir));
-    Files.createDirectory(
+    Files.createDirectories(
         dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x")));
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
   }

@@ -212,6 +212,16 @@ class SkillUploadsTest {
   }
 
   @Test
+  void aDeeplyNestedEntry_failsCleanly() throws IOException {
+    String deep = "demo/" + "d/".repeat(30_000) + "f";
+    assertThatThrownBy(
+            () -> install(new TestZip().file("demo/SKILL.md", SKILL).file(deep, "x").bytes()))
+        .isInstanceOf(IOException.class);
+    assertThat(listing(store.root())).isEmpty();
+    assertThat(listing(store.staging())).isEmpty();
+  }
+
+  @Test
   void headersThatUnderstateTheSize_areCaughtWhileCopying() throws IOException {
     byte[] random = new byte[4096];
     new java.util.Random(7).nextBytes(random);
