@@ -12,11 +12,11 @@ import dev.box.api.BoxSpec;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,21 +30,10 @@ import org.slf4j.LoggerFactory;
 public final class ActionDispatcher implements ActionHandler {
   private static final Logger log = LoggerFactory.getLogger(ActionDispatcher.class);
 
-  private static final Set<String> SKILL_ACTIONS =
-      Set.of(
-          "box_list_skills",
-          "box_get_skill",
-          "box_create_skill",
-          "box_update_skill",
-          "box_delete_skill",
-          "box_scan_skill_directory",
-          "box_list_skill_files",
-          "box_read_skill_file",
-          "box_write_skill_file",
-          "box_preview_skill_zip",
-          "box_install_skill_zip");
+  /** The directory under the data dir that holds skills when LangBot names no skills root. */
+  public static final String SKILLS_DIR = "skills";
 
-  /** The directory under the data dir that holds the files of {@code __file_chunk}. */
+  /** The directory under the state dir that holds the files of {@code __file_chunk}. */
   public static final String RPC_FILES_DIR = "rpc-files";
 
   private final SessionManager sessions;
@@ -55,20 +44,27 @@ public final class ActionDispatcher implements ActionHandler {
   private final RpcFiles files;
   private final Admission admission;
   private final ManagedWorkspace managedWorkspace;
+  private final SkillActions skills;
+  private final Path dataDir;
 
   /**
-   * A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}.
+   * A dispatcher over {@code sessions}, fenced by {@code tenancy}, trusting {@code auth}, with its
+   * default skills root under the runtime's data dir.
    *
    * @param unsafeSoftStorageLimits whether grant-enforced mode's storage checks are waived ({@code
    *     LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS})
+   * @param dataDir the runtime's data dir, whose {@code skills} directory is the skills root when
+   *     LangBot names none
    */
   public ActionDispatcher(
       SessionManager sessions,
       Tenancy tenancy,
       ControlAuth auth,
       ObjectMapper mapper,
-      boolean unsafeSoftStorageLimits) {
-    this(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, Clock.systemUTC(), null);
+      boolean unsafeSoftStorageLimits,
+      Path dataDir) {
+    this(
+        sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, dataDir, Clock.systemUTC(), null);
   }
 
   /**
@@ -81,9 +77,11 @@ public final class ActionDispatcher implements ActionHandler {
       ControlAuth auth,
       ObjectMapper mapper,
       boolean unsafeSoftStorageLimits,
+      Path dataDir,
       Clock clock,
       Admission.@Nullable Readiness readiness) {
     this.sessions = sessions;
+    this.dataDir = dataDir;
     this.tenancy = tenancy;
     this.auth = auth;
     this.mapper = mapper;
@@ -95,6 +93,26 @@ public final class ActionDispatcher implements ActionHandler {
         new RpcFiles(
             sessions.config().dataDir().resolve(RPC_FILES_DIR),
             () -> init.limits().maxRpcFileBytes());
+    this.skills =
+        new SkillActions(
+            this::skillsRoot,
+            real -> {
+              if (init.local().skillsRoot() != null) {
+                sessions.hostPathPolicy().check(real.toString(), false);
+              }
+            },
+            files,
+            mapper);
+  }
+
+  /**
+   * Where skills live: LangBot's {@code box.local.skills_root}, else {@code skills} under the data
+   * dir. A root LangBot configured is a host path of the operator's, so what LangBot names in it
+   * answers to the host-path policy; Box's own default root does not.
+   */
+  private Path skillsRoot() {
+    Path configured = init.local().skillsRoot();
+    return configured != null ? configured : dataDir.resolve(SKILLS_DIR);
   }
 
   /** Applies LangBot's {@code box} config section, as {@code box_init} does. */
@@ -104,6 +122,20 @@ public final class ActionDispatcher implements ActionHandler {
 
   private BoxInit.Local local() {
     return init.local();
+  }
+
+  /** The package of the Workspace's skill {@code name}, or null when it has none of that name. */
+  private @Nullable Path skillPackage(ActionContext context, String name) {
+    try {
+      Skill skill =
+          new SkillStore(
+                  skills.skillsRoot(),
+                  Tenancy.namespace(context.instanceUuid(), context.workspaceUuid()))
+              .get(name);
+      return skill == null ? null : skill.packageRoot();
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
   }
 
   /** Whether grant-enforced mode is on ({@code box.admission.required}). */
@@ -130,11 +162,7 @@ public final class ActionDispatcher implements ActionHandler {
     if (host != null) {
       return host;
     }
-    if (SKILL_ACTIONS.contains(action)) {
-      throw new ActionError(
-          "BoxError", "Box skills are not supported by this runtime yet (action " + action + ")");
-    }
-    if (!isTenantAction(action)) {
+    if (!isTenantAction(action) && !SkillActions.ACTIONS.contains(action)) {
       throw new ActionError("BoxError", "unknown action " + action);
     }
     ActionContext tenant = trustedContext(context);
@@ -305,7 +333,12 @@ public final class ActionDispatcher implements ActionHandler {
         sessions.processes().stop(tenant.physical(required(data, "session_id")), processId);
         yield mapper.createObjectNode().put("stopped", processId);
       }
-      default -> throw new ActionError("BoxError", "unknown action " + action);
+      default -> {
+        if (SkillActions.ACTIONS.contains(action)) {
+          yield skills.handle(action, data, tenant.context);
+        }
+        throw new ActionError("BoxError", "unknown action " + action);
+      }
     };
   }
 
@@ -331,9 +364,11 @@ public final class ActionDispatcher implements ActionHandler {
           mapper.treeToValue(copy, BoxSpec.class),
           tenant.context,
           admission.policy(),
-          managedWorkspace.root());
+          managedWorkspace.root(),
+          name -> skillPackage(tenant.context, name));
     }
     copy.put("session_id", tenant.physical(required(data, "session_id")));
+    skills.confineMounts(copy, tenant.context);
     BoxInit.Local local = init.local();
     JsonNode image = copy.get("image");
     String configuredImage = local.image();

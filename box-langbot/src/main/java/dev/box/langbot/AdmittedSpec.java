@@ -1,13 +1,17 @@
 package dev.box.langbot;
 
 import dev.box.api.BoxHostMountMode;
+import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one session shape grant-enforced mode allows: whatever the request says, the session is the
@@ -27,7 +31,11 @@ final class AdmittedSpec {
    *     asks for a shape the mode does not allow
    */
   static BoxSpec normalize(
-      BoxSpec requested, ActionContext context, AdmissionPolicy policy, Path root) {
+      BoxSpec requested,
+      ActionContext context,
+      AdmissionPolicy policy,
+      Path root,
+      Function<String, @Nullable Path> skillPackage) {
     if (requested.network() != BoxNetworkMode.OFF) {
       throw Admission.admissionError("Managed sandbox network access is disabled");
     }
@@ -47,10 +55,19 @@ final class AdmittedSpec {
     if (hostPath != null && !HostPathPolicy.resolve(Path.of(hostPath)).equals(workspace)) {
       throw Admission.admissionError("Managed sandbox host_path is runtime-owned");
     }
-    if (requested.skillName() != null) {
-      // Skill mounts of admitted sessions are resolved by the runtime from the Workspace's own
-      // skill store; until a skill is found there, none is mounted.
-      throw Admission.admissionError("Managed sandbox skill is unavailable in this Workspace");
+    List<BoxMountSpec> skillMounts = new ArrayList<>();
+    String skill = requested.skillName();
+    if (skill != null) {
+      // The runtime resolves the skill in the Workspace's own store and mounts it read-only.
+      Path packageRoot = skillPackage.apply(skill);
+      if (packageRoot == null) {
+        throw Admission.admissionError("Managed sandbox skill is unavailable in this Workspace");
+      }
+      skillMounts.add(
+          new BoxMountSpec(
+              packageRoot.toString(),
+              BoxSpec.DEFAULT_MOUNT_PATH + "/.skills/" + skill,
+              BoxHostMountMode.RO));
     }
     return requested.toBuilder()
         .sessionId(Tenancy.physicalId(context, policy.logicalSessionId()))
@@ -59,7 +76,7 @@ final class AdmittedSpec {
         .hostPath(workspace.toString())
         .hostPathMode(BoxHostMountMode.RW)
         .mountPath(BoxSpec.DEFAULT_MOUNT_PATH)
-        .extraMounts(List.of())
+        .extraMounts(skillMounts)
         .persistent(true)
         .timeoutSec(Math.min(requested.timeoutSec(), policy.maxTimeoutSec()))
         .cpus(policy.cpus())

@@ -97,6 +97,8 @@ final class BoxInit {
    *     runtime's host-path policy is replaced
    * @param profile the built-in profile applied to exec and session specs, or null for none
    * @param image the image for requests that name none, or null
+   * @param skillsRoot {@code skills_root} (default {@code skills}) under the host root, or under
+   *     the working directory when no host root is given; null when the section names neither
    */
   record Local(
       @Nullable Path hostRoot,
@@ -104,9 +106,10 @@ final class BoxInit {
       List<Path> allowedRoots,
       boolean rootsConfigured,
       @Nullable BoxProfile profile,
-      @Nullable String image) {
+      @Nullable String image,
+      @Nullable Path skillsRoot) {
 
-    static final Local NONE = new Local(null, null, List.of(), false, null, null);
+    static final Local NONE = new Local(null, null, List.of(), false, null, null, null);
 
     Local {
       allowedRoots = List.copyOf(allowedRoots);
@@ -136,8 +139,15 @@ final class BoxInit {
       boolean configured = hostRoot != null || isSet(local.get("allowed_mount_roots"));
       String profileName = text(local, "profile");
       BoxProfile profile = profileName == null ? null : BoxProfile.named(profileName);
+      String skills = text(local, "skills_root");
+      Path skillsRoot =
+          skills == null && hostRoot == null
+              ? null
+              : (hostRoot != null ? hostRoot : workingDir)
+                  .resolve(skills == null ? "skills" : skills)
+                  .normalize();
       return new Local(
-          hostRoot, defaultWorkspace, roots, configured, profile, text(local, "image"));
+          hostRoot, defaultWorkspace, roots, configured, profile, text(local, "image"), skillsRoot);
     }
 
     private static boolean isSet(@Nullable JsonNode node) {

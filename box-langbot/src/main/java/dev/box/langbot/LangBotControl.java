@@ -7,6 +7,7 @@ import dev.box.api.BoxJson;
 import dev.box.api.BoxValidationException;
 import dev.box.core.auth.ControlTokens;
 import dev.box.core.session.SessionManager;
+import java.nio.file.Path;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -32,15 +33,15 @@ public final class LangBotControl {
    * @param auth who may connect
    */
   public LangBotControl(SessionManager sessions, ControlAuth auth) {
-    this(sessions, auth, false);
+    this(sessions, auth, false, sessions.config().dataDir());
   }
 
   private LangBotControl(
-      SessionManager sessions, ControlAuth auth, boolean unsafeSoftStorageLimits) {
+      SessionManager sessions, ControlAuth auth, boolean unsafeSoftStorageLimits, Path dataDir) {
     this.auth = auth;
     this.tenancy = new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS);
     this.dispatcher =
-        new ActionDispatcher(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits);
+        new ActionDispatcher(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, dataDir);
   }
 
   /**
@@ -50,10 +51,16 @@ public final class LangBotControl {
    * @param tokens the server's control tokens, which include {@code LANGBOT_BOX_CONTROL_TOKEN} when
    *     it is set (see {@link ControlAuth#langbotToken})
    * @param stdio whether the channel runs over stdio, which requires a trusted instance
+   * @param dataDir the runtime's data dir (LangBot's default {@code host_root}), whose {@code
+   *     skills} directory holds skills when LangBot names no skills root
    * @throws IllegalArgumentException with the reference's message when a value is refused
    */
   public static LangBotControl fromEnvironment(
-      SessionManager sessions, Map<String, String> env, ControlTokens tokens, boolean stdio) {
+      SessionManager sessions,
+      Map<String, String> env,
+      ControlTokens tokens,
+      boolean stdio,
+      Path dataDir) {
     String trusted = blankToNull(env.get("LANGBOT_BOX_TRUSTED_INSTANCE_UUID"));
     if (stdio && trusted == null) {
       throw new IllegalArgumentException(
@@ -67,7 +74,7 @@ public final class LangBotControl {
               + " hard byte/inode storage quotas; use only in disposable non-production"
               + " environments");
     }
-    LangBotControl control = new LangBotControl(sessions, auth, unsafe);
+    LangBotControl control = new LangBotControl(sessions, auth, unsafe, dataDir);
     String config = blankToNull(env.get("LANGBOT_BOX_CONFIG"));
     if (config != null) {
       control.applyEnvironmentConfig(config);

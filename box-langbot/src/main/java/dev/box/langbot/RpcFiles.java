@@ -17,9 +17,8 @@ import java.util.regex.Pattern;
  * ZIPs), stored under a directory of their own, by key: the first chunk truncates the file, each
  * later one appends in order, and the last one ends the transfer.
  *
- * <p>Nothing consumes these files yet: the skill ZIP install that reads them comes with the skill
- * actions in a later issue. Until then a finished file just stays on disk, and a new transfer under
- * the same key replaces it.
+ * <p>The skill ZIP actions read a finished file and delete it; a file no action reads stays on disk
+ * until a new transfer under the same key replaces it.
  *
  * <p>Thread-safe: transfers of different keys run in parallel; the chunks of one key are written
  * one at a time.
@@ -86,7 +85,7 @@ final class RpcFiles {
     }
   }
 
-  /** Where the file of {@code key} is stored; for the skill install that will read it. */
+  /** Where the file of {@code key} is stored; for the skill ZIP actions that read it. */
   Path fileOf(String key) {
     if (!KEY.matcher(key).matches()) {
       throw invalid("invalid file_key " + quoted(key) + ": must match " + KEY.pattern());

@@ -292,7 +292,7 @@ class AdmissionTest {
     ActionContext ctx = context("ws", 4);
     BoxSpec base = BoxSpec.builder("chat").cmd("ls").timeoutSec(600).persistent(false).build();
 
-    BoxSpec admitted = AdmittedSpec.normalize(base, ctx, policy, root);
+    BoxSpec admitted = AdmittedSpec.normalize(base, ctx, policy, root, name -> null);
 
     Path workspace = root.resolve("tenants").resolve(Tenancy.namespace(INSTANCE, "ws"));
     assertThat(workspace).isDirectory();
@@ -310,7 +310,11 @@ class AdmissionTest {
     assertThatThrownBy(
             () ->
                 AdmittedSpec.normalize(
-                    base.toBuilder().network(BoxNetworkMode.ON).build(), ctx, policy, root))
+                    base.toBuilder().network(BoxNetworkMode.ON).build(),
+                    ctx,
+                    policy,
+                    root,
+                    name -> null))
         .hasMessage("Managed sandbox network access is disabled");
     assertThatThrownBy(
             () ->
@@ -320,22 +324,60 @@ class AdmissionTest {
                         .build(),
                     ctx,
                     policy,
-                    root))
+                    root,
+                    name -> null))
         .hasMessage("Managed sandbox additional host mounts are disabled");
     assertThatThrownBy(
             () ->
-                AdmittedSpec.normalize(base.toBuilder().workdir("/etc").build(), ctx, policy, root))
+                AdmittedSpec.normalize(
+                    base.toBuilder().workdir("/etc").build(), ctx, policy, root, name -> null))
         .hasMessage("Managed sandbox workdir must stay under /workspace");
     assertThatThrownBy(
             () ->
                 AdmittedSpec.normalize(
-                    base.toBuilder().hostPath(root.toString()).build(), ctx, policy, root))
+                    base.toBuilder().hostPath(root.toString()).build(),
+                    ctx,
+                    policy,
+                    root,
+                    name -> null))
         .hasMessage("Managed sandbox host_path is runtime-owned");
     assertThat(
             AdmittedSpec.normalize(
-                    base.toBuilder().hostPath(workspace.toString()).build(), ctx, policy, root)
+                    base.toBuilder().hostPath(workspace.toString()).build(),
+                    ctx,
+                    policy,
+                    root,
+                    name -> null)
                 .hostPath())
         .isEqualTo(workspace.toString());
+  }
+
+  @Test
+  void anAdmittedSkill_isMountedReadOnly_fromTheWorkspacesOwnStore(@TempDir Path root) {
+    ActionContext ctx = context("ws", 1);
+    BoxSpec withSkill = BoxSpec.builder("s").cmd("ls").skillName("pdf").build();
+    Path pdf = root.resolve("skills/pdf");
+
+    BoxSpec admitted =
+        AdmittedSpec.normalize(
+            withSkill,
+            ctx,
+            AdmissionPolicy.DEFAULT.enforced(),
+            root,
+            name -> name.equals("pdf") ? pdf : null);
+
+    assertThat(admitted.extraMounts())
+        .containsExactly(
+            new BoxMountSpec(pdf.toString(), "/workspace/.skills/pdf", BoxHostMountMode.RO));
+    assertThatThrownBy(
+            () ->
+                AdmittedSpec.normalize(
+                    withSkill.toBuilder().skillName("other").build(),
+                    ctx,
+                    AdmissionPolicy.DEFAULT.enforced(),
+                    root,
+                    name -> name.equals("pdf") ? pdf : null))
+        .hasMessage("Managed sandbox skill is unavailable in this Workspace");
   }
 
   @Test
@@ -350,7 +392,8 @@ class AdmissionTest {
                     BoxSpec.builder("s").cmd("ls").build(),
                     context("ws", 1),
                     AdmissionPolicy.DEFAULT.enforced(),
-                    root))
+                    root,
+                    name -> null))
         .hasMessage("Managed sandbox tenant directory escapes the configured workspace");
     assertThat(elsewhere).isEmptyDirectory();
   }

@@ -140,7 +140,8 @@ public final class BoxServer implements AutoCloseable {
       sessions.removeOrphans();
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
-          LangBotControl.fromEnvironment(sessions, langbotEnv, access.tokens(), stdioControl);
+          LangBotControl.fromEnvironment(
+              sessions, langbotEnv, access.tokens(), stdioControl, config.dataDir());
       // Grants live at most minutes (max_grant_ttl_sec): their expiry is checked every few
       // seconds, so an expired Workspace's sandbox does not outlive it by more than that.
       reaper.scheduleWithFixedDelay(

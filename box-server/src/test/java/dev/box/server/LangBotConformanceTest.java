@@ -206,10 +206,9 @@ class LangBotConformanceTest {
           .isEqualTo("BoxValidationError: timeout_sec must be greater than 0");
       assertThat(error(rpc.call("box_get_managed_process", "{\"session_id\": \"nope\"}", ctx)))
           .startsWith("BoxSessionNotFoundError: ");
-      assertThat(error(rpc.call("box_list_skills", "{}", ctx)))
-          .isEqualTo(
-              "BoxError: Box skills are not supported by this runtime yet (action"
-                  + " box_list_skills)");
+      assertThat(error(rpc.call("box_get_skill", "{}", ctx))).isEqualTo("KeyError: 'name'");
+      assertThat(error(rpc.call("box_delete_skill", "{}", ctx)))
+          .isEqualTo("BoxValidationError: 'name'");
     }
   }
 
