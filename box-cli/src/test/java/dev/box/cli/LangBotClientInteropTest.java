@@ -3,9 +3,7 @@ package dev.box.cli;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -18,8 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,48 +37,33 @@ import org.junit.jupiter.api.io.TempDir;
 class LangBotClientInteropTest {
   private static final Path CACHE =
       Path.of(System.getProperty("box.python.cache", "/var/tmp/box-test-cache/langbot-python"));
-  private static final Pattern LISTENING =
-      Pattern.compile("listening on http://127\\.0\\.0\\.1:(\\d+)");
+
+  /** The launcher {@code scripts/python-client} writes: the tree's Python with the SDK. */
+  private static final Path PYTHON = CACHE.resolve("python3");
 
   @TempDir Path dir;
+
+  @BeforeEach
+  void langBotsPythonClientIsSetUp() {
+    assumeTrue(
+        Files.isExecutable(PYTHON),
+        "LangBot's Python client is not set up ("
+            + PYTHON
+            + " is missing): run scripts/python-client, as scripts/test does");
+  }
 
   @Test
   void websocket_withLangBotsControlToken_everyAction() throws Exception {
     String token = "interop-" + UUID.randomUUID() + UUID.randomUUID();
-    List<String> groups =
-        groups("core", "workspace", "processes", "errors", "auth", "skills", "shutdown");
-    try (BoxServe box = BoxServe.start(dir, Map.of("LANGBOT_BOX_CONTROL_TOKEN", token))) {
-      runDriver(
-          groups,
-          Map.of("LANGBOT_BOX_CONTROL_TOKEN", token),
-          "--transport",
-          "ws",
-          "--url",
-          "ws://127.0.0.1:" + box.port,
-          "--relay-base",
-          "http://127.0.0.1:" + box.port,
-          "--host-root",
-          langbotDir().resolve("data/box").toString());
-    }
+    Map<String, String> env = Map.of("LANGBOT_BOX_CONTROL_TOKEN", token);
+    runOverWebSocket(
+        groups("core", "workspace", "processes", "errors", "auth", "skills", "shutdown"), env);
   }
 
   @Test
   void websocket_withoutAToken_onAnInsecureServer_andAdmission() throws Exception {
     // Admission is last: once a runtime enforces it, it cannot be switched off.
-    List<String> groups = groups("core", "processes", "admission");
-    try (BoxServe box = BoxServe.start(dir, Map.of(), "--insecure")) {
-      runDriver(
-          groups,
-          Map.of(),
-          "--transport",
-          "ws",
-          "--url",
-          "ws://127.0.0.1:" + box.port,
-          "--relay-base",
-          "http://127.0.0.1:" + box.port,
-          "--host-root",
-          langbotDir().resolve("data/box").toString());
-    }
+    runOverWebSocket(groups("core", "processes", "admission"), Map.of(), "--insecure");
   }
 
   @Test
@@ -104,6 +86,33 @@ class LangBotClientInteropTest {
         "http://127.0.0.1:" + port);
   }
 
+  /**
+   * Runs the driver's {@code groups} against a {@code box serve} process of the bwrap backend with
+   * {@code env} and {@code flags}, its state in a data dir of its own, not under LangBot's {@code
+   * host_root}.
+   */
+  private void runOverWebSocket(List<String> groups, Map<String, String> env, String... flags)
+      throws Exception {
+    Path state = Files.createDirectories(dir.resolve("box-state"));
+    ServeProcessTest.Server box = ServeProcessTest.Server.serve(state, env, flags);
+    try {
+      runDriver(
+          groups,
+          env,
+          "--transport",
+          "ws",
+          "--url",
+          "ws://127.0.0.1:" + box.port(),
+          "--relay-base",
+          "http://127.0.0.1:" + box.port(),
+          "--host-root",
+          langbotDir().resolve("data/box").toString());
+    } finally {
+      box.process().destroy();
+      box.process().waitFor();
+    }
+  }
+
   /** The groups of a run that {@code box.interop.groups} leaves; skips the run if none. */
   private static List<String> groups(String... mine) {
     String selected = System.getProperty("box.interop.groups", System.getenv("BOX_INTEROP_GROUPS"));
@@ -123,13 +132,7 @@ class LangBotClientInteropTest {
 
   private void runDriver(List<String> groups, Map<String, String> env, String... args)
       throws IOException, InterruptedException {
-    Path python = CACHE.resolve("python3");
-    assumeTrue(
-        Files.isExecutable(python),
-        "LangBot's Python client is not set up ("
-            + python
-            + " is missing): run scripts/python-client, as scripts/test does");
-    List<String> command = new ArrayList<>(List.of(python.toString(), driverScript().toString()));
+    List<String> command = new ArrayList<>(List.of(PYTHON.toString(), driverScript().toString()));
     command.addAll(List.of(args));
     command.addAll(List.of("--groups", String.join(",", groups)));
     ProcessBuilder builder =
@@ -193,65 +196,5 @@ class LangBotClientInteropTest {
       json.append('"').append(item.replace("\\", "\\\\").replace("\"", "\\\"")).append('"');
     }
     return json.append(']').toString();
-  }
-
-  /**
-   * A {@code box serve} process of the bwrap backend on a free loopback port, its state in a data
-   * dir of its own (not under LangBot's {@code host_root}), its stderr kept for a failure report.
-   */
-  private static final class BoxServe implements AutoCloseable {
-    final Process process;
-    final int port;
-
-    private BoxServe(Process process, int port) {
-      this.process = process;
-      this.port = port;
-    }
-
-    static BoxServe start(Path dir, Map<String, String> env, String... more) throws IOException {
-      List<String> command = new ArrayList<>(javaCommand());
-      command.addAll(List.of("serve", "--backend", "bwrap", "--port", "0"));
-      command.addAll(List.of("--data-dir", dir.resolve("box-state").toString()));
-      command.addAll(List.of(more));
-      Path workDir = Files.createDirectories(dir.resolve("box-cwd"));
-      ProcessBuilder builder =
-          new ProcessBuilder(command)
-              .directory(workDir.toFile())
-              .redirectOutput(ProcessBuilder.Redirect.DISCARD);
-      withoutBoxVariables(builder).putAll(env);
-      Process process = builder.start();
-      BufferedReader log =
-          new BufferedReader(
-              new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
-      StringBuilder seen = new StringBuilder();
-      String line;
-      while ((line = log.readLine()) != null) {
-        seen.append(line).append('\n');
-        Matcher m = LISTENING.matcher(line);
-        if (m.find()) {
-          Thread.ofPlatform().daemon().start(() -> drain(log));
-          return new BoxServe(process, Integer.parseInt(m.group(1)));
-        }
-      }
-      throw new IllegalStateException("box serve exited before listening: " + seen);
-    }
-
-    @Override
-    public void close() throws InterruptedException {
-      process.destroy();
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-      }
-    }
-
-    private static void drain(BufferedReader log) {
-      try {
-        while (log.readLine() != null) {
-          // Keep the server's stderr flowing.
-        }
-      } catch (IOException e) {
-        // The server is gone.
-      }
-    }
   }
 }
