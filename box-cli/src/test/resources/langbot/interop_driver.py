@@ -428,6 +428,15 @@ class Driver:
 
         await self.check(g, "default_workspace_created", default_workspace_exists)
         await self.check(g, "exec_in_tenant_host_path", exec_in_tenant_workspace)
+        if g == "stdio_defaults":
+
+            async def host_root_holds_no_box_state():
+                # LangBot's host_root is Box's default data dir here: Box keeps its own state in
+                # .box-state, beside LangBot's workspaces and skills.
+                entries = set(os.listdir(self.host_root)) - {"default", "skills", ".box-state"}
+                expect(not entries, f"Box state in LangBot's host_root: {sorted(entries)}")
+
+            await self.check(g, "host_root_holds_no_box_state", host_root_holds_no_box_state)
 
     async def verify_shared_workspace(self) -> None:
         """The Cloud shared-volume challenge: a probe LangBot writes, that Box digests."""
@@ -734,6 +743,24 @@ class Driver:
             skill = await self.client.get_skill("zip-skill", CONTEXT)
             expect_equal((skill or {}).get("description"), "from a zip", "installed description")
 
+        async def exec_with_skill_mount():
+            # LangBot mounts every skill visible to a pipeline at /workspace/.skills/<name>.
+            expect("root" in state, "no package_root: create failed")
+            spec = BoxSpec(
+                cmd=f"cat /workspace/.skills/{name}/scripts/run.sh",
+                session_id="interop-skill-exec",
+                extra_mounts=[
+                    {
+                        "host_path": state["root"],
+                        "mount_path": f"/workspace/.skills/{name}",
+                        "mode": "rw",
+                    }
+                ],
+            )
+            r = await self.client.execute(spec, CONTEXT)
+            expect_equal((r.exit_code, r.stdout.strip()), (0, "echo hi"), f"exec ({r.stderr!r})")
+            await self.client.delete_session("interop-skill-exec", CONTEXT)
+
         async def invalid_name():
             await expect_raises(
                 errors.BoxValidationError, self.client.create_skill({"name": "bad name!"}, CONTEXT)
@@ -751,6 +778,7 @@ class Driver:
         await self.check(g, "write_list_read_files", files)
         await self.check(g, "scan_directory", scan)
         await self.check(g, "zip_preview_and_install", zip_preview_and_install)
+        await self.check(g, "exec_with_skill_mount", exec_with_skill_mount)
         await self.check(g, "invalid_name", invalid_name)
         await self.check(g, "delete", delete)
 
@@ -845,8 +873,17 @@ class Driver:
             )
 
         async def cannot_be_disabled():
+            # box_init with required: false is accepted, but enforcement stays, and what needs
+            # the admission policy now says why it is unusable.
+            await self.client.init(self.connector.config)
             await expect_raises(
-                errors.BoxError, self.client.init(self.connector.config), contains="cannot be disabled"
+                errors.BoxReadinessError,
+                self.client.upsert_sandbox_admission_grant(grant(3)),
+                contains="cannot be disabled",
+            )
+            await expect_raises(
+                errors.BoxReadinessError,
+                self.client.execute(BoxSpec(cmd="true", session_id="global"), CONTEXT),
             )
 
         await self.check(g, "grants_refused_when_not_enforced", grants_refused_when_not_enforced)
