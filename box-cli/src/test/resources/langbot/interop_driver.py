@@ -957,19 +957,23 @@ async def run(args) -> int:
         report.results.append(("driver", "crashed", "see the traceback above"))
     finally:
         process = getattr(connector.controller, "process", None)
-        await connector.close()
         if process is not None:
-            # LangBot closes the pipes and waits 2 s before SIGTERM: a runtime that exits on its own
-            # by then leaves exit code 0.
             await report.check(
-                "stdio", "exits_when_langbot_closes_the_pipe",
-                lambda: _expect_clean_exit(process),
+                "stdio", "exits_when_langbot_closes_the_pipe", lambda: _exits_on_eof(connector)
             )
+        await connector.close()
     print(report.summary(), flush=True)
     return 1 if report.failed() else 0
 
 
-async def _expect_clean_exit(process) -> None:
+async def _exits_on_eof(connector: Connector) -> None:
+    """Closing the connection closes the runtime's stdin; it must then stop by itself."""
+    process = connector.controller.process
+    await connector.handler.close()
+    try:
+        await asyncio.wait_for(process.wait(), STATE_WAIT_SEC)
+    except asyncio.TimeoutError:
+        raise CheckFailed("the runtime still runs after its stdin closed") from None
     expect_equal(process.returncode, 0, "the runtime's exit code after stdin closed")
 
 
