@@ -157,9 +157,9 @@ class ServeProcessTest {
 
   /**
    * A {@code box serve} child process on a free port, what its startup line says protects the API,
-   * and its log up to that line.
+   * and its log up to that line. {@link LangBotClientInteropTest} starts its servers with it too.
    */
-  private record Server(Process process, int port, String protection, String startupLog) {
+  record Server(Process process, int port, String protection, String startupLog) {
     static Server start(Path dataDir) throws IOException {
       return serve(dataDir, Map.of());
     }
