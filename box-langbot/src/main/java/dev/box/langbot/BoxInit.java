@@ -194,6 +194,21 @@ final class BoxInit {
      * Creates the default workspace when it is missing and under an allowed root, with the
      * reference's messages otherwise.
      */
+    /**
+     * The default workspace, when it lies in an allowed root: the runtime owns it, as LangBot's own
+     * runtime does, so the directories LangBot makes in it (as whatever user LangBot runs as) are
+     * handed to the sandbox user when they are mounted read-write.
+     */
+    List<Path> managedRoots() {
+      if (defaultWorkspace == null) {
+        return List.of();
+      }
+      Path real = HostPathPolicy.resolve(defaultWorkspace);
+      return allowedRoots.stream().map(HostPathPolicy::resolve).anyMatch(real::startsWith)
+          ? List.of(real)
+          : List.of();
+    }
+
     void ensureDefaultWorkspace() {
       if (defaultWorkspace == null) {
         return;
@@ -328,7 +343,7 @@ final class BoxInit {
     config = merged;
     limits = next;
     if (nextLocal.rootsConfigured()) {
-      sessions.applyAllowedMountRoots(nextLocal.allowedRoots());
+      sessions.applyAllowedMountRoots(nextLocal.allowedRoots(), nextLocal.managedRoots());
     }
     local = nextLocal;
     RuntimeConfig.ProcessLimits current = sessions.config().processes();

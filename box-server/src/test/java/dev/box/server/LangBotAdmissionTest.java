@@ -95,6 +95,9 @@ class LangBotAdmissionTest {
     try (RpcClient rpc = connect()) {
       assertThat(message(rpc.call("box_init", "{" + local(dataDir) + "}", null)))
           .isEqualTo("success");
+      // LangBot makes the tenant directory itself, as the user it runs as (here root, 0755).
+      Files.createDirectories(tenant);
+      assertThat(Files.getAttribute(tenant, "unix:uid")).isEqualTo(0);
 
       JsonNode exec =
           RpcClient.data(
@@ -107,6 +110,20 @@ class LangBotAdmissionTest {
                   context("ws")));
       assertThat(exec.path("stdout").asText()).isEqualTo("from-sandbox");
       assertThat(tenant.resolve("note.txt")).hasContent("from-sandbox\n");
+      assertThat(Files.getAttribute(tenant, "unix:uid"))
+          .as("handed to the sandbox user: the default workspace is the runtime's")
+          .isEqualTo(2_000_000);
+      Path operators = Files.createDirectories(dir.resolve("data/box/operators-own"));
+      assertThat(
+              message(
+                  rpc.call(
+                      "box_exec",
+                      "{\"session_id\": \"own\", \"cmd\": \"true\", \"host_path\": \""
+                          + operators
+                          + "\"}",
+                      context("ws"))))
+          .as("outside the default workspace, a directory keeps its owner and is refused")
+          .contains("is not writable by the sandbox user");
 
       for (Path refused : new Path[] {dataDir.resolve(".box-state"), dataDir}) {
         assertThat(

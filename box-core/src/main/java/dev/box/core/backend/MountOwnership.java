@@ -9,10 +9,11 @@ import java.util.List;
 
 /**
  * Makes sure the sandbox user, whose host uid is not the server's, can use every mount as its mode
- * asks. Directories Box created for the session are handed to the sandbox user; a directory the
- * user named keeps its owner and is refused, before any sandbox starts, when its permissions do not
- * let the sandbox user read it (read-only) or write it (read-write): never a sandbox that starts
- * and then fails with a bare "permission denied".
+ * asks. Directories Box created for the session, and those inside a root the runtime manages, are
+ * handed to the sandbox user; any other directory the user named keeps its owner and is refused,
+ * before any sandbox starts, when its permissions do not let the sandbox user read it (read-only)
+ * or write it (read-write): never a sandbox that starts and then fails with a bare "permission
+ * denied".
  */
 public final class MountOwnership {
   private MountOwnership() {}
@@ -34,7 +35,7 @@ public final class MountOwnership {
     for (SandboxMount mount : mounts) {
       Path host = mount.hostPath();
       try {
-        if (!mount.readOnly() && (mount.created() || host.startsWith(workspaces))) {
+        if (!mount.readOnly() && (mount.boxOwned() || host.startsWith(workspaces))) {
           Files.setAttribute(host, "unix:uid", uid);
           Files.setAttribute(host, "unix:gid", uid);
         }

@@ -8,10 +8,11 @@ import java.nio.file.Path;
  * @param hostPath the real (symlink-free) host path
  * @param sandboxPath the absolute path inside the sandbox
  * @param readOnly whether it is mounted read-only
- * @param created whether Box created the directory for this session (a private workspace, or a
- *     missing {@code host_path}); the backend hands such a directory to the sandbox user
+ * @param boxOwned whether the directory is Box's to hand to the sandbox user: created for this
+ *     session (a private workspace, a missing {@code host_path}), or inside a root the runtime
+ *     manages (LangBot's default workspace); the backend makes the sandbox user its owner
  */
-public record SandboxMount(Path hostPath, String sandboxPath, boolean readOnly, boolean created) {
+public record SandboxMount(Path hostPath, String sandboxPath, boolean readOnly, boolean boxOwned) {
 
   /** A mount of a directory Box did not create. */
   public SandboxMount(Path hostPath, String sandboxPath, boolean readOnly) {

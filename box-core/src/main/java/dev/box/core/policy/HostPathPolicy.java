@@ -40,6 +40,7 @@ public final class HostPathPolicy {
 
   private final Path dataDir;
   private final List<Path> allowedRoots;
+  private final List<Path> managedRoots;
   private final boolean rootsRequired;
 
   /**
@@ -49,12 +50,14 @@ public final class HostPathPolicy {
    * @param allowedRoots the allowed mount roots; empty allows every path that is not blocked
    */
   public HostPathPolicy(Path dataDir, List<Path> allowedRoots) {
-    this(dataDir, allowedRoots, false);
+    this(dataDir, allowedRoots, List.of(), false);
   }
 
-  private HostPathPolicy(Path dataDir, List<Path> allowedRoots, boolean rootsRequired) {
+  private HostPathPolicy(
+      Path dataDir, List<Path> allowedRoots, List<Path> managedRoots, boolean rootsRequired) {
     this.dataDir = realOrAbsolute(dataDir);
     this.allowedRoots = allowedRoots.stream().map(HostPathPolicy::realOrAbsolute).toList();
+    this.managedRoots = managedRoots.stream().map(HostPathPolicy::realOrAbsolute).toList();
     this.rootsRequired = rootsRequired;
   }
 
@@ -63,7 +66,17 @@ public final class HostPathPolicy {
    * {@code allowedRoots}, and no host path at all when there is none.
    */
   public static HostPathPolicy restrictedTo(Path dataDir, List<Path> allowedRoots) {
-    return new HostPathPolicy(dataDir, allowedRoots, true);
+    return restrictedTo(dataDir, allowedRoots, List.of());
+  }
+
+  /**
+   * As {@link #restrictedTo(Path, List)}, with roots the runtime manages: a directory inside one
+   * (LangBot's default workspace, whose tenant directories LangBot creates as whatever user it runs
+   * as) is the runtime's, and is handed to the sandbox user when it is mounted read-write.
+   */
+  public static HostPathPolicy restrictedTo(
+      Path dataDir, List<Path> allowedRoots, List<Path> managedRoots) {
+    return new HostPathPolicy(dataDir, allowedRoots, managedRoots, true);
   }
 
   /** The allowed mount roots, resolved; empty means every path that is not blocked. */
@@ -87,9 +100,10 @@ public final class HostPathPolicy {
    * A host directory that passed the policy.
    *
    * @param path its real path
-   * @param created whether the policy created it just now (it then belongs to no user's data yet)
+   * @param boxOwned whether it is the runtime's to hand to the sandbox user: the policy created it
+   *     just now (it then belongs to no user's data yet), or it lies in a managed root
    */
-  public record HostDirectory(Path path, boolean created) {}
+  public record HostDirectory(Path path, boolean boxOwned) {}
 
   /**
    * As {@link #check}, and tells whether the directory was created.
@@ -128,7 +142,9 @@ public final class HostPathPolicy {
     if (!Files.isDirectory(resolved, LinkOption.NOFOLLOW_LINKS)) {
       throw new BoxValidationException("host_path must point to a directory: " + hostPath);
     }
-    return new HostDirectory(resolved, created);
+    Path real = resolved;
+    boolean managed = managedRoots.stream().anyMatch(real::startsWith);
+    return new HostDirectory(resolved, created || managed);
   }
 
   private void checkResolved(String original, Path resolved) {

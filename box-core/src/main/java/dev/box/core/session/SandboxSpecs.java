@@ -59,7 +59,7 @@ final class SandboxSpecs {
                 host.path(),
                 mount.mountPath(),
                 mount.mode() == BoxHostMountMode.RO,
-                host.created()));
+                host.boxOwned()));
       }
     }
     return extra;
@@ -81,7 +81,7 @@ final class SandboxSpecs {
     if (hostPath != null) {
       HostPathPolicy.HostDirectory host = hostPaths.checkDirectory(hostPath, !readOnly);
       return new Workspace(
-          new SandboxMount(host.path(), spec.mountPath(), readOnly, host.created()), null);
+          new SandboxMount(host.path(), spec.mountPath(), readOnly, host.boxOwned()), null);
     }
     Path privateWorkspace = workspaces.create(privateName);
     return new Workspace(

@@ -232,7 +232,16 @@ public final class SessionManager implements AutoCloseable {
    * every host path is refused. Existing sessions keep their mounts.
    */
   public void applyAllowedMountRoots(List<Path> roots) {
-    specs.policy(HostPathPolicy.restrictedTo(config.dataDir(), roots));
+    applyAllowedMountRoots(roots, List.of());
+  }
+
+  /**
+   * As {@link #applyAllowedMountRoots(List)}, with roots the runtime manages, whose directories are
+   * handed to the sandbox user when mounted read-write (see {@link
+   * HostPathPolicy#restrictedTo(Path, List, List)}).
+   */
+  public void applyAllowedMountRoots(List<Path> roots, List<Path> managedRoots) {
+    specs.policy(HostPathPolicy.restrictedTo(config.dataDir(), roots, managedRoots));
   }
 
   /** The host-path policy in force for new sessions. */

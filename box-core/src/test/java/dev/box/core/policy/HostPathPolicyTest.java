@@ -93,6 +93,23 @@ class HostPathPolicyTest {
   }
 
   @Test
+  void directoriesInAManagedRoot_areBoxOwned_andOthersOnlyWhenCreated() throws IOException {
+    Path managed = Files.createDirectories(root.resolve("default"));
+    Path tenant = Files.createDirectories(managed.resolve("tenants/ws-1"));
+    Path beside = Files.createDirectories(root.resolve("beside"));
+    HostPathPolicy policy = HostPathPolicy.restrictedTo(dataDir, List.of(root), List.of(managed));
+
+    assertThat(policy.checkDirectory(tenant.toString(), true).boxOwned()).isTrue();
+    assertThat(policy.checkDirectory(managed.toString(), true).boxOwned()).isTrue();
+    assertThat(policy.checkDirectory(beside.toString(), true).boxOwned()).isFalse();
+    assertThat(policy.checkDirectory(root.resolve("new").toString(), true).boxOwned()).isTrue();
+    Path link = Files.createSymbolicLink(managed.resolve("link"), beside);
+    assertThat(policy.checkDirectory(link.toString(), true).boxOwned())
+        .as("judged by where the link leads")
+        .isFalse();
+  }
+
+  @Test
   void dataDirItself_isRefused() {
     assertThatThrownBy(() -> open().check(dataDir.toString(), false))
         .isInstanceOf(BoxValidationException.class)
