@@ -53,9 +53,9 @@ box_apt_install() {
 }
 
 # Makes sure bubblewrap, util-linux's nsenter/setpriv/unshare, slirp4netns and nftables (network-on
-# sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it), and
+# sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it),
 # what the build needs to compile box-guard statically: gcc, the C library's and libseccomp's
-# static archives, are present.
+# static archives, and Compose v2 (the image's end-to-end test), are present.
 box_ensure_tools() {
   local missing=() lib
   lib="/usr/lib/$(uname -m)-linux-gnu"
@@ -72,4 +72,42 @@ box_ensure_tools() {
   if [ "${#missing[@]}" -gt 0 ]; then
     box_apt_install "${missing[@]}"
   fi
+  box_ensure_compose
+}
+
+# Makes sure `docker compose` (Compose v2) works: LangBot's compose file nests defaults
+# (${LANGBOT_BOX_ROOT:-${PWD}/data/box}), which Compose v1 (bookworm's docker-compose) cannot read.
+# Bookworm has no Compose v2; Debian trixie's docker-compose package is that plugin, a static binary
+# that needs only the C library. As root it is downloaded with apt-get from a source list of its own
+# (the system's sources stay as they are) and its binary put where the docker CLI looks for plugins.
+box_ensure_compose() {
+  local plugin=/usr/local/lib/docker/cli-plugins/docker-compose apt_dir deb
+  if command -v docker >/dev/null 2>&1 && docker compose version >/dev/null 2>&1; then
+    return 0
+  fi
+  [ -x "$plugin" ] && "$plugin" version >/dev/null 2>&1 && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "box: missing: Compose v2 (docker compose). Install the docker-compose-plugin of your distribution." >&2
+    return 1
+  fi
+  echo "box: installing Compose v2 (Debian trixie's docker-compose) as $plugin ..." >&2
+  apt_dir="$(mktemp -d)"
+  # apt-get downloads as the user _apt, who must be able to enter the directory.
+  chmod 0755 "$apt_dir"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial"
+  echo 'deb http://deb.debian.org/debian trixie main' >"$apt_dir/sources.list"
+  local opts=(-q -o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o Dir::Etc::sourceparts=-
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
+  if (cd "$apt_dir" && apt-get "${opts[@]}" update >/dev/null &&
+    apt-get "${opts[@]}" download 'docker-compose=2.*' >/dev/null 2>&1) &&
+    deb="$(ls "$apt_dir"/docker-compose_2*.deb 2>/dev/null | head -n 1)" && [ -n "$deb" ] &&
+    dpkg-deb -x "$deb" "$apt_dir/root"; then
+    mkdir -p "$(dirname "$plugin")"
+    install -m 0755 "$apt_dir/root/usr/libexec/docker/cli-plugins/docker-compose" "$plugin"
+  fi
+  rm -rf "$apt_dir"
+  "$plugin" version >/dev/null 2>&1 || {
+    echo "box: could not install Compose v2 (docker compose)" >&2
+    return 1
+  }
 }
