@@ -15,6 +15,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
+import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -136,13 +137,15 @@ public final class ContainerBackend implements SandboxBackend {
     this.puller = new ImagePuller(client, settings.engine(), settings.pullTimeout());
     this.probe =
         new EngineProbe(
-            settings.engine(),
-            settings.socket(),
-            client,
-            firewall,
-            engineProfile,
-            seccompEnforced(),
-            () -> cpuLimit);
+            new EngineCheck(
+                settings.engine(),
+                settings.socket(),
+                client,
+                firewall,
+                engineProfile,
+                seccompEnforced(),
+                () -> cpuLimit),
+            Ticker.system());
     BackendStatus status = probe.status();
     if (!cpuLimit) {
       warnCpuLimitDisabled();
