@@ -51,7 +51,6 @@ import org.junit.jupiter.api.Timeout;
  * <pre>{@code
  * class DockerConformanceTest extends BackendConformanceSuite {
  *   protected String backendName() { return "docker"; }
- *   protected Map<String, String> serverSettings() { return Map.of("image", "box-debian:bookworm"); }
  *   protected Set<String> leftovers() { ... containers labelled langbot.box=true ... }
  *   protected void killSandboxFromOutside(String name) { ... docker kill name ... }
  * }
@@ -93,10 +92,12 @@ public abstract class BackendConformanceSuite {
   /**
    * Further server settings (keys of {@link ServerConfig#KEYS}) for every server the suite starts,
    * for example {@code image} for a container backend. The suite sets {@code port}, {@code
-   * data_dir} and {@code backend} itself. Empty by default.
+   * data_dir} and {@code backend} itself. By default, for {@code docker} and {@code podman}, this
+   * machine's engine and the test image of {@code scripts/engines up}, and nothing for any other
+   * backend.
    */
   protected Map<String, String> serverSettings() {
-    return Map.of();
+    return ContainerEngines.serverSettings(backendName());
   }
 
   /**

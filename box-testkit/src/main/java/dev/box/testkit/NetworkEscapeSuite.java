@@ -89,7 +89,7 @@ public abstract class NetworkEscapeSuite {
 
   /** Further server settings, as for {@link BackendConformanceSuite#serverSettings()}. */
   protected Map<String, String> serverSettings() {
-    return Map.of();
+    return ContainerEngines.serverSettings(backendName());
   }
 
   /**

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.guard.AttackProgram;
 import dev.box.guard.SyscallGuard;
-import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
@@ -52,9 +51,9 @@ public abstract class SyscallFilterSuite {
   /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
   protected abstract String backendName();
 
-  /** Further server settings (keys of {@link ServerConfig#KEYS}); empty by default. */
+  /** Further server settings, as for {@link BackendConformanceSuite#serverSettings()}. */
   protected Map<String, String> serverSettings() {
-    return Map.of();
+    return ContainerEngines.serverSettings(backendName());
   }
 
   /** Whether sandboxes see the host's /usr, so that the host's python3, node and gcc run there. */
