@@ -12,23 +12,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** Exec through the real server in real bubblewrap sandboxes. */
 class ExecTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start("max_output_bytes", "65536");
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start("max_output_bytes", "65536");
 
   @Test
   void exec_returnsStdoutStderrAndExitCodeAsProduced() {

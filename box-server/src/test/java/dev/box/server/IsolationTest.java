@@ -9,23 +9,12 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** What a sandbox can and cannot see and do on the host. */
 class IsolationTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start();
 
   @Test
   void sandboxCannotReadHostSecretsOrTheDataDir() {
