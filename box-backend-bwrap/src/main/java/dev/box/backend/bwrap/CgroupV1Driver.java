@@ -136,7 +136,7 @@ record CgroupV1Driver(
       for (Path dir : CgroupFiles.children(base)) {
         if (!dir.getFileName().toString().startsWith(prefix)) {
           log.info("removing cgroup left by an earlier instance: {}", dir);
-          CgroupFiles.killAll(dir);
+          files.killAll(dir);
           files.removeTree(dir);
         }
       }
@@ -186,14 +186,14 @@ record CgroupV1Driver(
 
     @Override
     public void destroy() {
-      CgroupFiles.killAll(pids);
+      files.killAll(pids);
       files.removeTree(pids);
       if (memory != null) {
-        CgroupFiles.killAll(memory);
+        files.killAll(memory);
         files.removeTree(memory);
       }
       if (cpu != null) {
-        CgroupFiles.killAll(cpu);
+        files.killAll(cpu);
         files.removeTree(cpu);
       }
     }
@@ -204,7 +204,7 @@ record CgroupV1Driver(
       implements ProcessCgroup {
     @Override
     public void kill() {
-      CgroupFiles.killAll(dir);
+      files.killAll(dir);
     }
 
     @Override
