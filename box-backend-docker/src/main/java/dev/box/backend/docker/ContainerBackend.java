@@ -1,6 +1,5 @@
 package dev.box.backend.docker;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -18,8 +17,6 @@ import dev.box.core.session.SandboxNames;
 import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -84,14 +81,13 @@ public final class ContainerBackend implements SandboxBackend {
   private final EngineClient client;
   private final NetnsFirewall firewall;
   private final Path workspaces;
-  private final String instanceId;
-  private final String dataLabel;
   private final SyscallGuard guard;
   private final EngineProfile engineProfile;
   private final ContainerCreateBody createBody;
   private final ContainerEgress egress;
-  private final ImagePuller puller;
+  private final EngineContainers containers;
   private final EngineProbe probe;
+  private final Ticker ticker = Ticker.system();
   private volatile boolean cpuLimit;
 
   /**
@@ -128,13 +124,19 @@ public final class ContainerBackend implements SandboxBackend {
     this.engineProfile = EngineProfile.read(settings.seccompProfile());
     this.client = new EngineClient(settings.socket());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
-    this.instanceId = instanceId;
-    this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+    String dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.cpuLimit = settings.cpuLimit();
     this.createBody =
         new ContainerCreateBody(settings.engine(), engineProfile, guard, instanceId, dataLabel);
     this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
-    this.puller = new ImagePuller(client, settings.engine(), settings.pullTimeout());
+    this.containers =
+        new EngineContainers(
+            client,
+            settings.engine(),
+            new ImagePuller(client, settings.engine(), settings.pullTimeout()),
+            instanceId,
+            dataLabel,
+            CALL_TIMEOUT);
     this.probe =
         new EngineProbe(
             new EngineCheck(
@@ -145,7 +147,7 @@ public final class ContainerBackend implements SandboxBackend {
                 engineProfile,
                 seccompEnforced(),
                 () -> cpuLimit),
-            Ticker.system());
+            ticker);
     BackendStatus status = probe.status();
     if (!cpuLimit) {
       warnCpuLimitDisabled();
@@ -255,14 +257,8 @@ public final class ContainerBackend implements SandboxBackend {
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     try {
-      containerId = create(name, body, image);
-      EngineClient.Response started =
-          client.call("POST", "/containers/" + containerId + "/start", null, CALL_TIMEOUT);
-      if (!started.ok()) {
-        throw new BoxException(
-            BoxErrorCode.INTERNAL_ERROR,
-            settings.engine() + " backend error: cannot start container: " + started.message());
-      }
+      containerId = containers.create(name, body, image);
+      containers.start(containerId);
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
       }
@@ -272,12 +268,13 @@ public final class ContainerBackend implements SandboxBackend {
           containerId,
           ContainerCreateBody.SANDBOX_USER,
           ContainerCreateBody.BASE_ENV,
-          guard.available());
+          guard.available(),
+          ticker);
     } catch (IOException e) {
-      remove(containerId == null ? name : containerId);
+      containers.remove(containerId == null ? name : containerId);
       throw engineError(e);
     } catch (RuntimeException e) {
-      remove(containerId == null ? name : containerId);
+      containers.remove(containerId == null ? name : containerId);
       throw e;
     }
   }
@@ -332,65 +329,10 @@ public final class ContainerBackend implements SandboxBackend {
         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 
-  /** Creates the container, pulling the image first when the engine does not have it. */
-  private String create(String name, Map<String, Object> body, String image) throws IOException {
-    String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
-    EngineClient.Response created = client.call("POST", path, body, CALL_TIMEOUT);
-    if (created.status() == 404) {
-      puller.pull(image);
-      created = client.call("POST", path, body, CALL_TIMEOUT);
-    }
-    String id = created.json().path("Id").asText("");
-    if (!created.ok() || id.isEmpty()) {
-      throw new BoxException(
-          created.status() == 400 ? BoxErrorCode.VALIDATION_ERROR : BoxErrorCode.INTERNAL_ERROR,
-          settings.engine() + " backend error: cannot create container: " + created.message());
-    }
-    return id;
-  }
-
-  private void remove(String nameOrId) {
-    try {
-      client.call(
-          "DELETE",
-          "/containers/" + URLEncoder.encode(nameOrId, StandardCharsets.UTF_8) + "?force=1",
-          null,
-          CALL_TIMEOUT);
-    } catch (IOException e) {
-      log.warn("cannot remove container {}: {}", nameOrId, e.toString());
-    }
-  }
-
   @Override
   public void removeOrphans() {
-    if (!status().available()) {
-      return;
-    }
-    String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
-    try {
-      EngineClient.Response list =
-          client.call(
-              "GET",
-              "/containers/json?all=1&filters="
-                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
-              null,
-              CALL_TIMEOUT);
-      if (!list.ok()) {
-        log.warn("cannot list orphaned containers: {}", list.message());
-        return;
-      }
-      for (JsonNode container : list.json()) {
-        String owner = container.path("Labels").path("langbot.box.instance_id").asText("");
-        if (!owner.equals(instanceId)) {
-          String id = container.path("Id").asText();
-          log.info(
-              "removing container left by an earlier instance: {}",
-              container.path("Names").path(0).asText(id));
-          remove(id);
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot list orphaned containers: {}", e.toString());
+    if (status().available()) {
+      containers.removeOrphans();
     }
   }
 

@@ -6,6 +6,7 @@ import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.InputStream;
@@ -78,9 +79,11 @@ final class ContainerSandbox implements Sandbox {
   private final String user;
   private final Map<String, String> baseEnv;
   private final boolean guarded;
+  private final Ticker ticker;
 
   /**
    * @param guarded whether box-guard is mounted at {@value SyscallGuard#SANDBOX_PATH}
+   * @param ticker the time processes measure how long they have run by
    */
   ContainerSandbox(
       EngineClient engine,
@@ -88,13 +91,15 @@ final class ContainerSandbox implements Sandbox {
       String containerId,
       String user,
       Map<String, String> baseEnv,
-      boolean guarded) {
+      boolean guarded,
+      Ticker ticker) {
     this.engine = engine;
     this.name = name;
     this.containerId = containerId;
     this.user = user;
     this.baseEnv = Map.copyOf(baseEnv);
     this.guarded = guarded;
+    this.ticker = ticker;
   }
 
   /** {@code program}, started through box-guard when the container has it. */
@@ -139,7 +144,7 @@ final class ContainerSandbox implements Sandbox {
       EngineClient.Hijacked connection =
           engine.hijack(
               "/exec/" + execId + "/start", Map.of("Detach", false, "Tty", false), CALL_TIMEOUT);
-      return new ContainerProcess(this, engine, execId, tag, connection, spec.stdin());
+      return new ContainerProcess(this, engine, execId, tag, connection, spec.stdin(), ticker);
     } catch (IOException e) {
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR,
