@@ -4,7 +4,6 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
-import dev.box.api.BoxValidationException;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
@@ -20,7 +19,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -88,7 +86,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final EngineContainers containers;
   private final EngineProbe probe;
   private final Ticker ticker = Ticker.system();
-  private volatile boolean cpuLimit;
+  private final CpuQuota cpuQuota;
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -125,7 +123,7 @@ public final class ContainerBackend implements SandboxBackend {
     this.client = new EngineClient(settings.socket());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     String dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
-    this.cpuLimit = settings.cpuLimit();
+    this.cpuQuota = new CpuQuota(settings.engine(), settings.cpuLimit());
     this.createBody =
         new ContainerCreateBody(settings.engine(), engineProfile, guard, instanceId, dataLabel);
     this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
@@ -146,12 +144,10 @@ public final class ContainerBackend implements SandboxBackend {
                 firewall,
                 engineProfile,
                 seccompEnforced(),
-                () -> cpuLimit),
+                cpuQuota::enabled),
             ticker);
     BackendStatus status = probe.status();
-    if (!cpuLimit) {
-      warnCpuLimitDisabled();
-    }
+    cpuQuota.warnIfDisabled();
     log.info(
         "{} backend: {} ({})",
         settings.engine(),
@@ -201,18 +197,6 @@ public final class ContainerBackend implements SandboxBackend {
     return settings.engine();
   }
 
-  private void warnCpuLimitDisabled() {
-    log.warn("{}", cpuLimitDisabledWarning(settings.engine()));
-  }
-
-  /** The warning for a disabled CPU quota, naming the engine and its section of the config. */
-  static String cpuLimitDisabledWarning(String engine) {
-    return (engine.equals("podman") ? "Podman" : "Docker")
-        + " sandbox CPU limit is disabled by config (box."
-        + engine
-        + ".cpu_limit_enabled=false); containers will be started without --cpus.";
-  }
-
   /**
    * Applies LangBot's {@code box.docker} (or {@code box.podman}) section: {@code
    * cpu_limit_enabled}, a boolean or a string where {@code 0} and {@code false} disable the CPU
@@ -220,26 +204,9 @@ public final class ContainerBackend implements SandboxBackend {
    */
   @Override
   public void configure(Map<String, Object> section) {
-    if (!section.containsKey("cpu_limit_enabled")) {
-      return;
-    }
-    Object value = section.get("cpu_limit_enabled");
-    boolean enabled;
-    if (value instanceof Boolean b) {
-      enabled = b;
-    } else if (value instanceof String text) {
-      String v = text.strip().toLowerCase(Locale.ROOT);
-      enabled = !(v.equals("0") || v.equals("false"));
-    } else {
-      throw new BoxValidationException(
-          "box." + name() + ".cpu_limit_enabled must be a boolean or a string");
-    }
-    if (enabled != cpuLimit) {
-      cpuLimit = enabled;
+    if (cpuQuota.configure(section)) {
       probe.refresh();
-      if (!enabled) {
-        warnCpuLimitDisabled();
-      }
+      cpuQuota.warnIfDisabled();
     }
   }
 
@@ -253,7 +220,7 @@ public final class ContainerBackend implements SandboxBackend {
     checkCanStart(spec);
     String image = image(spec);
     String name = containerName(spec.sessionId());
-    Map<String, Object> body = createBody.of(spec, image, cpuLimit);
+    Map<String, Object> body = createBody.of(spec, image, cpuQuota.enabled());
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     try {
