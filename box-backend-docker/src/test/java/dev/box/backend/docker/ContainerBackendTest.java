@@ -85,6 +85,23 @@ class ContainerBackendTest {
     }
   }
 
+  /** A test that runs in a sandbox. */
+  @FunctionalInterface
+  interface SandboxTest {
+    void run(Sandbox sandbox) throws Exception;
+  }
+
+  /** Starts a sandbox of {@code spec} on {@code backend}, runs {@code test} in it, destroys it. */
+  static void inSandbox(ContainerBackend backend, SandboxSpec spec, SandboxTest test)
+      throws Exception {
+    Sandbox sandbox = backend.start(spec);
+    try {
+      test.run(sandbox);
+    } finally {
+      sandbox.destroy();
+    }
+  }
+
   /** The seccomp lines of /proc/PID/status for the exec itself and for PID 1. */
   private static final String SECCOMP_OF_SELF_AND_PID_1 =
       "grep -h '^Seccomp' /proc/self/status; grep -h '^Seccomp' /proc/1/status;"
@@ -95,33 +112,37 @@ class ContainerBackendTest {
   void everyProcess_pid1Included_runsUnderBoxFilterAndTheEngines(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
-      Sandbox sandbox = backend.start(spec("guarded", IMAGE));
-      try {
-        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+      inSandbox(
+          backend,
+          spec("guarded", IMAGE),
+          sandbox -> {
+            String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
 
-        // Two filters each: the engine's profile and box-guard's.
-        assertThat(seen)
-            .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
-            .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
-        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
-        // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
-        EngineClient.Response inspect =
-            new EngineClient(Path.of(socket(engine)))
-                .call("GET", "/containers/" + sandbox.id() + "/json", null, Duration.ofSeconds(10));
-        assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
-            .isEqualTo("[\"NONE\"]");
-        assertThat(
-                run(
-                    sandbox,
-                    "echo x > /.box/box-guard || echo write-refused;"
-                        + " rm -f /.box/box-guard || echo rm-refused;"
-                        + " mv /.box /tmp/moved || echo mv-refused;"
-                        + " /.box/box-guard --policy"))
-            .contains("write-refused", "rm-refused", "mv-refused")
-            .endsWith("\n" + SyscallGuard.POLICY + "\n");
-      } finally {
-        sandbox.destroy();
-      }
+            // Two filters each: the engine's profile and box-guard's.
+            assertThat(seen)
+                .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
+                .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
+            assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+            // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
+            EngineClient.Response inspect =
+                new EngineClient(Path.of(socket(engine)))
+                    .call(
+                        "GET",
+                        "/containers/" + sandbox.id() + "/json",
+                        null,
+                        Duration.ofSeconds(10));
+            assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
+                .isEqualTo("[\"NONE\"]");
+            assertThat(
+                    run(
+                        sandbox,
+                        "echo x > /.box/box-guard || echo write-refused;"
+                            + " rm -f /.box/box-guard || echo rm-refused;"
+                            + " mv /.box /tmp/moved || echo mv-refused;"
+                            + " /.box/box-guard --policy"))
+                .contains("write-refused", "rm-refused", "mv-refused")
+                .endsWith("\n" + SyscallGuard.POLICY + "\n");
+          });
     }
   }
 
@@ -139,15 +160,15 @@ class ContainerBackendTest {
             EgressPolicy.DEFAULT,
             SyscallGuard.unavailable("no box-guard binary for this arch"))) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
-      Sandbox sandbox = backend.start(spec("unguarded", IMAGE));
-      try {
-        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+      inSandbox(
+          backend,
+          spec("unguarded", IMAGE),
+          sandbox -> {
+            String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
 
-        assertThat(seen).startsWith("Seccomp:\t2\nSeccomp_filters:\t1\n");
-        assertThat(seen).doesNotContain("box-guard");
-      } finally {
-        sandbox.destroy();
-      }
+            assertThat(seen).startsWith("Seccomp:\t2\nSeccomp_filters:\t1\n");
+            assertThat(seen).doesNotContain("box-guard");
+          });
     }
   }
 
@@ -171,13 +192,13 @@ class ContainerBackendTest {
             "inst")) {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
-      Sandbox sandbox = backend.start(spec("profiled", IMAGE));
-      try {
-        assertThat(run(sandbox, "mkdir /tmp/d")).contains("Permission denied");
-        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec("profiled", IMAGE),
+          sandbox -> {
+            assertThat(run(sandbox, "mkdir /tmp/d")).contains("Permission denied");
+            assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+          });
     }
   }
 
@@ -224,20 +245,20 @@ class ContainerBackendTest {
   @ValueSource(strings = {"docker", "podman"})
   void stdinIsRelayedAndItsCloseIsEndOfFile(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("s2", IMAGE));
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
-        try (OutputStream in = p.stdin()) {
-          in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
-        }
-        assertThat(text(p)).isEqualTo("hello\nworld\n");
-        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-        p.release();
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec("s2", IMAGE),
+          sandbox -> {
+            SandboxProcess p =
+                sandbox.spawn(
+                    new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
+            try (OutputStream in = p.stdin()) {
+              in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(text(p)).isEqualTo("hello\nworld\n");
+            assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+            p.release();
+          });
     }
   }
 
@@ -245,34 +266,34 @@ class ContainerBackendTest {
   @ValueSource(strings = {"docker", "podman"})
   void killTreeKillsDaemonisedDescendantsAndTheContainerSurvives(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("s3", IMAGE));
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell(
-                        "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
-                            + " env -i /bin/sleep 98763 & sleep 98764"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
-        p.killTree();
-        assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
-        p.release();
-        SandboxProcess ps =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(text(ps).strip()).isEqualTo("0");
-        ps.release();
-        assertThat(sandbox.isAlive()).isTrue();
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec("s3", IMAGE),
+          sandbox -> {
+            SandboxProcess p =
+                sandbox.spawn(
+                    new ProcessSpec(
+                        new ProcessSpec.Shell(
+                            "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
+                                + " env -i /bin/sleep 98763 & sleep 98764"),
+                        "/tmp",
+                        Map.of(),
+                        false));
+            assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
+            p.killTree();
+            assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
+            p.release();
+            SandboxProcess ps =
+                sandbox.spawn(
+                    new ProcessSpec(
+                        new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
+                        "/tmp",
+                        Map.of(),
+                        false));
+            assertThat(text(ps).strip()).isEqualTo("0");
+            ps.release();
+            assertThat(sandbox.isAlive()).isTrue();
+          });
     }
   }
 
@@ -294,23 +315,23 @@ class ContainerBackendTest {
             64,
             BoxEgress.NONE);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec);
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell(
-                        "touch /opt/x 2>&1 | grep -c Read-only;"
-                            + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
-                            + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(text(p)).isEqualTo("1\n64\n");
-        p.release();
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec,
+          sandbox -> {
+            SandboxProcess p =
+                sandbox.spawn(
+                    new ProcessSpec(
+                        new ProcessSpec.Shell(
+                            "touch /opt/x 2>&1 | grep -c Read-only;"
+                                + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
+                                + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
+                        "/tmp",
+                        Map.of(),
+                        false));
+            assertThat(text(p)).isEqualTo("1\n64\n");
+            p.release();
+          });
     }
   }
 
@@ -334,22 +355,22 @@ class ContainerBackendTest {
             64,
             BoxEgress.NONE);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec);
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
-                    "/workspace",
-                    Map.of(),
-                    false));
-        assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
-        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-        p.release();
-        assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec,
+          sandbox -> {
+            SandboxProcess p =
+                sandbox.spawn(
+                    new ProcessSpec(
+                        new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
+                        "/workspace",
+                        Map.of(),
+                        false));
+            assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
+            assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+            p.release();
+            assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
+          });
     }
   }
 
