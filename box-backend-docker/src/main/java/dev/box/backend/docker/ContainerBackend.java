@@ -229,14 +229,7 @@ public final class ContainerBackend implements SandboxBackend {
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
       }
-      return new ContainerSandbox(
-          client,
-          name,
-          containerId,
-          ContainerCreateBody.SANDBOX_USER,
-          ContainerCreateBody.BASE_ENV,
-          guard.available(),
-          ticker);
+      return new ContainerSandbox(client, name, containerId, guard.available(), ticker);
     } catch (IOException e) {
       containers.remove(containerId == null ? name : containerId);
       throw engineError(e);

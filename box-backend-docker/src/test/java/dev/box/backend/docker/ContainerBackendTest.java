@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -53,15 +54,21 @@ class ContainerBackendTest {
   }
 
   static SandboxSpec spec(String session, String image) {
+    return spec(session, image, null, false);
+  }
+
+  /** A network-off spec of 256 MiB, 64 pids and one CPU, with {@code mount} and the root asked. */
+  static SandboxSpec spec(
+      String session, String image, @Nullable SandboxMount mount, boolean readOnlyRoot) {
     return new SandboxSpec(
         session,
         "x",
         "inst",
         image,
         BoxNetworkMode.OFF,
-        null,
+        mount,
         List.of(),
-        false,
+        readOnlyRoot,
         1.0,
         256,
         64,
@@ -300,20 +307,7 @@ class ContainerBackendTest {
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aReadOnlyRootHasA64MibTmp(String engine) throws Exception {
-    SandboxSpec spec =
-        new SandboxSpec(
-            "ro",
-            "x",
-            "inst",
-            IMAGE,
-            BoxNetworkMode.OFF,
-            null,
-            List.of(),
-            true,
-            1.0,
-            256,
-            64,
-            BoxEgress.NONE);
+    SandboxSpec spec = spec("ro", IMAGE, null, true);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       inSandbox(
           backend,
@@ -340,20 +334,7 @@ class ContainerBackendTest {
   void aHostPathWithColonsIsMountedAsOnePath(String engine) throws Exception {
     Path host = Files.createDirectories(dataDir.resolve("work:/etc:rw"));
     Files.setPosixFilePermissions(host, PosixFilePermissions.fromString("rwxrwxrwx"));
-    SandboxSpec spec =
-        new SandboxSpec(
-            "colon",
-            "x",
-            "inst",
-            IMAGE,
-            BoxNetworkMode.OFF,
-            new SandboxMount(host, "/workspace", false),
-            List.of(),
-            false,
-            1.0,
-            256,
-            64,
-            BoxEgress.NONE);
+    SandboxSpec spec = spec("colon", IMAGE, new SandboxMount(host, "/workspace", false), false);
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       inSandbox(
           backend,
