@@ -15,7 +15,6 @@ import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
@@ -28,29 +27,22 @@ import org.junit.jupiter.api.Test;
  * envelopes from the reference over {@code /rpc/ws}, with real sandboxes behind them.
  */
 class LangBotConformanceTest {
-  static final String TOKEN = "langbot-shared-secret-0123456789abcdef";
-  static final String INSTANCE = "instance-1";
+  private static final String TOKEN = LangBotServers.TOKEN;
+  private static final String INSTANCE = LangBotServers.INSTANCE;
 
   private static BoxServer server;
 
   @BeforeAll
   static void start() throws IOException {
-    server =
-        startServer(
-            Map.of(),
-            Map.of(
-                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
-            false);
+    server = startServer(Map.of(), LangBotServers.ENV, false);
   }
 
-  /** A server on a fresh data dir with Box {@code settings} and LangBot's {@code env}. */
+  /** A bubblewrap server as {@link LangBotServers#start} starts it. */
   private static BoxServer startServer(
       Map<String, String> settings, Map<String, String> env, boolean stdio) throws IOException {
     Map<String, String> flags = new HashMap<>(settings);
-    flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-langbot-").toString());
     flags.put("backend", "bwrap");
-    return BoxServer.start(ServerConfig.resolve(flags, Map.of()), Clock.systemUTC(), env, stdio);
+    return LangBotServers.start(flags, env, stdio);
   }
 
   @AfterAll
@@ -62,16 +54,6 @@ class LangBotConformanceTest {
     return RpcClient.connect(
         server.port(),
         Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
-  }
-
-  private static String context(String workspace, int generation) {
-    return "{\"instance_uuid\": \""
-        + INSTANCE
-        + "\", \"workspace_uuid\": \""
-        + workspace
-        + "\", \"placement_generation\": "
-        + generation
-        + "}";
   }
 
   private static JsonNode ok(JsonNode response) {
@@ -147,7 +129,7 @@ class LangBotConformanceTest {
 
   @Test
   void sessionLifecycle_seesLogicalIds() {
-    String ctx = context("ws-life", 1);
+    String ctx = LangBotServers.context("ws-life", 1);
     try (RpcClient rpc = connect()) {
       JsonNode created =
           ok(rpc.call("box_create_session", "{\"session_id\": \"chat-1\", \"cmd\": \"\"}", ctx));
@@ -191,7 +173,7 @@ class LangBotConformanceTest {
 
   @Test
   void errors_carryTheReferenceClassNames() {
-    String ctx = context("ws-errors", 1);
+    String ctx = LangBotServers.context("ws-errors", 1);
     try (RpcClient rpc = connect()) {
       assertThat(error(rpc.call("box_exec", "{\"session_id\": \"e\", \"cmd\": \"  \"}", ctx)))
           .isEqualTo("BoxValidationError: cmd must not be empty");
@@ -215,7 +197,7 @@ class LangBotConformanceTest {
 
   @Test
   void sessionAndProcessErrors_carryTheReferenceClassNamesAndLogicalIds() {
-    String ctx = context("ws-errors-2", 1);
+    String ctx = LangBotServers.context("ws-errors-2", 1);
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"c\", \"memory_mb\": 256}", ctx));
 
@@ -288,8 +270,8 @@ class LangBotConformanceTest {
 
   @Test
   void twoWorkspaces_withTheSameLogicalId_getSeparateSandboxes() {
-    String a = context("ws-a", 1);
-    String b = context("ws-b", 1);
+    String a = LangBotServers.context("ws-a", 1);
+    String b = LangBotServers.context("ws-b", 1);
     try (RpcClient rpc = connect()) {
       JsonNode inA =
           ok(
@@ -318,14 +300,22 @@ class LangBotConformanceTest {
   @Test
   void newerGeneration_retiresTheOlderSessions_andTheOlderIsRefused() {
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_create_session", "{\"session_id\": \"g\"}", context("ws-gen", 1)));
-      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))).path("sessions"))
+      ok(
+          rpc.call(
+              "box_create_session",
+              "{\"session_id\": \"g\"}",
+              LangBotServers.context("ws-gen", 1)));
+      assertThat(
+              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1)))
+                  .path("sessions"))
           .hasSize(1);
 
-      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 2))).path("sessions"))
+      assertThat(
+              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 2)))
+                  .path("sessions"))
           .isEmpty();
 
-      assertThat(error(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))))
+      assertThat(error(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1))))
           .isEqualTo("PermissionError: Stale Box placement generation");
       assertThat(
               server.sessions().list().stream()
@@ -337,7 +327,7 @@ class LangBotConformanceTest {
 
   @Test
   void relay_checksTheLangBotHeadersBeforeTheUpgrade() throws Exception {
-    String ctx = context("ws-relay", 1);
+    String ctx = LangBotServers.context("ws-relay", 1);
     String physical = physicalId("ws-relay", "mcp");
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
@@ -409,7 +399,7 @@ class LangBotConformanceTest {
   void relayRefusals_haveTheReferencesShapes() throws Exception {
     String physical = physicalId("ws-refused", "none");
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_get_sessions", "{}", context("ws-refused", 1)));
+      ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-refused", 1)));
     }
     Map<String, String> headers = relayHeaders("ws-refused");
     String path = "/v1/sessions/" + physical + "/managed-process/ws";
@@ -473,17 +463,21 @@ class LangBotConformanceTest {
   void newerGeneration_closesTheOlderGenerationsRelays() throws Exception {
     String physical = physicalId("ws-relay-gen", "mcp");
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", context("ws-relay-gen", 1)));
+      ok(
+          rpc.call(
+              "box_create_session",
+              "{\"session_id\": \"mcp\"}",
+              LangBotServers.context("ws-relay-gen", 1)));
       ok(
           rpc.call(
               "box_start_managed_process",
               "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
-              context("ws-relay-gen", 1)));
+              LangBotServers.context("ws-relay-gen", 1)));
       Map<String, String> headers = relayHeaders("ws-relay-gen");
       try (BoxSocket relay =
           WsClient.connect(
               server.port(), "/v1/sessions/" + physical + "/managed-process/ws", headers)) {
-        ok(rpc.call("box_get_sessions", "{}", context("ws-relay-gen", 2)));
+        ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-relay-gen", 2)));
 
         BoxSocket.Frame frame;
         do {
@@ -507,7 +501,7 @@ class LangBotConformanceTest {
                 "{\"backend\": \"local\", \"limits\": {\"max_sessions\": 5}}"),
             false)) {
       try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
-        String ctx = context("ws-init", 1);
+        String ctx = LangBotServers.context("ws-init", 1);
         assertThat(
                 ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
             .isEqualTo(5);
@@ -543,7 +537,7 @@ class LangBotConformanceTest {
     try (BoxServer configured =
         startServer(Map.of(), Map.of("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE), false)) {
       try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
-        String ctx = context("ws-local", 1);
+        String ctx = LangBotServers.context("ws-local", 1);
         assertThat(error(rpc.call("box_init", "{\"local\": {\"profile\": \"paranoid\"}}", null)))
             .isEqualTo(
                 "BoxValidationError: unknown box profile 'paranoid', available profiles: default,"
