@@ -64,7 +64,8 @@ record BwrapProcess(
     }
   }
 
-  private static void closeQuietly(AutoCloseable closeable) {
+  /** Closes {@code closeable}, which may be gone already. */
+  static void closeQuietly(AutoCloseable closeable) {
     try {
       closeable.close();
     } catch (Exception e) {
