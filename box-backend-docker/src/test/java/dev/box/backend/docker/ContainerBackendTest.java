@@ -109,6 +109,13 @@ class ContainerBackendTest {
     }
   }
 
+  /** Runs {@code test} in a sandbox of {@code spec} on a backend of {@code engine} of its own. */
+  void inSandbox(String engine, SandboxSpec spec, SandboxTest test) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      inSandbox(backend, spec, test);
+    }
+  }
+
   /** The seccomp lines of /proc/PID/status for the exec itself and for PID 1. */
   private static final String SECCOMP_OF_SELF_AND_PID_1 =
       "grep -h '^Seccomp' /proc/self/status; grep -h '^Seccomp' /proc/1/status;"
@@ -251,82 +258,76 @@ class ContainerBackendTest {
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void stdinIsRelayedAndItsCloseIsEndOfFile(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      inSandbox(
-          backend,
-          spec("s2", IMAGE),
-          sandbox -> {
-            SandboxProcess p =
-                sandbox.spawn(
-                    new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
-            try (OutputStream in = p.stdin()) {
-              in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
-            }
-            assertThat(text(p)).isEqualTo("hello\nworld\n");
-            assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-            p.release();
-          });
-    }
+    inSandbox(
+        engine,
+        spec("s2", IMAGE),
+        sandbox -> {
+          SandboxProcess p =
+              sandbox.spawn(
+                  new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
+          try (OutputStream in = p.stdin()) {
+            in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
+          }
+          assertThat(text(p)).isEqualTo("hello\nworld\n");
+          assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+          p.release();
+        });
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void killTreeKillsDaemonisedDescendantsAndTheContainerSurvives(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      inSandbox(
-          backend,
-          spec("s3", IMAGE),
-          sandbox -> {
-            SandboxProcess p =
-                sandbox.spawn(
-                    new ProcessSpec(
-                        new ProcessSpec.Shell(
-                            "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
-                                + " env -i /bin/sleep 98763 & sleep 98764"),
-                        "/tmp",
-                        Map.of(),
-                        false));
-            assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
-            p.killTree();
-            assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
-            p.release();
-            SandboxProcess ps =
-                sandbox.spawn(
-                    new ProcessSpec(
-                        new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
-                        "/tmp",
-                        Map.of(),
-                        false));
-            assertThat(text(ps).strip()).isEqualTo("0");
-            ps.release();
-            assertThat(sandbox.isAlive()).isTrue();
-          });
-    }
+    inSandbox(
+        engine,
+        spec("s3", IMAGE),
+        sandbox -> {
+          SandboxProcess p =
+              sandbox.spawn(
+                  new ProcessSpec(
+                      new ProcessSpec.Shell(
+                          "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
+                              + " env -i /bin/sleep 98763 & sleep 98764"),
+                      "/tmp",
+                      Map.of(),
+                      false));
+          assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
+          p.killTree();
+          assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
+          p.release();
+          SandboxProcess ps =
+              sandbox.spawn(
+                  new ProcessSpec(
+                      new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
+                      "/tmp",
+                      Map.of(),
+                      false));
+          assertThat(text(ps).strip()).isEqualTo("0");
+          ps.release();
+          assertThat(sandbox.isAlive()).isTrue();
+        });
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aReadOnlyRootHasA64MibTmp(String engine) throws Exception {
     SandboxSpec spec = spec("ro", IMAGE, null, true);
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      inSandbox(
-          backend,
-          spec,
-          sandbox -> {
-            SandboxProcess p =
-                sandbox.spawn(
-                    new ProcessSpec(
-                        new ProcessSpec.Shell(
-                            "touch /opt/x 2>&1 | grep -c Read-only;"
-                                + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
-                                + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
-                        "/tmp",
-                        Map.of(),
-                        false));
-            assertThat(text(p)).isEqualTo("1\n64\n");
-            p.release();
-          });
-    }
+    inSandbox(
+        engine,
+        spec,
+        sandbox -> {
+          SandboxProcess p =
+              sandbox.spawn(
+                  new ProcessSpec(
+                      new ProcessSpec.Shell(
+                          "touch /opt/x 2>&1 | grep -c Read-only;"
+                              + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
+                              + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
+                      "/tmp",
+                      Map.of(),
+                      false));
+          assertThat(text(p)).isEqualTo("1\n64\n");
+          p.release();
+        });
   }
 
   @ParameterizedTest
@@ -335,24 +336,22 @@ class ContainerBackendTest {
     Path host = Files.createDirectories(dataDir.resolve("work:/etc:rw"));
     Files.setPosixFilePermissions(host, PosixFilePermissions.fromString("rwxrwxrwx"));
     SandboxSpec spec = spec("colon", IMAGE, new SandboxMount(host, "/workspace", false), false);
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      inSandbox(
-          backend,
-          spec,
-          sandbox -> {
-            SandboxProcess p =
-                sandbox.spawn(
-                    new ProcessSpec(
-                        new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
-                        "/workspace",
-                        Map.of(),
-                        false));
-            assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
-            assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-            p.release();
-            assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
-          });
-    }
+    inSandbox(
+        engine,
+        spec,
+        sandbox -> {
+          SandboxProcess p =
+              sandbox.spawn(
+                  new ProcessSpec(
+                      new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
+                      "/workspace",
+                      Map.of(),
+                      false));
+          assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
+          assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+          p.release();
+          assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
+        });
   }
 
   @ParameterizedTest
