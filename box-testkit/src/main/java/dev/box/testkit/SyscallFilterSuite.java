@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -211,39 +214,33 @@ public abstract class SyscallFilterSuite {
     assertThat(a.stdout()).as("%s", a).isEqualTo("a b \nbg=0\n73cb3858\n42\n");
   }
 
-  @Test
-  void python3_runsThreadsAndSubprocesses() {
-    requireHostUsr();
-
-    Answer a =
-        exec(
+  static Stream<Arguments> hostWorkloads() {
+    return Stream.of(
+        Arguments.of(
+            "python3 runs threads and subprocesses",
             "python3 -c 'import threading, subprocess;"
                 + " t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join();"
                 + " print(subprocess.run([\"echo\", \"child\"], capture_output=True, text=True)"
-                + ".stdout.strip())'");
-
-    assertThat(a.stdout()).as("%s", a).isEqualTo("thread\nchild\n");
-  }
-
-  @Test
-  void node_runs() {
-    requireHostUsr();
-
-    Answer a = exec("node -e 'require(\"child_process\"); console.log(6 * 7)'");
-
-    assertThat(a.stdout()).as("%s", a).isEqualTo("42\n");
-  }
-
-  @Test
-  void gcc_compilesAndRunsAProgram() {
-    requireHostUsr();
-
-    Answer a =
-        exec(
+                + ".stdout.strip())'",
+            "thread\nchild\n"),
+        Arguments.of(
+            "node runs", "node -e 'require(\"child_process\"); console.log(6 * 7)'", "42\n"),
+        Arguments.of(
+            "gcc compiles and runs a program",
             "printf '#include <stdio.h>\\nint main(void) { puts(\"hello\"); return 0; }\\n'"
-                + " > /tmp/hello.c && gcc -o /tmp/hello /tmp/hello.c && /tmp/hello");
+                + " > /tmp/hello.c && gcc -o /tmp/hello /tmp/hello.c && /tmp/hello",
+            "hello\n"));
+  }
 
-    assertThat(a.stdout()).as("%s", a).isEqualTo("hello\n");
+  /** The host's interpreters and compiler, where the sandbox sees the host's /usr. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("hostWorkloads")
+  void hostWorkload_stillWorks(String name, String command, String stdout) {
+    requireHostUsr();
+
+    Answer a = exec(command);
+
+    assertThat(a.stdout()).as("%s", a).isEqualTo(stdout);
   }
 
   @Test
