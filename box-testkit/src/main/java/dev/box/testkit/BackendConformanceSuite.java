@@ -491,12 +491,7 @@ public abstract class BackendConformanceSuite {
       throws IOException {
     Path dir = writableHostDir("rw");
 
-    Answer a =
-        box()
-            .exec(
-                session("host-rw"),
-                "echo hi > /workspace/out",
-                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"rw\"");
+    Answer a = box().exec(session("host-rw"), "echo hi > /workspace/out", hostPath(dir, "rw"));
 
     assertThat(a.ok()).as(a.stderr()).isTrue();
     assertThat(dir.resolve("out")).hasContent("hi");
@@ -515,7 +510,7 @@ public abstract class BackendConformanceSuite {
             .exec(
                 session("host-ro"),
                 "cat /workspace/in; echo y > /workspace/in",
-                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"ro\"");
+                hostPath(dir, "ro"));
 
     assertThat(a.stdout()).isEqualTo("x");
     assertThat(a.ok()).isFalse();
@@ -533,9 +528,7 @@ public abstract class BackendConformanceSuite {
             .exec(
                 session("host-none"),
                 "if [ -e /workspace/marker ]; then echo visible; fi; echo checked",
-                "\"host_path\":"
-                    + BoxHttp.quote(dir.toString())
-                    + ",\"host_path_mode\":\"none\",\"workdir\":\"/tmp\"");
+                hostPath(dir, "none") + ",\"workdir\":\"/tmp\"");
 
     assertThat(a.stdout()).as("%s", a).isEqualTo("checked\n");
   }
@@ -765,6 +758,15 @@ public abstract class BackendConformanceSuite {
   }
 
   // --- helpers ---------------------------------------------------------------------------------
+
+  /** The spec fields that make {@code dir} a session's /workspace in {@code mode}. */
+  private static String hostPath(Path dir, String mode) {
+    return "\"host_path\":"
+        + BoxHttp.quote(dir.toString())
+        + ",\"host_path_mode\":\""
+        + mode
+        + "\"";
+  }
 
   private BoxHttp box() {
     return SuiteServer.started(server).http;
