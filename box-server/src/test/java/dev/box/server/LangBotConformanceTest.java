@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.net.URI;
@@ -127,6 +128,15 @@ class LangBotConformanceTest {
         + ", \"chunk_size\": 16384}";
   }
 
+  /** Runs {@code cmd} in {@code session} through {@code box_exec}; the answer's data. */
+  private static JsonNode exec(RpcClient rpc, String session, String cmd, String ctx) {
+    return ok(
+        rpc.call(
+            "box_exec",
+            "{\"session_id\": " + BoxHttp.quote(session) + ", \"cmd\": " + BoxHttp.quote(cmd) + "}",
+            ctx));
+  }
+
   @Test
   void sessionLifecycle_seesLogicalIds() {
     String ctx = LangBotServers.context("ws-life", 1);
@@ -135,12 +145,7 @@ class LangBotConformanceTest {
           ok(rpc.call("box_create_session", "{\"session_id\": \"chat-1\", \"cmd\": \"\"}", ctx));
       assertThat(created.path("session_id").asText()).isEqualTo("chat-1");
 
-      JsonNode exec =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"chat-1\", \"cmd\": \"echo hello; echo oops >&2; exit 3\"}",
-                  ctx));
+      JsonNode exec = exec(rpc, "chat-1", "echo hello; echo oops >&2; exit 3", ctx);
       assertThat(exec.path("session_id").asText()).isEqualTo("chat-1");
       assertThat(exec.path("status").asText()).isEqualTo("completed");
       assertThat(exec.path("exit_code").asInt()).isEqualTo(3);
@@ -273,20 +278,9 @@ class LangBotConformanceTest {
     String a = LangBotServers.context("ws-a", 1);
     String b = LangBotServers.context("ws-b", 1);
     try (RpcClient rpc = connect()) {
-      JsonNode inA =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"shared\", \"cmd\": \"echo from-a > /workspace/mark; cat"
-                      + " /workspace/mark\"}",
-                  a));
+      JsonNode inA = exec(rpc, "shared", "echo from-a > /workspace/mark; cat /workspace/mark", a);
       assertThat(inA.path("stdout").asText()).isEqualTo("from-a");
-      JsonNode inB =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"shared\", \"cmd\": \"cat /workspace/mark || echo absent\"}",
-                  b));
+      JsonNode inB = exec(rpc, "shared", "cat /workspace/mark || echo absent", b);
       assertThat(inB.path("session_id").asText()).isEqualTo("shared");
       assertThat(inB.path("stdout").asText()).isEqualTo("absent");
       JsonNode sessionA = ok(rpc.call("box_get_session", "{\"session_id\": \"shared\"}", a));
