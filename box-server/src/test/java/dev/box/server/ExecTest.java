@@ -154,7 +154,8 @@ class ExecTest {
     Answer started =
         box.exec(
             "background",
-            "nohup sh -c 'while :; do echo " + marker + "; sleep 0.1; done' & echo started");
+            // "started" first: the loop's first tick would race an echo after it.
+            "echo started; nohup sh -c 'while :; do echo " + marker + "; sleep 0.1; done' &");
     assertThat(started.text("stdout")).startsWith("started\n");
 
     // It keeps writing to the exec's stdout after the exec returned, and keeps running.
