@@ -79,12 +79,14 @@ class ContainerBackendTest {
     return new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
   }
 
+  /** Starts {@code script} in {@code workdir} of {@code sandbox}, without stdin. */
+  static SandboxProcess shell(Sandbox sandbox, String script, String workdir) {
+    return sandbox.spawn(new ProcessSpec(new ProcessSpec.Shell(script), workdir, Map.of(), false));
+  }
+
   /** Runs {@code script} in /tmp of {@code sandbox} and returns its stdout and stderr. */
   static String run(Sandbox sandbox, String script) throws IOException {
-    SandboxProcess p =
-        sandbox.spawn(
-            new ProcessSpec(
-                new ProcessSpec.Shell("{ " + script + "\n} 2>&1"), "/tmp", Map.of(), false));
+    SandboxProcess p = shell(sandbox, "{ " + script + "\n} 2>&1", "/tmp");
     try {
       return text(p);
     } finally {
@@ -236,13 +238,7 @@ class ContainerBackendTest {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       Sandbox sandbox = backend.start(spec("s1", IMAGE));
       try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("echo out; echo err >&2; id -u; exit 3"),
-                    "/tmp/w",
-                    Map.of(),
-                    false));
+        SandboxProcess p = shell(sandbox, "echo out; echo err >&2; id -u; exit 3", "/tmp/w");
         String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(text(p)).isEqualTo("out\n1000\n");
         assertThat(err).isEqualTo("err\n");
@@ -282,25 +278,16 @@ class ContainerBackendTest {
         spec("s3", IMAGE),
         sandbox -> {
           SandboxProcess p =
-              sandbox.spawn(
-                  new ProcessSpec(
-                      new ProcessSpec.Shell(
-                          "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
-                              + " env -i /bin/sleep 98763 & sleep 98764"),
-                      "/tmp",
-                      Map.of(),
-                      false));
+              shell(
+                  sandbox,
+                  "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
+                      + " env -i /bin/sleep 98763 & sleep 98764",
+                  "/tmp");
           assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
           p.killTree();
           assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
           p.release();
-          SandboxProcess ps =
-              sandbox.spawn(
-                  new ProcessSpec(
-                      new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
-                      "/tmp",
-                      Map.of(),
-                      false));
+          SandboxProcess ps = shell(sandbox, "ps -eo args | grep -c '^sleep 9876' || true", "/tmp");
           assertThat(text(ps).strip()).isEqualTo("0");
           ps.release();
           assertThat(sandbox.isAlive()).isTrue();
@@ -316,15 +303,12 @@ class ContainerBackendTest {
         spec,
         sandbox -> {
           SandboxProcess p =
-              sandbox.spawn(
-                  new ProcessSpec(
-                      new ProcessSpec.Shell(
-                          "touch /opt/x 2>&1 | grep -c Read-only;"
-                              + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
-                              + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
-                      "/tmp",
-                      Map.of(),
-                      false));
+              shell(
+                  sandbox,
+                  "touch /opt/x 2>&1 | grep -c Read-only;"
+                      + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
+                      + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))",
+                  "/tmp");
           assertThat(text(p)).isEqualTo("1\n64\n");
           p.release();
         });
@@ -341,12 +325,7 @@ class ContainerBackendTest {
         spec,
         sandbox -> {
           SandboxProcess p =
-              sandbox.spawn(
-                  new ProcessSpec(
-                      new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
-                      "/workspace",
-                      Map.of(),
-                      false));
+              shell(sandbox, "echo hi > /workspace/f && ls -ld /etc | cut -c1-10", "/workspace");
           assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
           assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
           p.release();
