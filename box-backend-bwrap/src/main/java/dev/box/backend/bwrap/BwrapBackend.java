@@ -75,20 +75,12 @@ public final class BwrapBackend implements SandboxBackend {
    */
   private final ExecutorService spawner =
       Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "box-bwrap-spawner");
-            t.setDaemon(true);
-            return t;
-          });
+          Thread.ofPlatform().name("box-bwrap-spawner").daemon().factory());
 
   /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
   private final ExecutorService readers =
       Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "box-bwrap-reader");
-            t.setDaemon(true);
-            return t;
-          });
+          Thread.ofPlatform().name("box-bwrap-reader").daemon().factory());
 
   /**
    * Probes the host and prepares the backend.
