@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxCapabilities;
 import dev.box.server.BoxServer;
-import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
@@ -71,7 +70,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class BackendConformanceSuite {
+public abstract class BackendConformanceSuite extends BackendSuite {
   /** Bytes kept per output stream of an exec by the suite's main server. */
   private static final int MAX_OUTPUT_BYTES = 4096;
 
@@ -85,20 +84,6 @@ public abstract class BackendConformanceSuite {
   private final List<String> sessions = new ArrayList<>();
   private final AtomicInteger counter = new AtomicInteger();
   private @Nullable Path hostDir;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /**
-   * Further server settings (keys of {@link ServerConfig#KEYS}) for every server the suite starts,
-   * for example {@code image} for a container backend. The suite sets {@code port}, {@code
-   * data_dir} and {@code backend} itself. By default, for {@code docker} and {@code podman}, this
-   * machine's engine and the test image of {@code scripts/engines up}, and nothing for any other
-   * backend.
-   */
-  protected Map<String, String> serverSettings() {
-    return ContainerEngines.serverSettings(backendName());
-  }
 
   /**
    * Identifiers of every host-side object the backend has created for the suite's servers that

@@ -64,7 +64,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class NetworkEscapeSuite {
+public abstract class NetworkEscapeSuite extends BackendSuite {
   private static final String NETWORK_ON = "\"network\":\"on\"";
   private static final String LOOPBACK = "127.0.0.1";
 
@@ -83,14 +83,6 @@ public abstract class NetworkEscapeSuite {
   private String gateway = "";
   private int loopbackPort;
   private int hostPort;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /** Further server settings, as for {@link BackendConformanceSuite#serverSettings()}. */
-  protected Map<String, String> serverSettings() {
-    return ContainerEngines.serverSettings(backendName());
-  }
 
   /**
    * Whether the server runs in a network namespace of the suite's own, behind the stand-in world

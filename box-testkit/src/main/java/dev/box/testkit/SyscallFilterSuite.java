@@ -44,20 +44,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-public abstract class SyscallFilterSuite {
+public abstract class SyscallFilterSuite extends BackendSuite {
   private static final String SESSION = "syscall-filter";
 
   private @Nullable SuiteServer server;
   private @Nullable Path programs;
   private @Nullable Map<String, String> attacks;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /** Further server settings, as for {@link BackendConformanceSuite#serverSettings()}. */
-  protected Map<String, String> serverSettings() {
-    return ContainerEngines.serverSettings(backendName());
-  }
 
   /** Whether sandboxes see the host's /usr, so that the host's python3, node and gcc run there. */
   protected boolean sandboxHasHostUsr() {
