@@ -754,23 +754,19 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   }
 
   private BoxHttp box() {
-    return SuiteServer.started(server).http;
+    return started(server).http;
   }
 
   private JsonNode health() {
-    return SuiteServer.started(server).health;
+    return started(server).health;
   }
 
   private Path hostDir() {
-    Path dir = hostDir;
-    if (dir == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return dir;
+    return started(hostDir);
   }
 
   private ServerFleet fleet() {
-    return SuiteServer.started(server).fleet;
+    return started(server).fleet;
   }
 
   private Set<String> capabilities() {

@@ -2,6 +2,7 @@ package dev.box.testkit;
 
 import dev.box.server.ServerConfig;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What every suite of box-testkit asks of the test class that runs it against one backend: the
@@ -23,5 +24,13 @@ public abstract class BackendSuite {
    */
   protected Map<String, String> serverSettings() {
     return ContainerEngines.serverSettings(backendName());
+  }
+
+  /** {@code value}, which the suite sets as it starts; a test after a failed start says so. */
+  static <T> T started(@Nullable T value) {
+    if (value == null) {
+      throw new IllegalStateException("the suite's server did not start");
+    }
+    return value;
   }
 }

@@ -536,19 +536,19 @@ public abstract class NetworkEscapeSuite extends BackendSuite {
   }
 
   private StandInNetwork world() {
-    return require(world);
+    return started(world);
   }
 
   private ServerFleet fleet() {
-    return require(fleet);
+    return started(fleet);
   }
 
   private Path logs() {
-    return require(logs);
+    return started(logs);
   }
 
   private Server main() {
-    return require(main);
+    return started(main);
   }
 
   private BoxHttp box() {
@@ -556,13 +556,6 @@ public abstract class NetworkEscapeSuite extends BackendSuite {
   }
 
   private Sandbox attacker() {
-    return require(attacker);
-  }
-
-  private static <T> T require(@Nullable T value) {
-    if (value == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return value;
+    return started(attacker);
   }
 }

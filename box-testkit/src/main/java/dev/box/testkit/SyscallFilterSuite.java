@@ -329,11 +329,11 @@ public abstract class SyscallFilterSuite extends BackendSuite {
   }
 
   private BoxHttp box() {
-    return SuiteServer.started(server).http;
+    return started(server).http;
   }
 
   private JsonNode health() {
-    return SuiteServer.started(server).health;
+    return started(server).health;
   }
 
   private Path programs() {
