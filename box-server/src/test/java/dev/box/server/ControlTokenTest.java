@@ -79,10 +79,17 @@ class ControlTokenTest {
         .isEqualTo(200);
   }
 
-  @Test
-  void headAndOptions_withoutAToken_are401() {
-    assertThat(box.send("HEAD", "/v1/sessions", "", Map.of()).status()).isEqualTo(401);
-    assertThat(box.send("OPTIONS", "/v1/sessions", "", Map.of()).status()).isEqualTo(401);
+  /** HEAD and OPTIONS need the token as GET does; the probes answer without one. */
+  @ParameterizedTest(name = "{0} {1}")
+  @CsvSource({
+    "HEAD, /v1/sessions, 401",
+    "OPTIONS, /v1/sessions, 401",
+    "GET, /healthz, 200",
+    "GET, /readyz, 200"
+  })
+  void withoutAToken_theProbesAnswer_andHeadAndOptionsAre401(
+      String method, String path, int status) {
+    assertThat(box.send(method, path, "", Map.of()).status()).isEqualTo(status);
   }
 
   @Test
@@ -91,12 +98,6 @@ class ControlTokenTest {
     ServerConfig config = ServerConfig.resolve(Map.of("control_token", token), Map.of());
 
     assertThat(config.toString()).contains("controlToken=<set>").doesNotContain(token);
-  }
-
-  @Test
-  void theProbes_answerWithoutAToken() {
-    assertThat(box.send("GET", "/healthz", "", Map.of()).status()).isEqualTo(200);
-    assertThat(box.send("GET", "/readyz", "", Map.of()).status()).isEqualTo(200);
   }
 
   @Test

@@ -12,23 +12,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** Exec through the real server in real bubblewrap sandboxes. */
 class ExecTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start("max_output_bytes", "65536");
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start("max_output_bytes", "65536");
 
   @Test
   void exec_returnsStdoutStderrAndExitCodeAsProduced() {
@@ -165,7 +154,8 @@ class ExecTest {
     Answer started =
         box.exec(
             "background",
-            "nohup sh -c 'while :; do echo " + marker + "; sleep 0.1; done' & echo started");
+            // "started" first: the loop's first tick would race an echo after it.
+            "echo started; nohup sh -c 'while :; do echo " + marker + "; sleep 0.1; done' &");
     assertThat(started.text("stdout")).startsWith("started\n");
 
     // It keeps writing to the exec's stdout after the exec returned, and keeps running.

@@ -5,25 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.box.testclient.Answer;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /** Every client mistake gets a 4xx with a JSON error body, never a stack trace or a 500. */
 class HttpErrorsTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start();
 
   @ParameterizedTest
   @CsvSource(

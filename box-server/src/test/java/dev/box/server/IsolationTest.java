@@ -9,23 +9,14 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** What a sandbox can and cannot see and do on the host. */
 class IsolationTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start();
 
   @Test
   void sandboxCannotReadHostSecretsOrTheDataDir() {
@@ -108,27 +99,18 @@ class IsolationTest {
         .doesNotContain("1000          0");
   }
 
-  @Test
-  void networkOff_cannotReachAServerOnTheHostsLoopback() throws Exception {
+  /** With the network off (the default) and on. */
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(
+      delimiter = '|',
+      value = {"net-off | ''", "net-on | '\"network\":\"on\"'"})
+  void cannotReachAServerOnTheHostsLoopback(String session, String fields) throws Exception {
     try (Listener listener = new Listener()) {
       Answer a =
           box.exec(
-              "net-off",
-              "bash -c 'echo hi > /dev/tcp/127.0.0.1/" + listener.port() + "' 2>&1; echo rc=$?");
-
-      assertThat(a.text("stdout")).contains("rc=1");
-      assertThat(listener.accepted()).isZero();
-    }
-  }
-
-  @Test
-  void networkOn_cannotReachAServerOnTheHostsLoopback() throws Exception {
-    try (Listener listener = new Listener()) {
-      Answer a =
-          box.exec(
-              "net-on",
+              session,
               "bash -c 'echo hi > /dev/tcp/127.0.0.1/" + listener.port() + "' 2>&1; echo rc=$?",
-              "\"network\":\"on\"");
+              fields);
 
       assertThat(a.text("stdout")).contains("rc=1");
       assertThat(listener.accepted()).isZero();

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -17,23 +15,12 @@ import org.junit.jupiter.api.Test;
  * as LangBot's runtime does; on a server started with one it changes nothing.
  */
 class LangBotBackendSwitchTest {
-  private static final String TOKEN = LangBotConformanceTest.TOKEN;
-  private static final String INSTANCE = LangBotConformanceTest.INSTANCE;
-  private static final String CTX =
-      "{\"instance_uuid\": \""
-          + INSTANCE
-          + "\", \"workspace_uuid\": \"ws-switch\", \"placement_generation\": 1}";
+  private static final String CTX = LangBotServers.context("ws-switch", 1);
 
   private static BoxServer start(Map<String, String> settings) throws IOException {
     Map<String, String> flags = new HashMap<>(settings);
-    flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-langbot-switch-").toString());
     flags.put("image", System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"));
-    return BoxServer.start(
-        ServerConfig.resolve(flags, Map.of()),
-        Clock.systemUTC(),
-        Map.of("LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
-        false);
+    return LangBotServers.start(flags, LangBotServers.ENV, false);
   }
 
   private static String backend(RpcClient rpc) {

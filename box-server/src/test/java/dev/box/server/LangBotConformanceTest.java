@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.net.URI;
@@ -15,7 +16,6 @@ import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
@@ -28,29 +28,22 @@ import org.junit.jupiter.api.Test;
  * envelopes from the reference over {@code /rpc/ws}, with real sandboxes behind them.
  */
 class LangBotConformanceTest {
-  static final String TOKEN = "langbot-shared-secret-0123456789abcdef";
-  static final String INSTANCE = "instance-1";
+  private static final String TOKEN = LangBotServers.TOKEN;
+  private static final String INSTANCE = LangBotServers.INSTANCE;
 
   private static BoxServer server;
 
   @BeforeAll
   static void start() throws IOException {
-    server =
-        startServer(
-            Map.of(),
-            Map.of(
-                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
-            false);
+    server = startServer(Map.of(), LangBotServers.ENV, false);
   }
 
-  /** A server on a fresh data dir with Box {@code settings} and LangBot's {@code env}. */
+  /** A bubblewrap server as {@link LangBotServers#start} starts it. */
   private static BoxServer startServer(
       Map<String, String> settings, Map<String, String> env, boolean stdio) throws IOException {
     Map<String, String> flags = new HashMap<>(settings);
-    flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-langbot-").toString());
     flags.put("backend", "bwrap");
-    return BoxServer.start(ServerConfig.resolve(flags, Map.of()), Clock.systemUTC(), env, stdio);
+    return LangBotServers.start(flags, env, stdio);
   }
 
   @AfterAll
@@ -62,16 +55,6 @@ class LangBotConformanceTest {
     return RpcClient.connect(
         server.port(),
         Map.of("X-LangBot-Box-Control-Token", TOKEN, "X-LangBot-Instance-Id", INSTANCE));
-  }
-
-  private static String context(String workspace, int generation) {
-    return "{\"instance_uuid\": \""
-        + INSTANCE
-        + "\", \"workspace_uuid\": \""
-        + workspace
-        + "\", \"placement_generation\": "
-        + generation
-        + "}";
   }
 
   private static JsonNode ok(JsonNode response) {
@@ -145,20 +128,24 @@ class LangBotConformanceTest {
         + ", \"chunk_size\": 16384}";
   }
 
+  /** Runs {@code cmd} in {@code session} through {@code box_exec}; the answer's data. */
+  private static JsonNode exec(RpcClient rpc, String session, String cmd, String ctx) {
+    return ok(
+        rpc.call(
+            "box_exec",
+            "{\"session_id\": " + BoxHttp.quote(session) + ", \"cmd\": " + BoxHttp.quote(cmd) + "}",
+            ctx));
+  }
+
   @Test
   void sessionLifecycle_seesLogicalIds() {
-    String ctx = context("ws-life", 1);
+    String ctx = LangBotServers.context("ws-life", 1);
     try (RpcClient rpc = connect()) {
       JsonNode created =
           ok(rpc.call("box_create_session", "{\"session_id\": \"chat-1\", \"cmd\": \"\"}", ctx));
       assertThat(created.path("session_id").asText()).isEqualTo("chat-1");
 
-      JsonNode exec =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"chat-1\", \"cmd\": \"echo hello; echo oops >&2; exit 3\"}",
-                  ctx));
+      JsonNode exec = exec(rpc, "chat-1", "echo hello; echo oops >&2; exit 3", ctx);
       assertThat(exec.path("session_id").asText()).isEqualTo("chat-1");
       assertThat(exec.path("status").asText()).isEqualTo("completed");
       assertThat(exec.path("exit_code").asInt()).isEqualTo(3);
@@ -191,7 +178,7 @@ class LangBotConformanceTest {
 
   @Test
   void errors_carryTheReferenceClassNames() {
-    String ctx = context("ws-errors", 1);
+    String ctx = LangBotServers.context("ws-errors", 1);
     try (RpcClient rpc = connect()) {
       assertThat(error(rpc.call("box_exec", "{\"session_id\": \"e\", \"cmd\": \"  \"}", ctx)))
           .isEqualTo("BoxValidationError: cmd must not be empty");
@@ -214,7 +201,7 @@ class LangBotConformanceTest {
 
   @Test
   void sessionAndProcessErrors_carryTheReferenceClassNamesAndLogicalIds() {
-    String ctx = context("ws-errors-2", 1);
+    String ctx = LangBotServers.context("ws-errors-2", 1);
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"c\", \"memory_mb\": 256}", ctx));
 
@@ -287,23 +274,12 @@ class LangBotConformanceTest {
 
   @Test
   void twoWorkspaces_withTheSameLogicalId_getSeparateSandboxes() {
-    String a = context("ws-a", 1);
-    String b = context("ws-b", 1);
+    String a = LangBotServers.context("ws-a", 1);
+    String b = LangBotServers.context("ws-b", 1);
     try (RpcClient rpc = connect()) {
-      JsonNode inA =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"shared\", \"cmd\": \"echo from-a > /workspace/mark; cat"
-                      + " /workspace/mark\"}",
-                  a));
+      JsonNode inA = exec(rpc, "shared", "echo from-a > /workspace/mark; cat /workspace/mark", a);
       assertThat(inA.path("stdout").asText()).isEqualTo("from-a");
-      JsonNode inB =
-          ok(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"shared\", \"cmd\": \"cat /workspace/mark || echo absent\"}",
-                  b));
+      JsonNode inB = exec(rpc, "shared", "cat /workspace/mark || echo absent", b);
       assertThat(inB.path("session_id").asText()).isEqualTo("shared");
       assertThat(inB.path("stdout").asText()).isEqualTo("absent");
       JsonNode sessionA = ok(rpc.call("box_get_session", "{\"session_id\": \"shared\"}", a));
@@ -317,14 +293,22 @@ class LangBotConformanceTest {
   @Test
   void newerGeneration_retiresTheOlderSessions_andTheOlderIsRefused() {
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_create_session", "{\"session_id\": \"g\"}", context("ws-gen", 1)));
-      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))).path("sessions"))
+      ok(
+          rpc.call(
+              "box_create_session",
+              "{\"session_id\": \"g\"}",
+              LangBotServers.context("ws-gen", 1)));
+      assertThat(
+              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1)))
+                  .path("sessions"))
           .hasSize(1);
 
-      assertThat(ok(rpc.call("box_get_sessions", "{}", context("ws-gen", 2))).path("sessions"))
+      assertThat(
+              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 2)))
+                  .path("sessions"))
           .isEmpty();
 
-      assertThat(error(rpc.call("box_get_sessions", "{}", context("ws-gen", 1))))
+      assertThat(error(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1))))
           .isEqualTo("PermissionError: Stale Box placement generation");
       assertThat(
               server.sessions().list().stream()
@@ -336,7 +320,7 @@ class LangBotConformanceTest {
 
   @Test
   void relay_checksTheLangBotHeadersBeforeTheUpgrade() throws Exception {
-    String ctx = context("ws-relay", 1);
+    String ctx = LangBotServers.context("ws-relay", 1);
     String physical = physicalId("ws-relay", "mcp");
     try (RpcClient rpc = connect()) {
       ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
@@ -408,7 +392,7 @@ class LangBotConformanceTest {
   void relayRefusals_haveTheReferencesShapes() throws Exception {
     String physical = physicalId("ws-refused", "none");
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_get_sessions", "{}", context("ws-refused", 1)));
+      ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-refused", 1)));
     }
     Map<String, String> headers = relayHeaders("ws-refused");
     String path = "/v1/sessions/" + physical + "/managed-process/ws";
@@ -472,17 +456,21 @@ class LangBotConformanceTest {
   void newerGeneration_closesTheOlderGenerationsRelays() throws Exception {
     String physical = physicalId("ws-relay-gen", "mcp");
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", context("ws-relay-gen", 1)));
+      ok(
+          rpc.call(
+              "box_create_session",
+              "{\"session_id\": \"mcp\"}",
+              LangBotServers.context("ws-relay-gen", 1)));
       ok(
           rpc.call(
               "box_start_managed_process",
               "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
-              context("ws-relay-gen", 1)));
+              LangBotServers.context("ws-relay-gen", 1)));
       Map<String, String> headers = relayHeaders("ws-relay-gen");
       try (BoxSocket relay =
           WsClient.connect(
               server.port(), "/v1/sessions/" + physical + "/managed-process/ws", headers)) {
-        ok(rpc.call("box_get_sessions", "{}", context("ws-relay-gen", 2)));
+        ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-relay-gen", 2)));
 
         BoxSocket.Frame frame;
         do {
@@ -506,7 +494,7 @@ class LangBotConformanceTest {
                 "{\"backend\": \"local\", \"limits\": {\"max_sessions\": 5}}"),
             false)) {
       try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
-        String ctx = context("ws-init", 1);
+        String ctx = LangBotServers.context("ws-init", 1);
         assertThat(
                 ok(rpc.call("box_status", "{}", ctx)).path("limits").path("max_sessions").asInt())
             .isEqualTo(5);
@@ -542,7 +530,7 @@ class LangBotConformanceTest {
     try (BoxServer configured =
         startServer(Map.of(), Map.of("LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE), false)) {
       try (RpcClient rpc = RpcClient.withTokenOf(configured, INSTANCE)) {
-        String ctx = context("ws-local", 1);
+        String ctx = LangBotServers.context("ws-local", 1);
         assertThat(error(rpc.call("box_init", "{\"local\": {\"profile\": \"paranoid\"}}", null)))
             .isEqualTo(
                 "BoxValidationError: unknown box profile 'paranoid', available profiles: default,"

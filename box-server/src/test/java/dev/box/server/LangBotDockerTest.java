@@ -6,9 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.time.Clock;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,28 +19,21 @@ import org.junit.jupiter.api.Test;
  * docker} section switches the CPU quota of later containers as LangBot's runtime does.
  */
 class LangBotDockerTest {
-  private static final String TOKEN = LangBotConformanceTest.TOKEN;
-  private static final String INSTANCE = LangBotConformanceTest.INSTANCE;
-  private static final String CTX =
-      "{\"instance_uuid\": \""
-          + INSTANCE
-          + "\", \"workspace_uuid\": \"ws-docker\", \"placement_generation\": 1}";
+  private static final String CTX = LangBotServers.context("ws-docker", 1);
   private static BoxServer server;
 
   @BeforeAll
   static void start() throws IOException {
-    Map<String, String> flags = new HashMap<>();
-    flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-langbot-docker-").toString());
-    flags.put("backend", "docker");
-    flags.put("image", System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"));
-    flags.put("docker_host", System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
     server =
-        BoxServer.start(
-            ServerConfig.resolve(flags, Map.of()),
-            Clock.systemUTC(),
+        LangBotServers.start(
             Map.of(
-                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
+                "backend",
+                "docker",
+                "image",
+                System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
+                "docker_host",
+                System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")),
+            LangBotServers.ENV,
             false);
   }
 

@@ -3,23 +3,12 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.box.testclient.Answer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** The session limits are enforced, not only accepted: each test has a control that succeeds. */
 class LimitsTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start();
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose private static final TestServer box = TestServer.start();
 
   @Test
   void healthReportsTheLimitsItEnforces() {

@@ -12,23 +12,13 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /** Managed processes and the stdio relay, through the real server and real sandboxes. */
 class ManagedProcessTest {
-  private static TestServer box;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start("process_buffer_bytes", "65536");
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
+  @AutoClose
+  private static final TestServer box = TestServer.start("process_buffer_bytes", "65536");
 
   private static Answer startProcess(String session, String body) {
     box.post("/v1/sessions/" + session, "{}");

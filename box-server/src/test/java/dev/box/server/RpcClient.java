@@ -42,9 +42,9 @@ final class RpcClient implements AutoCloseable {
         port,
         Map.of(
             "X-LangBot-Box-Control-Token",
-            LangBotConformanceTest.TOKEN,
+            LangBotServers.TOKEN,
             "X-LangBot-Instance-Id",
-            LangBotConformanceTest.INSTANCE));
+            LangBotServers.INSTANCE));
   }
 
   /** Connects as {@code instance} with the token {@code server} requires. */

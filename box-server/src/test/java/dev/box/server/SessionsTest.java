@@ -7,26 +7,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Session create, reuse, conflict, recreate, capacity, delete and mounts through the API. */
 class SessionsTest {
-  private static TestServer box;
+  @AutoClose private static final TestServer box = TestServer.start("max_sessions", "6");
 
   @TempDir static Path hostDir;
-
-  @BeforeAll
-  static void start() {
-    box = TestServer.start("max_sessions", "6");
-  }
-
-  @AfterAll
-  static void stop() {
-    box.close();
-  }
 
   @Test
   void create_answers201ThenReuse_answers200WithTheSameSandbox() {

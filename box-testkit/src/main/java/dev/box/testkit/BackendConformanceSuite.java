@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxCapabilities;
 import dev.box.server.BoxServer;
-import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
@@ -51,7 +50,6 @@ import org.junit.jupiter.api.Timeout;
  * <pre>{@code
  * class DockerConformanceTest extends BackendConformanceSuite {
  *   protected String backendName() { return "docker"; }
- *   protected Map<String, String> serverSettings() { return Map.of("image", "box-debian:bookworm"); }
  *   protected Set<String> leftovers() { ... containers labelled langbot.box=true ... }
  *   protected void killSandboxFromOutside(String name) { ... docker kill name ... }
  * }
@@ -72,7 +70,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class BackendConformanceSuite {
+public abstract class BackendConformanceSuite extends BackendSuite {
   /** Bytes kept per output stream of an exec by the suite's main server. */
   private static final int MAX_OUTPUT_BYTES = 4096;
 
@@ -86,18 +84,6 @@ public abstract class BackendConformanceSuite {
   private final List<String> sessions = new ArrayList<>();
   private final AtomicInteger counter = new AtomicInteger();
   private @Nullable Path hostDir;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /**
-   * Further server settings (keys of {@link ServerConfig#KEYS}) for every server the suite starts,
-   * for example {@code image} for a container backend. The suite sets {@code port}, {@code
-   * data_dir} and {@code backend} itself. Empty by default.
-   */
-  protected Map<String, String> serverSettings() {
-    return Map.of();
-  }
 
   /**
    * Identifiers of every host-side object the backend has created for the suite's servers that
@@ -490,12 +476,7 @@ public abstract class BackendConformanceSuite {
       throws IOException {
     Path dir = writableHostDir("rw");
 
-    Answer a =
-        box()
-            .exec(
-                session("host-rw"),
-                "echo hi > /workspace/out",
-                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"rw\"");
+    Answer a = box().exec(session("host-rw"), "echo hi > /workspace/out", hostPath(dir, "rw"));
 
     assertThat(a.ok()).as(a.stderr()).isTrue();
     assertThat(dir.resolve("out")).hasContent("hi");
@@ -514,7 +495,7 @@ public abstract class BackendConformanceSuite {
             .exec(
                 session("host-ro"),
                 "cat /workspace/in; echo y > /workspace/in",
-                "\"host_path\":" + BoxHttp.quote(dir.toString()) + ",\"host_path_mode\":\"ro\"");
+                hostPath(dir, "ro"));
 
     assertThat(a.stdout()).isEqualTo("x");
     assertThat(a.ok()).isFalse();
@@ -532,9 +513,7 @@ public abstract class BackendConformanceSuite {
             .exec(
                 session("host-none"),
                 "if [ -e /workspace/marker ]; then echo visible; fi; echo checked",
-                "\"host_path\":"
-                    + BoxHttp.quote(dir.toString())
-                    + ",\"host_path_mode\":\"none\",\"workdir\":\"/tmp\"");
+                hostPath(dir, "none") + ",\"workdir\":\"/tmp\"");
 
     assertThat(a.stdout()).as("%s", a).isEqualTo("checked\n");
   }
@@ -765,24 +744,29 @@ public abstract class BackendConformanceSuite {
 
   // --- helpers ---------------------------------------------------------------------------------
 
+  /** The spec fields that make {@code dir} a session's /workspace in {@code mode}. */
+  private static String hostPath(Path dir, String mode) {
+    return "\"host_path\":"
+        + BoxHttp.quote(dir.toString())
+        + ",\"host_path_mode\":\""
+        + mode
+        + "\"";
+  }
+
   private BoxHttp box() {
-    return SuiteServer.started(server).http;
+    return started(server).http;
   }
 
   private JsonNode health() {
-    return SuiteServer.started(server).health;
+    return started(server).health;
   }
 
   private Path hostDir() {
-    Path dir = hostDir;
-    if (dir == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return dir;
+    return started(hostDir);
   }
 
   private ServerFleet fleet() {
-    return SuiteServer.started(server).fleet;
+    return started(server).fleet;
   }
 
   private Set<String> capabilities() {

@@ -87,22 +87,8 @@ final class HostCommand {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start " + shown(command), e);
     }
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     try {
-      String line =
-          CompletableFuture.supplyAsync(
-                  () -> {
-                    try {
-                      String first = out.readLine();
-                      return first == null ? "" : first;
-                    } catch (IOException e) {
-                      throw new UncheckedIOException(e);
-                    }
-                  },
-                  Thread::startVirtualThread)
-              .get(20, TimeUnit.SECONDS);
-      return new Daemon(process, line);
+      return new Daemon(process, firstLine(process, 20));
     } catch (Exception e) {
       process.destroyForcibly();
       throw new IllegalStateException("cannot start " + shown(command), e);
@@ -129,6 +115,26 @@ final class HostCommand {
   }
 
   /** The command as one line, each long argument (a perl script) cut short. */
+  /**
+   * The first line {@code process} prints, empty when it ends first; waits at most {@code seconds},
+   * and throws when that is not enough.
+   */
+  static String firstLine(Process process, int seconds) throws Exception {
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+    return CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                String first = out.readLine();
+                return first == null ? "" : first;
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            },
+            Thread::startVirtualThread)
+        .get(seconds, TimeUnit.SECONDS);
+  }
+
   private static String shown(List<String> command) {
     return String.join(
         " ", command.stream().map(a -> a.length() > 60 ? a.substring(0, 40) + "..." : a).toList());

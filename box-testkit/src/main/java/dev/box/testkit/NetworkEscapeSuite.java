@@ -64,7 +64,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-public abstract class NetworkEscapeSuite {
+public abstract class NetworkEscapeSuite extends BackendSuite {
   private static final String NETWORK_ON = "\"network\":\"on\"";
   private static final String LOOPBACK = "127.0.0.1";
 
@@ -83,14 +83,6 @@ public abstract class NetworkEscapeSuite {
   private String gateway = "";
   private int loopbackPort;
   private int hostPort;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /** Further server settings, as for {@link BackendConformanceSuite#serverSettings()}. */
-  protected Map<String, String> serverSettings() {
-    return Map.of();
-  }
 
   /**
    * Whether the server runs in a network namespace of the suite's own, behind the stand-in world
@@ -544,19 +536,19 @@ public abstract class NetworkEscapeSuite {
   }
 
   private StandInNetwork world() {
-    return require(world);
+    return started(world);
   }
 
   private ServerFleet fleet() {
-    return require(fleet);
+    return started(fleet);
   }
 
   private Path logs() {
-    return require(logs);
+    return started(logs);
   }
 
   private Server main() {
-    return require(main);
+    return started(main);
   }
 
   private BoxHttp box() {
@@ -564,13 +556,6 @@ public abstract class NetworkEscapeSuite {
   }
 
   private Sandbox attacker() {
-    return require(attacker);
-  }
-
-  private static <T> T require(@Nullable T value) {
-    if (value == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return value;
+    return started(attacker);
   }
 }

@@ -4,11 +4,7 @@ import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -18,7 +14,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -150,19 +145,7 @@ final class ServerFleet implements AutoCloseable {
   }
 
   private static int readPort(Process child) throws Exception {
-    BufferedReader out =
-        new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
-    String line =
-        CompletableFuture.supplyAsync(
-                () -> {
-                  try {
-                    String first = out.readLine();
-                    return first == null ? "" : first;
-                  } catch (IOException e) {
-                    throw new UncheckedIOException(e);
-                  }
-                })
-            .get(60, TimeUnit.SECONDS);
+    String line = HostCommand.firstLine(child, 60);
     if (!line.startsWith("port=")) {
       throw new IllegalStateException("the child server did not start; its first line: " + line);
     }

@@ -33,14 +33,6 @@ final class SuiteServer implements AutoCloseable {
     return new SuiteServer(fleet, http, http.get("/v1/health").body());
   }
 
-  /** A suite's accessor: the server, or why there is none. */
-  static SuiteServer started(@org.jspecify.annotations.Nullable SuiteServer server) {
-    if (server == null) {
-      throw new IllegalStateException("the suite's server did not start");
-    }
-    return server;
-  }
-
   @Override
   public void close() throws IOException {
     fleet.close();

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.guard.AttackProgram;
 import dev.box.guard.SyscallGuard;
-import dev.box.server.ServerConfig;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
@@ -16,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -42,20 +44,12 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-public abstract class SyscallFilterSuite {
+public abstract class SyscallFilterSuite extends BackendSuite {
   private static final String SESSION = "syscall-filter";
 
   private @Nullable SuiteServer server;
   private @Nullable Path programs;
   private @Nullable Map<String, String> attacks;
-
-  /** The {@code backend} server setting: {@code bwrap}, {@code docker}, {@code podman}, ... */
-  protected abstract String backendName();
-
-  /** Further server settings (keys of {@link ServerConfig#KEYS}); empty by default. */
-  protected Map<String, String> serverSettings() {
-    return Map.of();
-  }
 
   /** Whether sandboxes see the host's /usr, so that the host's python3, node and gcc run there. */
   protected boolean sandboxHasHostUsr() {
@@ -212,39 +206,33 @@ public abstract class SyscallFilterSuite {
     assertThat(a.stdout()).as("%s", a).isEqualTo("a b \nbg=0\n73cb3858\n42\n");
   }
 
-  @Test
-  void python3_runsThreadsAndSubprocesses() {
-    requireHostUsr();
-
-    Answer a =
-        exec(
+  static Stream<Arguments> hostWorkloads() {
+    return Stream.of(
+        Arguments.of(
+            "python3 runs threads and subprocesses",
             "python3 -c 'import threading, subprocess;"
                 + " t = threading.Thread(target=print, args=(\"thread\",)); t.start(); t.join();"
                 + " print(subprocess.run([\"echo\", \"child\"], capture_output=True, text=True)"
-                + ".stdout.strip())'");
-
-    assertThat(a.stdout()).as("%s", a).isEqualTo("thread\nchild\n");
-  }
-
-  @Test
-  void node_runs() {
-    requireHostUsr();
-
-    Answer a = exec("node -e 'require(\"child_process\"); console.log(6 * 7)'");
-
-    assertThat(a.stdout()).as("%s", a).isEqualTo("42\n");
-  }
-
-  @Test
-  void gcc_compilesAndRunsAProgram() {
-    requireHostUsr();
-
-    Answer a =
-        exec(
+                + ".stdout.strip())'",
+            "thread\nchild\n"),
+        Arguments.of(
+            "node runs", "node -e 'require(\"child_process\"); console.log(6 * 7)'", "42\n"),
+        Arguments.of(
+            "gcc compiles and runs a program",
             "printf '#include <stdio.h>\\nint main(void) { puts(\"hello\"); return 0; }\\n'"
-                + " > /tmp/hello.c && gcc -o /tmp/hello /tmp/hello.c && /tmp/hello");
+                + " > /tmp/hello.c && gcc -o /tmp/hello /tmp/hello.c && /tmp/hello",
+            "hello\n"));
+  }
 
-    assertThat(a.stdout()).as("%s", a).isEqualTo("hello\n");
+  /** The host's interpreters and compiler, where the sandbox sees the host's /usr. */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("hostWorkloads")
+  void hostWorkload_stillWorks(String name, String command, String stdout) {
+    requireHostUsr();
+
+    Answer a = exec(command);
+
+    assertThat(a.stdout()).as("%s", a).isEqualTo(stdout);
   }
 
   @Test
@@ -341,11 +329,11 @@ public abstract class SyscallFilterSuite {
   }
 
   private BoxHttp box() {
-    return SuiteServer.started(server).http;
+    return started(server).http;
   }
 
   private JsonNode health() {
-    return SuiteServer.started(server).health;
+    return started(server).health;
   }
 
   private Path programs() {

@@ -13,14 +13,12 @@ my $socket = IO::Socket::INET->new(LocalAddr => $address, LocalPort => 53, Proto
   or die "cannot listen on $address:53: $@\n";
 syswrite STDOUT, "port=53\n";
 my $select = IO::Select->new($socket, \*STDIN);
-while (1) {
-  for my $ready ($select->can_read) {
-    if (fileno($ready) == 0) {
-      exit 0 unless sysread STDIN, my $ignored, 512;
-      next;
-    }
+serve(
+  $select,
+  sub {
+    my ($ready) = @_;
     my $peer = $socket->recv(my $query, 512);
-    next unless defined $peer && length $query > 12;
+    return unless defined $peer && length $query > 12;
     my ($id, $flags) = unpack 'n n', $query;
     my ($end, @labels) = (12);
     while ($end < length $query) {
@@ -38,5 +36,4 @@ while (1) {
     my $header = pack 'n6', $id, 0x8480 | ($flags & 0x0100) | (defined $ip ? 0 : 3), 1,
       $answer ? 1 : 0, 0, 0;
     $socket->send($header . substr($query, 12, $end + 4 - 12) . $answer, 0, $peer);
-  }
-}
+  });

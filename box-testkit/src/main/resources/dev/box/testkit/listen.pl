@@ -21,14 +21,11 @@ for my $address (@addresses) {
 }
 syswrite STDOUT, "port=$port\n";
 $select->add(\*STDIN) if $until eq 'stdin';
-while (1) {
-  for my $ready ($select->can_read) {
-    if (fileno($ready) == 0) {
-      exit 0 unless sysread STDIN, my $ignored, 512;
-      next;
-    }
-    my $client = $ready->accept or next;
+serve(
+  $select,
+  sub {
+    my ($ready) = @_;
+    my $client = $ready->accept or return;
     syswrite $client, "$marker{fileno $ready}\n";
     close $client;
-  }
-}
+  });

@@ -15,17 +15,15 @@ my $server = IO::Socket::UNIX->new(Local => $path, Listen => 16)
   or die "cannot listen on $path: $@\n";
 syswrite STDOUT, "ready\n";
 my $select = IO::Select->new($server, \*STDIN);
-while (1) {
-  for my $ready ($select->can_read) {
-    if (fileno($ready) == 0) {
-      exit 0 unless sysread STDIN, my $ignored, 512;
-      next;
-    }
-    my $client = $server->accept or next;
+serve(
+  $select,
+  sub {
+    my ($ready) = @_;
+    my $client = $server->accept or return;
     my $pid = fork // die "cannot fork: $!\n";
     if ($pid) {
       close $client;
-      next;
+      return;
     }
     close $server;
     my $upstream = IO::Socket::INET->new(PeerAddr => $address, PeerPort => $port, Proto => 'tcp')
@@ -45,5 +43,4 @@ while (1) {
       }
     }
     exit 0;
-  }
-}
+  });

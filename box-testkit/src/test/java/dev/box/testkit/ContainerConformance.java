@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -21,19 +20,6 @@ abstract class ContainerConformance extends BackendConformanceSuite {
   /** The engine's CLI, which this test uses to look behind Box's back. */
   private String cli() {
     return "/usr/bin/" + backendName();
-  }
-
-  @Override
-  protected Map<String, String> serverSettings() {
-    return engineSettings(backendName());
-  }
-
-  /**
-   * The settings that point a server with the {@code docker} or {@code podman} backend at this
-   * machine's engine and the test image.
-   */
-  static Map<String, String> engineSettings(String backend) {
-    return ContainerEngines.serverSettings(backend);
   }
 
   @Override

@@ -1,7 +1,5 @@
 package dev.box.testkit;
 
-import java.util.Map;
-
 /**
  * The network escape suite against the Docker backend and the real Docker Engine of this machine;
  * the server runs in the machine's namespace, beside the daemon, and the stand-in world is routed
@@ -11,10 +9,5 @@ class DockerNetworkEscapeTest extends NetworkEscapeSuite {
   @Override
   protected String backendName() {
     return "docker";
-  }
-
-  @Override
-  protected Map<String, String> serverSettings() {
-    return ContainerConformance.engineSettings(backendName());
   }
 }

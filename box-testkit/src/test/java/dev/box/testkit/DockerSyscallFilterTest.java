@@ -1,7 +1,5 @@
 package dev.box.testkit;
 
-import java.util.Map;
-
 /**
  * The syscall filter suite against the Docker backend and the real Docker engine of this machine.
  */
@@ -9,10 +7,5 @@ class DockerSyscallFilterTest extends SyscallFilterSuite {
   @Override
   protected String backendName() {
     return "docker";
-  }
-
-  @Override
-  protected Map<String, String> serverSettings() {
-    return ContainerEngines.serverSettings(backendName());
   }
 }

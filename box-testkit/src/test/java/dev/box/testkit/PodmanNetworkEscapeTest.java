@@ -1,7 +1,5 @@
 package dev.box.testkit;
 
-import java.util.Map;
-
 /**
  * The network escape suite against the Podman backend, through the real Podman service's
  * Docker-compatible API on this machine; the server runs in the machine's namespace, beside the
@@ -11,10 +9,5 @@ class PodmanNetworkEscapeTest extends NetworkEscapeSuite {
   @Override
   protected String backendName() {
     return "podman";
-  }
-
-  @Override
-  protected Map<String, String> serverSettings() {
-    return ContainerConformance.engineSettings(backendName());
   }
 }

@@ -75,20 +75,12 @@ public final class BwrapBackend implements SandboxBackend {
    */
   private final ExecutorService spawner =
       Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "box-bwrap-spawner");
-            t.setDaemon(true);
-            return t;
-          });
+          Thread.ofPlatform().name("box-bwrap-spawner").daemon().factory());
 
   /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
   private final ExecutorService readers =
       Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "box-bwrap-reader");
-            t.setDaemon(true);
-            return t;
-          });
+          Thread.ofPlatform().name("box-bwrap-reader").daemon().factory());
 
   /**
    * Probes the host and prepares the backend.
@@ -360,15 +352,7 @@ public final class BwrapBackend implements SandboxBackend {
    */
   private long awaitInitPid(Process process)
       throws InterruptedException, ExecutionException, TimeoutException {
-    Future<String> info = readers.submit(readUntil(process.getErrorStream(), '}'));
-    String infoText;
-    try {
-      infoText = info.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    } catch (TimeoutException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
-    }
+    String infoText = startLine(readers.submit(readUntil(process.getErrorStream(), '}')));
     Matcher m = CHILD_PID.matcher(infoText);
     if (!m.find()) {
       throw new BoxException(
@@ -387,20 +371,25 @@ public final class BwrapBackend implements SandboxBackend {
   /** Waits for the holder's "ready" line. */
   private void awaitReady(Process process, Future<String> ready)
       throws IOException, InterruptedException, ExecutionException, TimeoutException {
-    String line;
-    try {
-      line = ready.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    } catch (TimeoutException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
-    }
+    String line = startLine(ready);
     if (!line.equals("ready\n")) {
       String error = new String(process.getErrorStream().readNBytes(4096), StandardCharsets.UTF_8);
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(error + " " + line));
     }
-    closeQuietly(process.getInputStream());
+    BwrapProcess.closeQuietly(process.getInputStream());
+  }
+
+  /** What {@code read} read; a sandbox that says nothing for the start timeout did not start. */
+  private static String startLine(Future<String> read)
+      throws InterruptedException, ExecutionException {
+    try {
+      return read.get(START_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    } catch (TimeoutException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "bwrap backend error: sandbox did not start within " + START_TIMEOUT_SECONDS + " s");
+    }
   }
 
   /**
@@ -419,14 +408,6 @@ public final class BwrapBackend implements SandboxBackend {
       }
       return text.toString(StandardCharsets.UTF_8);
     };
-  }
-
-  private static void closeQuietly(InputStream in) {
-    try {
-      in.close();
-    } catch (IOException e) {
-      // Nothing left to read from it.
-    }
   }
 
   @Override

@@ -16,26 +16,20 @@ import java.util.concurrent.TimeUnit;
  * /proc before the process is released to run. The JDK closes its ends of a child's pipes when the
  * child exits; ours stay open, so a background process that the command left running can keep
  * writing (its output is drained) instead of dying of SIGPIPE.
+ *
+ * @param launcher the launcher process, whose exit is the process's
+ * @param group the cgroup of the process's tree
+ * @param stdout our own end of the process's stdout
+ * @param stderr our own end of the process's stderr
+ * @param stdin the process's stdin
  */
-final class BwrapProcess implements SandboxProcess {
-  private final Process launcher;
-  private final CgroupDriver.ProcessCgroup group;
-  private final InputStream stdout;
-  private final InputStream stderr;
-  private final OutputStream stdin;
-
-  private BwrapProcess(
-      Process launcher,
-      CgroupDriver.ProcessCgroup group,
-      InputStream stdout,
-      InputStream stderr,
-      OutputStream stdin) {
-    this.launcher = launcher;
-    this.group = group;
-    this.stdout = stdout;
-    this.stderr = stderr;
-    this.stdin = stdin;
-  }
+record BwrapProcess(
+    Process launcher,
+    CgroupDriver.ProcessCgroup group,
+    InputStream stdout,
+    InputStream stderr,
+    OutputStream stdin)
+    implements SandboxProcess {
 
   /**
    * Takes over the streams of a launcher that waits for its go line, then releases it.
@@ -70,27 +64,13 @@ final class BwrapProcess implements SandboxProcess {
     }
   }
 
-  private static void closeQuietly(AutoCloseable closeable) {
+  /** Closes {@code closeable}, which may be gone already. */
+  static void closeQuietly(AutoCloseable closeable) {
     try {
       closeable.close();
     } catch (Exception e) {
       // Nothing to do: the stream is gone either way.
     }
-  }
-
-  @Override
-  public OutputStream stdin() {
-    return stdin;
-  }
-
-  @Override
-  public InputStream stdout() {
-    return stdout;
-  }
-
-  @Override
-  public InputStream stderr() {
-    return stderr;
   }
 
   @Override

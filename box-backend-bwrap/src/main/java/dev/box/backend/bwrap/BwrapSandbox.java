@@ -15,18 +15,27 @@ import org.slf4j.LoggerFactory;
 /**
  * One live bubblewrap sandbox: the bwrap process, the pid of the sandbox's init (which nsenter
  * targets), the sandbox's cgroups and, with the network on, its slirp4netns.
+ *
+ * @param name the sandbox's name, its id
+ * @param bwrap the bwrap process
+ * @param initPid the pid of the sandbox's init
+ * @param cgroup the sandbox's cgroups
+ * @param launcher starts processes inside
+ * @param network the sandbox's slirp4netns, or null with the network off
+ * @param destroyed whether {@link #destroy} has run
  */
-final class BwrapSandbox implements Sandbox {
+record BwrapSandbox(
+    String name,
+    Process bwrap,
+    long initPid,
+    CgroupDriver.SessionCgroup cgroup,
+    Launcher launcher,
+    @Nullable Process network,
+    AtomicBoolean destroyed)
+    implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
 
-  private final String name;
-  private final Process bwrap;
-  private final long initPid;
-  private final CgroupDriver.SessionCgroup cgroup;
-  private final Launcher launcher;
-  private final @Nullable Process network;
-  private final AtomicBoolean destroyed = new AtomicBoolean();
-
+  /** A sandbox not destroyed yet. */
   BwrapSandbox(
       String name,
       Process bwrap,
@@ -34,12 +43,7 @@ final class BwrapSandbox implements Sandbox {
       CgroupDriver.SessionCgroup cgroup,
       Launcher launcher,
       @Nullable Process network) {
-    this.name = name;
-    this.bwrap = bwrap;
-    this.initPid = initPid;
-    this.cgroup = cgroup;
-    this.launcher = launcher;
-    this.network = network;
+    this(name, bwrap, initPid, cgroup, launcher, network, new AtomicBoolean());
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -13,10 +14,14 @@ import java.util.Optional;
 /**
  * File operations on cgroup directories, shared by the v1 and v2 drivers. Removing a cgroup goes
  * through an {@link Rmdir}, the one operation a plain directory tree does not do as cgroupfs does.
+ * The waits for the kernel to empty a cgroup read a {@link Ticker} and pause through a {@link
+ * Sleeper}, so that tests can let that time pass without waiting.
  */
 final class CgroupFiles {
   /** The kernel's cgroup filesystems. */
   static final CgroupFiles KERNEL = new CgroupFiles(Files::deleteIfExists);
+
+  private static final long RETRY_MILLIS = 5;
 
   private static final long EMPTY_WAIT_NANOS = 3_000_000_000L;
 
@@ -29,10 +34,26 @@ final class CgroupFiles {
     void remove(Path dir) throws IOException;
   }
 
-  private final Rmdir rmdir;
+  /** Pauses between two tries. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long millis) throws InterruptedException;
+  }
 
+  private final Rmdir rmdir;
+  private final Ticker ticker;
+  private final Sleeper sleeper;
+
+  /** Files removed by {@code rmdir}, waiting in this JVM's time. */
   CgroupFiles(Rmdir rmdir) {
+    this(rmdir, Ticker.system(), Thread::sleep);
+  }
+
+  /** Files removed by {@code rmdir}, waiting in the time of {@code ticker} and {@code sleeper}. */
+  CgroupFiles(Rmdir rmdir, Ticker ticker, Sleeper sleeper) {
     this.rmdir = rmdir;
+    this.ticker = ticker;
+    this.sleeper = sleeper;
   }
 
   /** Removes the cgroup {@code dir} if it exists; fails while it has children or processes. */
@@ -77,8 +98,8 @@ final class CgroupFiles {
    * processes forked between two reads are caught by the next one, and the pids limit bounds how
    * many there can be.
    */
-  static boolean killAll(Path dir) {
-    long deadline = System.nanoTime() + EMPTY_WAIT_NANOS;
+  boolean killAll(Path dir) {
+    long deadline = ticker.read() + EMPTY_WAIT_NANOS;
     while (true) {
       List<Long> pids = allPids(dir);
       if (pids.isEmpty()) {
@@ -88,7 +109,7 @@ final class CgroupFiles {
         Optional<ProcessHandle> handle = ProcessHandle.of(pid);
         handle.ifPresent(ProcessHandle::destroyForcibly);
       }
-      if (System.nanoTime() > deadline) {
+      if (ticker.read() > deadline) {
         return false;
       }
       Thread.onSpinWait();
@@ -121,13 +142,13 @@ final class CgroupFiles {
     for (Path child : children(dir)) {
       removeTree(child);
     }
-    long deadline = System.nanoTime() + EMPTY_WAIT_NANOS;
+    long deadline = ticker.read() + EMPTY_WAIT_NANOS;
     while (true) {
       try {
         rmdir.remove(dir);
         return true;
       } catch (IOException e) {
-        if (System.nanoTime() > deadline) {
+        if (ticker.read() > deadline) {
           return false;
         }
         sleepBriefly();
@@ -146,9 +167,9 @@ final class CgroupFiles {
     }
   }
 
-  private static void sleepBriefly() {
+  private void sleepBriefly() {
     try {
-      Thread.sleep(5);
+      sleeper.sleep(RETRY_MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

@@ -17,29 +17,22 @@ import org.slf4j.LoggerFactory;
  * the server's own cgroup of that hierarchy (the memory one may itself be nested). Each spawned
  * process tree gets a child cgroup in the pids hierarchy, so that it can be killed as a whole while
  * the sandbox's limits cover all of them.
+ *
+ * @param pidsBase the server's cgroup in the pids hierarchy
+ * @param memoryBase the server's cgroup in the memory hierarchy, or null when it is not writable
+ * @param cpuBase the server's cgroup in the cpu hierarchy, or null when it is not writable
+ * @param memsw whether the memory hierarchy accounts swap, so that it is limited with memory
+ * @param files what removes from the cgroup filesystems
  */
-final class CgroupV1Driver implements CgroupDriver {
+record CgroupV1Driver(
+    Path pidsBase,
+    @Nullable Path memoryBase,
+    @Nullable Path cpuBase,
+    boolean memsw,
+    CgroupFiles files)
+    implements CgroupDriver {
   private static final Logger log = LoggerFactory.getLogger(CgroupV1Driver.class);
   private static final long CPU_PERIOD_US = 100_000;
-
-  private final Path pidsBase;
-  private final @Nullable Path memoryBase;
-  private final @Nullable Path cpuBase;
-  private final boolean memsw;
-  private final CgroupFiles files;
-
-  private CgroupV1Driver(
-      Path pidsBase,
-      @Nullable Path memoryBase,
-      @Nullable Path cpuBase,
-      boolean memsw,
-      CgroupFiles files) {
-    this.pidsBase = pidsBase;
-    this.memoryBase = memoryBase;
-    this.cpuBase = cpuBase;
-    this.memsw = memsw;
-    this.files = files;
-  }
 
   /**
    * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
@@ -143,7 +136,7 @@ final class CgroupV1Driver implements CgroupDriver {
       for (Path dir : CgroupFiles.children(base)) {
         if (!dir.getFileName().toString().startsWith(prefix)) {
           log.info("removing cgroup left by an earlier instance: {}", dir);
-          CgroupFiles.killAll(dir);
+          files.killAll(dir);
           files.removeTree(dir);
         }
       }
@@ -193,14 +186,14 @@ final class CgroupV1Driver implements CgroupDriver {
 
     @Override
     public void destroy() {
-      CgroupFiles.killAll(pids);
+      files.killAll(pids);
       files.removeTree(pids);
       if (memory != null) {
-        CgroupFiles.killAll(memory);
+        files.killAll(memory);
         files.removeTree(memory);
       }
       if (cpu != null) {
-        CgroupFiles.killAll(cpu);
+        files.killAll(cpu);
         files.removeTree(cpu);
       }
     }
@@ -211,7 +204,7 @@ final class CgroupV1Driver implements CgroupDriver {
       implements ProcessCgroup {
     @Override
     public void kill() {
-      CgroupFiles.killAll(dir);
+      files.killAll(dir);
     }
 
     @Override

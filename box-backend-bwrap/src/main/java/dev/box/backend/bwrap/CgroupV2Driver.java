@@ -84,7 +84,7 @@ final class CgroupV2Driver implements CgroupDriver {
     for (Path dir : CgroupFiles.children(base)) {
       if (!dir.getFileName().toString().startsWith(prefix)) {
         log.info("removing cgroup left by an earlier instance: {}", dir);
-        kill(dir);
+        kill(dir, files);
         files.removeTree(dir);
       }
     }
@@ -95,7 +95,7 @@ final class CgroupV2Driver implements CgroupDriver {
     files.removeIfEmpty(base);
   }
 
-  private static void kill(Path dir) {
+  private static void kill(Path dir, CgroupFiles files) {
     Path killFile = dir.resolve("cgroup.kill");
     if (Files.exists(killFile)) {
       try {
@@ -104,7 +104,7 @@ final class CgroupV2Driver implements CgroupDriver {
         log.debug("cgroup.kill failed for {}: {}", dir, e.toString());
       }
     }
-    CgroupFiles.killAll(dir);
+    files.killAll(dir);
   }
 
   private record V2Session(Path dir, CgroupFiles files, AtomicLong counter)
@@ -130,7 +130,7 @@ final class CgroupV2Driver implements CgroupDriver {
 
     @Override
     public void destroy() {
-      kill(dir);
+      kill(dir, files);
       files.removeTree(dir);
     }
   }
@@ -143,7 +143,7 @@ final class CgroupV2Driver implements CgroupDriver {
 
     @Override
     public void kill() {
-      CgroupV2Driver.kill(dir);
+      CgroupV2Driver.kill(dir, files);
     }
 
     @Override

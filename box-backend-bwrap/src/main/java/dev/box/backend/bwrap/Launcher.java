@@ -19,8 +19,12 @@ import java.util.Map;
  * of the request runs. Inside the sandbox a fixed prelude enters the working directory and runs the
  * command. Nothing from the request is on any command line: the command, the working directory and
  * the environment travel in environment variables, and no host shell parses them.
+ *
+ * @param setpriv the host's setpriv
+ * @param nsenter the host's nsenter
+ * @param guard whether the process starts under box-guard's filter
  */
-final class Launcher {
+record Launcher(Path setpriv, Path nsenter, boolean guard) {
   private static final String LAUNCHER =
       "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
           + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
@@ -34,16 +38,6 @@ final class Launcher {
           "SHELL", "/bin/sh",
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
-
-  private final Path setpriv;
-  private final Path nsenter;
-  private final boolean guard;
-
-  Launcher(Path setpriv, Path nsenter, boolean guard) {
-    this.setpriv = setpriv;
-    this.nsenter = nsenter;
-    this.guard = guard;
-  }
 
   Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
       throws IOException {

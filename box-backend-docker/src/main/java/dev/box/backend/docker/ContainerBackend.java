@@ -1,11 +1,9 @@
 package dev.box.backend.docker;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
-import dev.box.api.BoxValidationException;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
@@ -15,14 +13,12 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
+import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -83,15 +79,14 @@ public final class ContainerBackend implements SandboxBackend {
   private final EngineClient client;
   private final NetnsFirewall firewall;
   private final Path workspaces;
-  private final String instanceId;
-  private final String dataLabel;
   private final SyscallGuard guard;
   private final EngineProfile engineProfile;
   private final ContainerCreateBody createBody;
   private final ContainerEgress egress;
-  private final ImagePuller puller;
+  private final EngineContainers containers;
   private final EngineProbe probe;
-  private volatile boolean cpuLimit;
+  private final Ticker ticker = Ticker.system();
+  private final CpuQuota cpuQuota;
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -127,26 +122,32 @@ public final class ContainerBackend implements SandboxBackend {
     this.engineProfile = EngineProfile.read(settings.seccompProfile());
     this.client = new EngineClient(settings.socket());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
-    this.instanceId = instanceId;
-    this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
-    this.cpuLimit = settings.cpuLimit();
+    String dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+    this.cpuQuota = new CpuQuota(settings.engine(), settings.cpuLimit());
     this.createBody =
         new ContainerCreateBody(settings.engine(), engineProfile, guard, instanceId, dataLabel);
     this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
-    this.puller = new ImagePuller(client, settings.engine(), settings.pullTimeout());
+    this.containers =
+        new EngineContainers(
+            client,
+            settings.engine(),
+            new ImagePuller(client, settings.engine(), settings.pullTimeout()),
+            instanceId,
+            dataLabel,
+            CALL_TIMEOUT);
     this.probe =
         new EngineProbe(
-            settings.engine(),
-            settings.socket(),
-            client,
-            firewall,
-            engineProfile,
-            seccompEnforced(),
-            () -> cpuLimit);
+            new EngineCheck(
+                settings.engine(),
+                settings.socket(),
+                client,
+                firewall,
+                engineProfile,
+                seccompEnforced(),
+                cpuQuota::enabled),
+            ticker);
     BackendStatus status = probe.status();
-    if (!cpuLimit) {
-      warnCpuLimitDisabled();
-    }
+    cpuQuota.warnIfDisabled();
     log.info(
         "{} backend: {} ({})",
         settings.engine(),
@@ -196,18 +197,6 @@ public final class ContainerBackend implements SandboxBackend {
     return settings.engine();
   }
 
-  private void warnCpuLimitDisabled() {
-    log.warn("{}", cpuLimitDisabledWarning(settings.engine()));
-  }
-
-  /** The warning for a disabled CPU quota, naming the engine and its section of the config. */
-  static String cpuLimitDisabledWarning(String engine) {
-    return (engine.equals("podman") ? "Podman" : "Docker")
-        + " sandbox CPU limit is disabled by config (box."
-        + engine
-        + ".cpu_limit_enabled=false); containers will be started without --cpus.";
-  }
-
   /**
    * Applies LangBot's {@code box.docker} (or {@code box.podman}) section: {@code
    * cpu_limit_enabled}, a boolean or a string where {@code 0} and {@code false} disable the CPU
@@ -215,26 +204,9 @@ public final class ContainerBackend implements SandboxBackend {
    */
   @Override
   public void configure(Map<String, Object> section) {
-    if (!section.containsKey("cpu_limit_enabled")) {
-      return;
-    }
-    Object value = section.get("cpu_limit_enabled");
-    boolean enabled;
-    if (value instanceof Boolean b) {
-      enabled = b;
-    } else if (value instanceof String text) {
-      String v = text.strip().toLowerCase(Locale.ROOT);
-      enabled = !(v.equals("0") || v.equals("false"));
-    } else {
-      throw new BoxValidationException(
-          "box." + name() + ".cpu_limit_enabled must be a boolean or a string");
-    }
-    if (enabled != cpuLimit) {
-      cpuLimit = enabled;
+    if (cpuQuota.configure(section)) {
       probe.refresh();
-      if (!enabled) {
-        warnCpuLimitDisabled();
-      }
+      cpuQuota.warnIfDisabled();
     }
   }
 
@@ -248,33 +220,21 @@ public final class ContainerBackend implements SandboxBackend {
     checkCanStart(spec);
     String image = image(spec);
     String name = containerName(spec.sessionId());
-    Map<String, Object> body = createBody.of(spec, image, cpuLimit);
+    Map<String, Object> body = createBody.of(spec, image, cpuQuota.enabled());
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     try {
-      containerId = create(name, body, image);
-      EngineClient.Response started =
-          client.call("POST", "/containers/" + containerId + "/start", null, CALL_TIMEOUT);
-      if (!started.ok()) {
-        throw new BoxException(
-            BoxErrorCode.INTERNAL_ERROR,
-            settings.engine() + " backend error: cannot start container: " + started.message());
-      }
+      containerId = containers.create(name, body, image);
+      containers.start(containerId);
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
       }
-      return new ContainerSandbox(
-          client,
-          name,
-          containerId,
-          ContainerCreateBody.SANDBOX_USER,
-          ContainerCreateBody.BASE_ENV,
-          guard.available());
+      return new ContainerSandbox(client, name, containerId, guard.available(), ticker);
     } catch (IOException e) {
-      remove(containerId == null ? name : containerId);
+      containers.remove(containerId == null ? name : containerId);
       throw engineError(e);
     } catch (RuntimeException e) {
-      remove(containerId == null ? name : containerId);
+      containers.remove(containerId == null ? name : containerId);
       throw e;
     }
   }
@@ -329,65 +289,10 @@ public final class ContainerBackend implements SandboxBackend {
         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 
-  /** Creates the container, pulling the image first when the engine does not have it. */
-  private String create(String name, Map<String, Object> body, String image) throws IOException {
-    String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
-    EngineClient.Response created = client.call("POST", path, body, CALL_TIMEOUT);
-    if (created.status() == 404) {
-      puller.pull(image);
-      created = client.call("POST", path, body, CALL_TIMEOUT);
-    }
-    String id = created.json().path("Id").asText("");
-    if (!created.ok() || id.isEmpty()) {
-      throw new BoxException(
-          created.status() == 400 ? BoxErrorCode.VALIDATION_ERROR : BoxErrorCode.INTERNAL_ERROR,
-          settings.engine() + " backend error: cannot create container: " + created.message());
-    }
-    return id;
-  }
-
-  private void remove(String nameOrId) {
-    try {
-      client.call(
-          "DELETE",
-          "/containers/" + URLEncoder.encode(nameOrId, StandardCharsets.UTF_8) + "?force=1",
-          null,
-          CALL_TIMEOUT);
-    } catch (IOException e) {
-      log.warn("cannot remove container {}: {}", nameOrId, e.toString());
-    }
-  }
-
   @Override
   public void removeOrphans() {
-    if (!status().available()) {
-      return;
-    }
-    String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
-    try {
-      EngineClient.Response list =
-          client.call(
-              "GET",
-              "/containers/json?all=1&filters="
-                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
-              null,
-              CALL_TIMEOUT);
-      if (!list.ok()) {
-        log.warn("cannot list orphaned containers: {}", list.message());
-        return;
-      }
-      for (JsonNode container : list.json()) {
-        String owner = container.path("Labels").path("langbot.box.instance_id").asText("");
-        if (!owner.equals(instanceId)) {
-          String id = container.path("Id").asText();
-          log.info(
-              "removing container left by an earlier instance: {}",
-              container.path("Names").path(0).asText(id));
-          remove(id);
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot list orphaned containers: {}", e.toString());
+    if (status().available()) {
+      containers.removeOrphans();
     }
   }
 

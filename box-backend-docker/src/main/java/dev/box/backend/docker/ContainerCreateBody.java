@@ -14,8 +14,19 @@ import org.jspecify.annotations.Nullable;
 /**
  * The Engine API body that creates a session's container: the hardening, the session's limits and
  * mounts, the holder that keeps it running, and the labels orphan cleanup goes by.
+ *
+ * @param engine {@code docker} or {@code podman}
+ * @param engineProfile the seccomp profile the engine applies
+ * @param guard box-guard, mounted into the container when it is available
+ * @param instanceId the id of this server instance, a label
+ * @param dataLabel the hash of the server's data directory, a label
  */
-final class ContainerCreateBody {
+record ContainerCreateBody(
+    String engine,
+    EngineProfile engineProfile,
+    SyscallGuard guard,
+    String instanceId,
+    String dataLabel) {
 
   /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
   static final String SANDBOX_USER = "1000:1000";
@@ -37,32 +48,6 @@ final class ContainerCreateBody {
    * /proc/1/mem), else the engine's init; either reaps orphans.
    */
   private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
-
-  private final String engine;
-  private final EngineProfile engineProfile;
-  private final SyscallGuard guard;
-  private final String instanceId;
-  private final String dataLabel;
-
-  /**
-   * @param engine {@code docker} or {@code podman}
-   * @param engineProfile the seccomp profile the engine applies
-   * @param guard box-guard, mounted into the container when it is available
-   * @param instanceId the id of this server instance, a label
-   * @param dataLabel the hash of the server's data directory, a label
-   */
-  ContainerCreateBody(
-      String engine,
-      EngineProfile engineProfile,
-      SyscallGuard guard,
-      String instanceId,
-      String dataLabel) {
-    this.engine = engine;
-    this.engineProfile = engineProfile;
-    this.guard = guard;
-    this.instanceId = instanceId;
-    this.dataLabel = dataLabel;
-  }
 
   /** The body for the container of {@code spec} from {@code image}, with a CPU quota or not. */
   Map<String, Object> of(SandboxSpec spec, String image, boolean cpuLimit) {

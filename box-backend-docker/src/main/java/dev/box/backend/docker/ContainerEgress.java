@@ -20,35 +20,20 @@ import org.slf4j.LoggerFactory;
  * Closes a network-on container's egress: loads the firewall into its network namespace, found
  * through the pid of its init; DNS may go to the resolvers the engine wrote into the container's
  * resolv.conf.
+ *
+ * @param client the engine's API
+ * @param engine {@code docker} or {@code podman}, for messages
+ * @param firewall the firewall that is loaded
+ * @param policy the operator's egress policy
+ * @param callTimeout how long the engine may take to answer
  */
-final class ContainerEgress {
+record ContainerEgress(
+    EngineClient client,
+    String engine,
+    NetnsFirewall firewall,
+    EgressPolicy policy,
+    Duration callTimeout) {
   private static final Logger log = LoggerFactory.getLogger(ContainerEgress.class);
-
-  private final EngineClient client;
-  private final String engine;
-  private final NetnsFirewall firewall;
-  private final EgressPolicy policy;
-  private final Duration callTimeout;
-
-  /**
-   * @param client the engine's API
-   * @param engine {@code docker} or {@code podman}, for messages
-   * @param firewall the firewall that is loaded
-   * @param policy the operator's egress policy
-   * @param callTimeout how long the engine may take to answer
-   */
-  ContainerEgress(
-      EngineClient client,
-      String engine,
-      NetnsFirewall firewall,
-      EgressPolicy policy,
-      Duration callTimeout) {
-    this.client = client;
-    this.engine = engine;
-    this.firewall = firewall;
-    this.policy = policy;
-    this.callTimeout = callTimeout;
-  }
 
   /** Loads the rules for {@code spec} into the network namespace of the running container. */
   void close(String containerId, SandboxSpec spec) throws IOException {

@@ -2,6 +2,7 @@ package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -54,7 +55,8 @@ final class ContainerProcess implements SandboxProcess {
   private final ChunkPipe stderr = new ChunkPipe();
   private final OutputStream stdin;
   private final CompletableFuture<Integer> exit = new CompletableFuture<>();
-  private final long startedAt = System.nanoTime();
+  private final Ticker ticker;
+  private final long startedAt;
 
   ContainerProcess(
       ContainerSandbox sandbox,
@@ -62,7 +64,10 @@ final class ContainerProcess implements SandboxProcess {
       String execId,
       String tag,
       EngineClient.Hijacked connection,
-      boolean withStdin) {
+      boolean withStdin,
+      Ticker ticker) {
+    this.ticker = ticker;
+    this.startedAt = ticker.read();
     this.sandbox = sandbox;
     this.engine = engine;
     this.exits = engine.threads().exits();
@@ -146,7 +151,7 @@ final class ContainerProcess implements SandboxProcess {
     // The stream's end triggers a poll at once; polling is for exits while a background process
     // still holds the stream, so a long-lived process is polled rarely.
     long cap =
-        System.nanoTime() - startedAt < LONG_LIVED_NANOS ? MAX_POLL_MILLIS : LONG_LIVED_POLL_MILLIS;
+        ticker.read() - startedAt < LONG_LIVED_NANOS ? MAX_POLL_MILLIS : LONG_LIVED_POLL_MILLIS;
     long next = Math.min(cap, delayMillis * 2);
     pollAfter(delayMillis, next);
   }

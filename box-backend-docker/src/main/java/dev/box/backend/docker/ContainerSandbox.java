@@ -6,6 +6,7 @@ import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,7 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The container of one session: commands are exec'd into it as the sandbox user.
+ * The container of one session: commands are exec'd into it as the sandbox user ({@link
+ * ContainerCreateBody#SANDBOX_USER}), with the environment the container started with.
  *
  * <p>Every process an exec starts inherits a tag ({@code __BOX_TREE}) in its environment. To kill
  * the tree, a fixed script exec'd into the same container finds the tagged processes by their
@@ -75,26 +77,20 @@ final class ContainerSandbox implements Sandbox {
   private final EngineClient engine;
   private final String name;
   private final String containerId;
-  private final String user;
-  private final Map<String, String> baseEnv;
   private final boolean guarded;
+  private final Ticker ticker;
 
   /**
    * @param guarded whether box-guard is mounted at {@value SyscallGuard#SANDBOX_PATH}
+   * @param ticker the time processes measure how long they have run by
    */
   ContainerSandbox(
-      EngineClient engine,
-      String name,
-      String containerId,
-      String user,
-      Map<String, String> baseEnv,
-      boolean guarded) {
+      EngineClient engine, String name, String containerId, boolean guarded, Ticker ticker) {
     this.engine = engine;
     this.name = name;
     this.containerId = containerId;
-    this.user = user;
-    this.baseEnv = Map.copyOf(baseEnv);
     this.guarded = guarded;
+    this.ticker = ticker;
   }
 
   /** {@code program}, started through box-guard when the container has it. */
@@ -122,7 +118,7 @@ final class ContainerSandbox implements Sandbox {
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
     String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-    Map<String, String> env = new LinkedHashMap<>(baseEnv);
+    Map<String, String> env = new LinkedHashMap<>(ContainerCreateBody.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
     env.put("__BOX_TREE", tag);
     Map<String, Object> body = new LinkedHashMap<>();
@@ -130,7 +126,7 @@ final class ContainerSandbox implements Sandbox {
     body.put("AttachStdout", true);
     body.put("AttachStderr", true);
     body.put("Tty", false);
-    body.put("User", user);
+    body.put("User", ContainerCreateBody.SANDBOX_USER);
     body.put("WorkingDir", "/");
     body.put("Env", envList(env));
     body.put("Cmd", command(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh")));
@@ -139,7 +135,7 @@ final class ContainerSandbox implements Sandbox {
       EngineClient.Hijacked connection =
           engine.hijack(
               "/exec/" + execId + "/start", Map.of("Detach", false, "Tty", false), CALL_TIMEOUT);
-      return new ContainerProcess(this, engine, execId, tag, connection, spec.stdin());
+      return new ContainerProcess(this, engine, execId, tag, connection, spec.stdin(), ticker);
     } catch (IOException e) {
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR,
@@ -169,9 +165,13 @@ final class ContainerSandbox implements Sandbox {
     body.put("AttachStdout", true);
     body.put("AttachStderr", true);
     body.put("Tty", false);
-    body.put("User", user);
+    body.put("User", ContainerCreateBody.SANDBOX_USER);
     body.put(
-        "Env", List.of("__BOX_KILL=" + tag, "__BOX_SIG=" + signal, "PATH=" + baseEnv.get("PATH")));
+        "Env",
+        List.of(
+            "__BOX_KILL=" + tag,
+            "__BOX_SIG=" + signal,
+            "PATH=" + ContainerCreateBody.BASE_ENV.get("PATH")));
     body.put("Cmd", command(List.of("/bin/sh", "-c", SIGNAL_TREE)));
     for (int attempt = 1; attempt <= 3; attempt++) {
       try {

@@ -13,14 +13,16 @@ import java.util.concurrent.TimeUnit;
  * The threads that talk to one engine: request deadlines, the exec stream demultiplexers and the
  * exec exit pollers. {@link #close()} shuts them all down; until then an unused thread ends after
  * {@link #IDLE} on its own, so an owner that is never closed keeps no thread for long.
+ *
+ * @param deadlines closes connections whose deadline passed: a blocked read then fails
+ * @param streams reads exec streams: one blocking thread per running exec
+ * @param exits inspects execs until they have exited
  */
-final class EngineThreads implements AutoCloseable {
+record EngineThreads(
+    ScheduledExecutorService deadlines, ExecutorService streams, ScheduledExecutorService exits)
+    implements AutoCloseable {
   /** How long a thread waits for work before it ends. */
   static final Duration IDLE = Duration.ofSeconds(60);
-
-  private final ScheduledExecutorService deadlines;
-  private final ExecutorService streams;
-  private final ScheduledExecutorService exits;
 
   /** Daemon platform threads named {@code box-engine-deadline}, {@code box-container-*}. */
   EngineThreads() {
@@ -32,10 +34,11 @@ final class EngineThreads implements AutoCloseable {
 
   /** Threads made by the given factories (tests record them). */
   EngineThreads(ThreadFactory deadlines, ThreadFactory streams, ThreadFactory exits) {
-    this.deadlines = idling(new ScheduledThreadPoolExecutor(1, deadlines));
-    // Platform threads: they block on socket reads.
-    this.streams = Executors.newCachedThreadPool(streams);
-    this.exits = idling(new ScheduledThreadPoolExecutor(2, exits));
+    this(
+        idling(new ScheduledThreadPoolExecutor(1, deadlines)),
+        // Platform threads: they block on socket reads.
+        Executors.newCachedThreadPool(streams),
+        idling(new ScheduledThreadPoolExecutor(2, exits)));
   }
 
   private static ThreadFactory daemon(String name) {
@@ -46,21 +49,6 @@ final class EngineThreads implements AutoCloseable {
     pool.setKeepAliveTime(IDLE.toMillis(), TimeUnit.MILLISECONDS);
     pool.allowCoreThreadTimeOut(true);
     return pool;
-  }
-
-  /** Closes connections whose deadline passed: a blocked read then fails. */
-  ScheduledExecutorService deadlines() {
-    return deadlines;
-  }
-
-  /** Reads exec streams: one blocking thread per running exec. */
-  ExecutorService streams() {
-    return streams;
-  }
-
-  /** Inspects execs until they have exited. */
-  ScheduledExecutorService exits() {
-    return exits;
   }
 
   /**

@@ -15,24 +15,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Pulls an image the engine does not have, waiting at most the pull timeout; every failure is a
  * {@link BoxErrorCode#BACKEND_UNAVAILABLE} error that names the image.
+ *
+ * @param client the engine's API
+ * @param engine {@code docker} or {@code podman}, for the log
+ * @param timeout how long one pull may take
  */
-final class ImagePuller {
+record ImagePuller(EngineClient client, String engine, Duration timeout) {
   private static final Logger log = LoggerFactory.getLogger(ImagePuller.class);
-
-  private final EngineClient client;
-  private final String engine;
-  private final Duration timeout;
-
-  /**
-   * @param client the engine's API
-   * @param engine {@code docker} or {@code podman}, for the log
-   * @param timeout how long one pull may take
-   */
-  ImagePuller(EngineClient client, String engine, Duration timeout) {
-    this.client = client;
-    this.engine = engine;
-    this.timeout = timeout;
-  }
 
   /**
    * Pulls {@code image}; returns once the engine has it.

@@ -3,11 +3,26 @@ package dev.box.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
+/** The pipe between the demultiplexer and a reader: order, end, and what closing frees. */
 class ChunkPipeTest {
+  /** Runs {@code task} on another thread; what it throws completes the future exceptionally. */
+  static <T> CompletableFuture<T> inBackground(Callable<T> task) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return task.call();
+          } catch (Exception e) {
+            throw new CompletionException(e);
+          }
+        });
+  }
+
   @Test
   void readsChunksInOrderThenTheEnd() throws Exception {
     ChunkPipe pipe = new ChunkPipe();
@@ -22,15 +37,7 @@ class ChunkPipeTest {
   @Test
   void closingWakesABlockedReaderWithTheEnd_andLaterChunksAreDropped() throws Exception {
     ChunkPipe pipe = new ChunkPipe();
-    CompletableFuture<Integer> reader =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return pipe.read(new byte[8], 0, 8);
-              } catch (java.io.IOException e) {
-                throw new java.io.UncheckedIOException(e);
-              }
-            });
+    CompletableFuture<Integer> reader = inBackground(() -> pipe.read(new byte[8], 0, 8));
     Thread.sleep(100);
     assertThat(reader).isNotDone();
 
@@ -45,17 +52,14 @@ class ChunkPipeTest {
   @Test
   void closingFreesAWriterWaitingOnAFullQueue() throws Exception {
     ChunkPipe pipe = new ChunkPipe();
-    CompletableFuture<Void> writer =
-        CompletableFuture.runAsync(
+    CompletableFuture<Boolean> writer =
+        inBackground(
             () -> {
-              try {
-                for (int i = 0; i < 200; i++) {
-                  pipe.offer(new byte[] {1});
-                }
-                pipe.finish();
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+              for (int i = 0; i < 200; i++) {
+                pipe.offer(new byte[] {1});
               }
+              pipe.finish();
+              return true;
             });
     Thread.sleep(100);
     assertThat(writer).as("the queue holds 64 chunks").isNotDone();

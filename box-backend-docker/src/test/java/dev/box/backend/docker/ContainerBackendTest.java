@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -53,15 +54,21 @@ class ContainerBackendTest {
   }
 
   static SandboxSpec spec(String session, String image) {
+    return spec(session, image, null, false);
+  }
+
+  /** A network-off spec of 256 MiB, 64 pids and one CPU, with {@code mount} and the root asked. */
+  static SandboxSpec spec(
+      String session, String image, @Nullable SandboxMount mount, boolean readOnlyRoot) {
     return new SandboxSpec(
         session,
         "x",
         "inst",
         image,
         BoxNetworkMode.OFF,
-        null,
+        mount,
         List.of(),
-        false,
+        readOnlyRoot,
         1.0,
         256,
         64,
@@ -72,16 +79,42 @@ class ContainerBackendTest {
     return new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
   }
 
+  /** Starts {@code script} in {@code workdir} of {@code sandbox}, without stdin. */
+  static SandboxProcess shell(Sandbox sandbox, String script, String workdir) {
+    return sandbox.spawn(new ProcessSpec(new ProcessSpec.Shell(script), workdir, Map.of(), false));
+  }
+
   /** Runs {@code script} in /tmp of {@code sandbox} and returns its stdout and stderr. */
   static String run(Sandbox sandbox, String script) throws IOException {
-    SandboxProcess p =
-        sandbox.spawn(
-            new ProcessSpec(
-                new ProcessSpec.Shell("{ " + script + "\n} 2>&1"), "/tmp", Map.of(), false));
+    SandboxProcess p = shell(sandbox, "{ " + script + "\n} 2>&1", "/tmp");
     try {
       return text(p);
     } finally {
       p.release();
+    }
+  }
+
+  /** A test that runs in a sandbox. */
+  @FunctionalInterface
+  interface SandboxTest {
+    void run(Sandbox sandbox) throws Exception;
+  }
+
+  /** Starts a sandbox of {@code spec} on {@code backend}, runs {@code test} in it, destroys it. */
+  static void inSandbox(ContainerBackend backend, SandboxSpec spec, SandboxTest test)
+      throws Exception {
+    Sandbox sandbox = backend.start(spec);
+    try {
+      test.run(sandbox);
+    } finally {
+      sandbox.destroy();
+    }
+  }
+
+  /** Runs {@code test} in a sandbox of {@code spec} on a backend of {@code engine} of its own. */
+  void inSandbox(String engine, SandboxSpec spec, SandboxTest test) throws Exception {
+    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
+      inSandbox(backend, spec, test);
     }
   }
 
@@ -95,33 +128,37 @@ class ContainerBackendTest {
   void everyProcess_pid1Included_runsUnderBoxFilterAndTheEngines(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
-      Sandbox sandbox = backend.start(spec("guarded", IMAGE));
-      try {
-        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+      inSandbox(
+          backend,
+          spec("guarded", IMAGE),
+          sandbox -> {
+            String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
 
-        // Two filters each: the engine's profile and box-guard's.
-        assertThat(seen)
-            .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
-            .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
-        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
-        // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
-        EngineClient.Response inspect =
-            new EngineClient(Path.of(socket(engine)))
-                .call("GET", "/containers/" + sandbox.id() + "/json", null, Duration.ofSeconds(10));
-        assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
-            .isEqualTo("[\"NONE\"]");
-        assertThat(
-                run(
-                    sandbox,
-                    "echo x > /.box/box-guard || echo write-refused;"
-                        + " rm -f /.box/box-guard || echo rm-refused;"
-                        + " mv /.box /tmp/moved || echo mv-refused;"
-                        + " /.box/box-guard --policy"))
-            .contains("write-refused", "rm-refused", "mv-refused")
-            .endsWith("\n" + SyscallGuard.POLICY + "\n");
-      } finally {
-        sandbox.destroy();
-      }
+            // Two filters each: the engine's profile and box-guard's.
+            assertThat(seen)
+                .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
+                .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
+            assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+            // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
+            EngineClient.Response inspect =
+                new EngineClient(Path.of(socket(engine)))
+                    .call(
+                        "GET",
+                        "/containers/" + sandbox.id() + "/json",
+                        null,
+                        Duration.ofSeconds(10));
+            assertThat(inspect.json().path("Config").path("Healthcheck").path("Test").toString())
+                .isEqualTo("[\"NONE\"]");
+            assertThat(
+                    run(
+                        sandbox,
+                        "echo x > /.box/box-guard || echo write-refused;"
+                            + " rm -f /.box/box-guard || echo rm-refused;"
+                            + " mv /.box /tmp/moved || echo mv-refused;"
+                            + " /.box/box-guard --policy"))
+                .contains("write-refused", "rm-refused", "mv-refused")
+                .endsWith("\n" + SyscallGuard.POLICY + "\n");
+          });
     }
   }
 
@@ -139,15 +176,15 @@ class ContainerBackendTest {
             EgressPolicy.DEFAULT,
             SyscallGuard.unavailable("no box-guard binary for this arch"))) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
-      Sandbox sandbox = backend.start(spec("unguarded", IMAGE));
-      try {
-        String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
+      inSandbox(
+          backend,
+          spec("unguarded", IMAGE),
+          sandbox -> {
+            String seen = run(sandbox, SECCOMP_OF_SELF_AND_PID_1);
 
-        assertThat(seen).startsWith("Seccomp:\t2\nSeccomp_filters:\t1\n");
-        assertThat(seen).doesNotContain("box-guard");
-      } finally {
-        sandbox.destroy();
-      }
+            assertThat(seen).startsWith("Seccomp:\t2\nSeccomp_filters:\t1\n");
+            assertThat(seen).doesNotContain("box-guard");
+          });
     }
   }
 
@@ -171,13 +208,13 @@ class ContainerBackendTest {
             "inst")) {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
-      Sandbox sandbox = backend.start(spec("profiled", IMAGE));
-      try {
-        assertThat(run(sandbox, "mkdir /tmp/d")).contains("Permission denied");
-        assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          spec("profiled", IMAGE),
+          sandbox -> {
+            assertThat(run(sandbox, "mkdir /tmp/d")).contains("Permission denied");
+            assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
+          });
     }
   }
 
@@ -201,13 +238,7 @@ class ContainerBackendTest {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       Sandbox sandbox = backend.start(spec("s1", IMAGE));
       try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("echo out; echo err >&2; id -u; exit 3"),
-                    "/tmp/w",
-                    Map.of(),
-                    false));
+        SandboxProcess p = shell(sandbox, "echo out; echo err >&2; id -u; exit 3", "/tmp/w");
         String err = new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(text(p)).isEqualTo("out\n1000\n");
         assertThat(err).isEqualTo("err\n");
@@ -223,95 +254,64 @@ class ContainerBackendTest {
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void stdinIsRelayedAndItsCloseIsEndOfFile(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("s2", IMAGE));
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
-        try (OutputStream in = p.stdin()) {
-          in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
-        }
-        assertThat(text(p)).isEqualTo("hello\nworld\n");
-        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-        p.release();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    inSandbox(
+        engine,
+        spec("s2", IMAGE),
+        sandbox -> {
+          SandboxProcess p =
+              sandbox.spawn(
+                  new ProcessSpec(new ProcessSpec.Argv(List.of("cat")), "/tmp", Map.of(), true));
+          try (OutputStream in = p.stdin()) {
+            in.write("hello\nworld\n".getBytes(StandardCharsets.UTF_8));
+          }
+          assertThat(text(p)).isEqualTo("hello\nworld\n");
+          assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+          p.release();
+        });
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void killTreeKillsDaemonisedDescendantsAndTheContainerSurvives(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("s3", IMAGE));
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell(
-                        "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
-                            + " env -i /bin/sleep 98763 & sleep 98764"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
-        p.killTree();
-        assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
-        p.release();
-        SandboxProcess ps =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("ps -eo args | grep -c '^sleep 9876' || true"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(text(ps).strip()).isEqualTo("0");
-        ps.release();
-        assertThat(sandbox.isAlive()).isTrue();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    inSandbox(
+        engine,
+        spec("s3", IMAGE),
+        sandbox -> {
+          SandboxProcess p =
+              shell(
+                  sandbox,
+                  "(setsid sh -c 'sleep 98761' &); nohup sleep 98762 >/dev/null 2>&1 &"
+                      + " env -i /bin/sleep 98763 & sleep 98764",
+                  "/tmp");
+          assertThat(p.waitFor(Duration.ofMillis(800))).isEmpty();
+          p.killTree();
+          assertThat(p.waitFor(Duration.ofSeconds(5))).isPresent();
+          p.release();
+          SandboxProcess ps = shell(sandbox, "ps -eo args | grep -c '^sleep 9876' || true", "/tmp");
+          assertThat(text(ps).strip()).isEqualTo("0");
+          ps.release();
+          assertThat(sandbox.isAlive()).isTrue();
+        });
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aReadOnlyRootHasA64MibTmp(String engine) throws Exception {
-    SandboxSpec spec =
-        new SandboxSpec(
-            "ro",
-            "x",
-            "inst",
-            IMAGE,
-            BoxNetworkMode.OFF,
-            null,
-            List.of(),
-            true,
-            1.0,
-            256,
-            64,
-            BoxEgress.NONE);
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec);
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell(
-                        "touch /opt/x 2>&1 | grep -c Read-only;"
-                            + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
-                            + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))"),
-                    "/tmp",
-                    Map.of(),
-                    false));
-        assertThat(text(p)).isEqualTo("1\n64\n");
-        p.release();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    SandboxSpec spec = spec("ro", IMAGE, null, true);
+    inSandbox(
+        engine,
+        spec,
+        sandbox -> {
+          SandboxProcess p =
+              shell(
+                  sandbox,
+                  "touch /opt/x 2>&1 | grep -c Read-only;"
+                      + " head -c 80000000 /dev/zero > /tmp/big 2>/dev/null;"
+                      + " echo $(( $(stat -c %s /tmp/big) / 1048576 ))",
+                  "/tmp");
+          assertThat(text(p)).isEqualTo("1\n64\n");
+          p.release();
+        });
   }
 
   @ParameterizedTest
@@ -319,38 +319,18 @@ class ContainerBackendTest {
   void aHostPathWithColonsIsMountedAsOnePath(String engine) throws Exception {
     Path host = Files.createDirectories(dataDir.resolve("work:/etc:rw"));
     Files.setPosixFilePermissions(host, PosixFilePermissions.fromString("rwxrwxrwx"));
-    SandboxSpec spec =
-        new SandboxSpec(
-            "colon",
-            "x",
-            "inst",
-            IMAGE,
-            BoxNetworkMode.OFF,
-            new SandboxMount(host, "/workspace", false),
-            List.of(),
-            false,
-            1.0,
-            256,
-            64,
-            BoxEgress.NONE);
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec);
-      try {
-        SandboxProcess p =
-            sandbox.spawn(
-                new ProcessSpec(
-                    new ProcessSpec.Shell("echo hi > /workspace/f && ls -ld /etc | cut -c1-10"),
-                    "/workspace",
-                    Map.of(),
-                    false));
-        assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
-        assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
-        p.release();
-        assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    SandboxSpec spec = spec("colon", IMAGE, new SandboxMount(host, "/workspace", false), false);
+    inSandbox(
+        engine,
+        spec,
+        sandbox -> {
+          SandboxProcess p =
+              shell(sandbox, "echo hi > /workspace/f && ls -ld /etc | cut -c1-10", "/workspace");
+          assertThat(text(p)).isEqualTo("drwxr-xr-x\n");
+          assertThat(p.waitFor(Duration.ofSeconds(10))).isEqualTo(OptionalInt.of(0));
+          p.release();
+          assertThat(Files.readString(host.resolve("f"))).isEqualTo("hi\n");
+        });
   }
 
   @ParameterizedTest

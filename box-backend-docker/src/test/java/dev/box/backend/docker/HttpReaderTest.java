@@ -42,31 +42,30 @@ class HttpReaderTest {
     assertThat(text(reader.stream().readAllBytes())).isEqualTo("X");
   }
 
-  @Test
-  void chunked_ignoresChunkExtensions() throws IOException {
-    HttpReader reader =
-        reader(
+  static Stream<Arguments> bodies() {
+    return Stream.of(
+        Arguments.of(
+            "chunk extensions are ignored",
             "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + "3;name=value\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\n\r\n");
-
-    assertThat(text(reader.readBody(reader.readHead()))).isEqualTo("abcde");
-  }
-
-  @Test
-  void chunked_winsOverContentLength() throws IOException {
-    HttpReader reader =
-        reader(
+                + "3;name=value\r\nabc\r\n2 ; x\r\nde\r\n0;last\r\n\r\n",
+            "abcde"),
+        Arguments.of(
+            "chunked wins over Content-Length",
             "HTTP/1.1 200 OK\r\nContent-Length: 99\r\nTransfer-Encoding: chunked\r\n\r\n"
-                + "2\r\nok\r\n0\r\n\r\n");
-
-    assertThat(text(reader.readBody(reader.readHead()))).isEqualTo("ok");
+                + "2\r\nok\r\n0\r\n\r\n",
+            "ok"),
+        Arguments.of(
+            "no length: the body runs to the end of the connection",
+            "HTTP/1.0 200 OK\r\nServer: x\r\n\r\nall of it",
+            "all of it"));
   }
 
-  @Test
-  void noLength_bodyRunsToTheEndOfTheConnection() throws IOException {
-    HttpReader reader = reader("HTTP/1.0 200 OK\r\nServer: x\r\n\r\nall of it");
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("bodies")
+  void body_isReadAsTheHeadSays(String name, String answer, String body) throws IOException {
+    HttpReader reader = reader(answer);
 
-    assertThat(text(reader.readBody(reader.readHead()))).isEqualTo("all of it");
+    assertThat(text(reader.readBody(reader.readHead()))).isEqualTo(body);
   }
 
   @Test

@@ -1,0 +1,105 @@
+package dev.box.backend.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The session containers of this server on the engine: created (the image pulled first when the
+ * engine does not have it), started and removed; and those an earlier instance of the server left,
+ * found by the labels {@link ContainerCreateBody} gives them, removed.
+ *
+ * @param client the engine's API
+ * @param engine {@code docker} or {@code podman}, for messages
+ * @param puller pulls an image the engine does not have
+ * @param instanceId the id of this server instance
+ * @param dataLabel the hash of the server's data directory
+ * @param callTimeout how long the engine may take to answer
+ */
+record EngineContainers(
+    EngineClient client,
+    String engine,
+    ImagePuller puller,
+    String instanceId,
+    String dataLabel,
+    Duration callTimeout) {
+  private static final Logger log = LoggerFactory.getLogger(EngineContainers.class);
+
+  /** Creates the container, pulling the image first when the engine does not have it; its id. */
+  String create(String name, Map<String, Object> body, String image) throws IOException {
+    String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
+    EngineClient.Response created = client.call("POST", path, body, callTimeout);
+    if (created.status() == 404) {
+      puller.pull(image);
+      created = client.call("POST", path, body, callTimeout);
+    }
+    String id = created.json().path("Id").asText("");
+    if (!created.ok() || id.isEmpty()) {
+      throw new BoxException(
+          created.status() == 400 ? BoxErrorCode.VALIDATION_ERROR : BoxErrorCode.INTERNAL_ERROR,
+          engine + " backend error: cannot create container: " + created.message());
+    }
+    return id;
+  }
+
+  /** Starts the created container {@code containerId}. */
+  void start(String containerId) throws IOException {
+    EngineClient.Response started =
+        client.call("POST", "/containers/" + containerId + "/start", null, callTimeout);
+    if (!started.ok()) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          engine + " backend error: cannot start container: " + started.message());
+    }
+  }
+
+  /** Removes the container {@code nameOrId}, running or not; a failure is only logged. */
+  void remove(String nameOrId) {
+    try {
+      client.call(
+          "DELETE",
+          "/containers/" + URLEncoder.encode(nameOrId, StandardCharsets.UTF_8) + "?force=1",
+          null,
+          callTimeout);
+    } catch (IOException e) {
+      log.warn("cannot remove container {}: {}", nameOrId, e.toString());
+    }
+  }
+
+  /** Removes the containers of this data directory that another instance of the server left. */
+  void removeOrphans() {
+    String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
+    try {
+      EngineClient.Response list =
+          client.call(
+              "GET",
+              "/containers/json?all=1&filters="
+                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
+              null,
+              callTimeout);
+      if (!list.ok()) {
+        log.warn("cannot list orphaned containers: {}", list.message());
+        return;
+      }
+      for (JsonNode container : list.json()) {
+        String owner = container.path("Labels").path("langbot.box.instance_id").asText("");
+        if (!owner.equals(instanceId)) {
+          String id = container.path("Id").asText();
+          log.info(
+              "removing container left by an earlier instance: {}",
+              container.path("Names").path(0).asText(id));
+          remove(id);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot list orphaned containers: {}", e.toString());
+    }
+  }
+}

@@ -1,0 +1,18 @@
+# The loop of the suite's servers, put before listen.pl, dns.pl and relay.pl. Only perl-base.
+use strict;
+use warnings;
+
+# Calls HANDLER with each readable handle of SELECT but stdin, for ever; exits once stdin, when
+# SELECT watches it, is at its end, so that the server does not outlive the process that started it.
+sub serve {
+  my ($select, $handler) = @_;
+  while (1) {
+    for my $ready ($select->can_read) {
+      if (fileno($ready) == 0) {
+        exit 0 unless sysread STDIN, my $ignored, 512;
+        next;
+      }
+      $handler->($ready);
+    }
+  }
+}
