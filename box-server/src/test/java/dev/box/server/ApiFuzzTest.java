@@ -12,9 +12,6 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.time.Clock;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import net.jqwik.api.Arbitraries;
@@ -34,26 +31,17 @@ import org.jspecify.annotations.Nullable;
  * keeps serving.
  */
 class ApiFuzzTest {
-  private static final String TOKEN = "fuzz-test-token-0123456789abcdef-0123";
-  private static final String INSTANCE = "fuzz-instance";
+  private static final String TOKEN = LangBotServers.TOKEN;
+  private static final String INSTANCE = LangBotServers.INSTANCE;
   private static final ObjectMapper JSON = BoxJson.newMapper();
   private static @Nullable BoxServer server;
   private static @Nullable RpcClient rpc;
 
   @BeforeContainer
   static void start() throws IOException {
-    Map<String, String> flags = new LinkedHashMap<>();
-    flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-fuzz-").toString());
-    flags.put("backend", "bwrap");
-    flags.put("max_sessions", "8");
     server =
-        BoxServer.start(
-            ServerConfig.resolve(flags, Map.of()),
-            Clock.systemUTC(),
-            Map.of(
-                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
-            false);
+        LangBotServers.start(
+            Map.of("backend", "bwrap", "max_sessions", "8"), LangBotServers.ENV, false);
     rpc =
         RpcClient.connect(
             server().port(),

@@ -11,7 +11,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Clock;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.HexFormat;
@@ -29,21 +28,15 @@ import org.junit.jupiter.api.io.TempDir;
  * has cgroup v1).
  */
 class LangBotAdmissionTest {
-  private static final String TOKEN = "langbot-shared-secret-0123456789abcdef";
-  private static final String INSTANCE = "instance-1";
+  private static final String TOKEN = LangBotServers.TOKEN;
+  private static final String INSTANCE = LangBotServers.INSTANCE;
 
   @TempDir Path dir;
   private @Nullable BoxServer server;
 
   private BoxServer start(Path dataDir) {
     BoxServer started =
-        BoxServer.start(
-            ServerConfig.resolve(
-                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()),
-            Clock.systemUTC(),
-            Map.of(
-                "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
-            false);
+        LangBotServers.start(dataDir, Map.of("backend", "bwrap"), LangBotServers.ENV, false);
     server = started;
     return started;
   }
@@ -66,11 +59,7 @@ class LangBotAdmissionTest {
   }
 
   private static String context(String workspace) {
-    return "{\"instance_uuid\": \""
-        + INSTANCE
-        + "\", \"workspace_uuid\": \""
-        + workspace
-        + "\", \"placement_generation\": 1}";
+    return LangBotServers.context(workspace, 1);
   }
 
   private static String message(JsonNode response) {

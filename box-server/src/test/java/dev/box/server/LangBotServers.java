@@ -2,6 +2,7 @@ package dev.box.server;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
@@ -29,9 +30,15 @@ final class LangBotServers {
    */
   static BoxServer start(Map<String, String> settings, Map<String, String> env, boolean stdio)
       throws IOException {
+    return start(Files.createTempDirectory("box-langbot-"), settings, env, stdio);
+  }
+
+  /** As {@link #start(Map, Map, boolean)}, on the data dir {@code dataDir}. */
+  static BoxServer start(
+      Path dataDir, Map<String, String> settings, Map<String, String> env, boolean stdio) {
     Map<String, String> flags = new HashMap<>(settings);
     flags.put("port", "0");
-    flags.put("data_dir", Files.createTempDirectory("box-langbot-").toString());
+    flags.put("data_dir", dataDir.toString());
     return BoxServer.start(ServerConfig.resolve(flags, Map.of()), Clock.systemUTC(), env, stdio);
   }
 

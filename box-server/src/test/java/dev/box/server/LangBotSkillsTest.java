@@ -53,9 +53,9 @@ class LangBotSkillsTest {
             Clock.systemUTC(),
             Map.of(
                 "LANGBOT_BOX_CONTROL_TOKEN",
-                LangBotConformanceTest.TOKEN,
+                LangBotServers.TOKEN,
                 "LANGBOT_BOX_TRUSTED_INSTANCE_UUID",
-                LangBotConformanceTest.INSTANCE),
+                LangBotServers.INSTANCE),
             false);
     rpc = RpcClient.asLangBot(server.port());
     RpcClient.data(
@@ -77,7 +77,7 @@ class LangBotSkillsTest {
 
   private static String context(String workspace) {
     return "{\"instance_uuid\": \""
-        + LangBotConformanceTest.INSTANCE
+        + LangBotServers.INSTANCE
         + "\", \"workspace_uuid\": \""
         + workspace
         + "\", \"placement_generation\": 1}";
@@ -323,7 +323,7 @@ class LangBotSkillsTest {
             filesUnder(
                 skills
                     .resolve("tenants")
-                    .resolve(Tenancy.namespace(LangBotConformanceTest.INSTANCE, "ws-evil"))))
+                    .resolve(Tenancy.namespace(LangBotServers.INSTANCE, "ws-evil"))))
         .isZero();
     assertThat(filesUnder(skills.resolve(".staging"))).isZero();
     assertThat(skills.resolve("escaped.txt")).doesNotExist();
