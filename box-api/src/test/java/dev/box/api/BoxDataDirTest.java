@@ -33,6 +33,7 @@ class BoxDataDirTest {
     Path file = BoxDataDir.tokenFile(dir);
     assertThatThrownBy(() -> BoxDataDir.readToken(file)).isInstanceOf(NoSuchFileException.class);
 
+    Files.createDirectories(file.getParent());
     Files.writeString(file, "\n\n");
     assertThatThrownBy(() -> BoxDataDir.readToken(file)).hasMessageEndingWith(" is empty");
 
