@@ -138,6 +138,7 @@ public final class BoxServer implements AutoCloseable {
         sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
       }
       sessions.removeOrphans();
+      sessions.restorePersistent();
       reaper = startReaper(sessions, config.sessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(

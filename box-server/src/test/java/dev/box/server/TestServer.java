@@ -37,18 +37,22 @@ final class TestServer implements AutoCloseable {
   /** Starts a server; {@code settings} are flag keys and values, as {@code "max_sessions", "2"}. */
   static TestServer start(Clock clock, String... settings) {
     try {
-      Path dataDir = Files.createTempDirectory("box-test-");
-      Map<String, String> flags = new HashMap<>();
-      flags.put("port", "0");
-      flags.put("data_dir", dataDir.toString());
-      flags.put("backend", "bwrap");
-      for (int i = 0; i < settings.length; i += 2) {
-        flags.put(settings[i], settings[i + 1]);
-      }
-      return new TestServer(BoxServer.start(ServerConfig.resolve(flags, Map.of()), clock), dataDir);
+      return startOn(Files.createTempDirectory("box-test-"), clock, settings);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** Starts a server on the data dir {@code dataDir}, which an earlier server may have used. */
+  static TestServer startOn(Path dataDir, Clock clock, String... settings) {
+    Map<String, String> flags = new HashMap<>();
+    flags.put("port", "0");
+    flags.put("data_dir", dataDir.toString());
+    flags.put("backend", "bwrap");
+    for (int i = 0; i < settings.length; i += 2) {
+      flags.put(settings[i], settings[i + 1]);
+    }
+    return new TestServer(BoxServer.start(ServerConfig.resolve(flags, Map.of()), clock), dataDir);
   }
 
   /** The token the server requires, or null when it runs with {@code insecure}. */

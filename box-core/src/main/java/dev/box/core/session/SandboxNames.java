@@ -5,6 +5,9 @@ import java.util.Locale;
 
 /** Names for what a session creates on the host: safe for files and cgroups, unique per id. */
 public final class SandboxNames {
+  /** The instance part of the names of persistent sessions: they outlive every instance. */
+  static final String PERSISTENT = "persistent";
+
   private SandboxNames() {}
 
   /**

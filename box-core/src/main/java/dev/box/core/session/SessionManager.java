@@ -57,6 +57,7 @@ public final class SessionManager implements AutoCloseable {
   private final String instanceId;
   private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
+  private final PersistentSessions persistent;
   private final ExecRunner runner;
   private final SessionTable table = new SessionTable(START_WAIT);
   private final ProcessManager processes;
@@ -98,6 +99,7 @@ public final class SessionManager implements AutoCloseable {
       throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
     }
     this.workspaces = new WorkspaceStore(config.dataDir());
+    this.persistent = new PersistentSessions(config.dataDir());
     this.specs =
         new SandboxSpecs(
             instanceId,
@@ -114,7 +116,8 @@ public final class SessionManager implements AutoCloseable {
             clock,
             instanceId,
             () -> this.config.maxSessions(),
-            () -> shuttingDown);
+            () -> shuttingDown,
+            persistent);
     this.reaper = new SessionReaper(table, sandboxes, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
   }
@@ -124,14 +127,50 @@ public final class SessionManager implements AutoCloseable {
     return processes;
   }
 
-  /** Removes what earlier instances of this data directory left behind. */
+  /**
+   * Removes what earlier instances of this data directory left behind, except the workspaces of
+   * recorded persistent sessions.
+   */
   public void removeOrphans() {
     slot.backend().removeOrphans();
     try {
-      workspaces.removeOrphans(instanceId);
+      workspaces.removeOrphans(instanceId, persistent::recordsWorkspace);
     } catch (IOException e) {
       log.warn("could not list orphaned workspaces: {}", e.toString());
     }
+  }
+
+  /**
+   * Starts again every persistent session an earlier instance of this data directory recorded, in a
+   * fresh sandbox on its kept workspace, with its spec and its creation time; call it once after
+   * {@link #removeOrphans()}. A session that cannot start now stays recorded, and is logged.
+   *
+   * @return how many sessions were restored
+   */
+  public int restorePersistent() {
+    int restored = 0;
+    for (PersistentSessions.Entry entry : persistent.load()) {
+      String id = entry.spec().sessionId();
+      try (BackendSlot.Lease lease = slot.lease()) {
+        try (KeyedLocks.Held held = table.lockSettled(id)) {
+          if (table.get(id) != null) {
+            continue;
+          }
+          table.claim(id);
+        }
+        Session session = null;
+        try {
+          session = sandboxes.start(entry.spec(), lease.backend(), entry.createdAt());
+          restored++;
+          log.info("restored persistent session {}", id);
+        } finally {
+          table.settle(id, session);
+        }
+      } catch (RuntimeException e) {
+        log.warn("persistent session {} could not be restored now: {}", id, e.getMessage());
+      }
+    }
+    return restored;
   }
 
   /** The outcome of {@link #createOrReuse}: the session and whether it was created just now. */

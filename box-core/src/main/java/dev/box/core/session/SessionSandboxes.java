@@ -13,6 +13,7 @@ import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.IntSupplier;
@@ -35,6 +36,7 @@ final class SessionSandboxes {
   private final String instanceId;
   private final IntSupplier maxSessions;
   private final BooleanSupplier shuttingDown;
+  private final PersistentSessions persistent;
 
   SessionSandboxes(
       SessionTable table,
@@ -44,7 +46,8 @@ final class SessionSandboxes {
       Clock clock,
       String instanceId,
       IntSupplier maxSessions,
-      BooleanSupplier shuttingDown) {
+      BooleanSupplier shuttingDown,
+      PersistentSessions persistent) {
     this.table = table;
     this.specs = specs;
     this.workspaces = workspaces;
@@ -53,6 +56,7 @@ final class SessionSandboxes {
     this.instanceId = instanceId;
     this.maxSessions = maxSessions;
     this.shuttingDown = shuttingDown;
+    this.persistent = persistent;
   }
 
   /**
@@ -62,6 +66,15 @@ final class SessionSandboxes {
    *     reached, the runtime shuts down meanwhile, or the backend cannot start it
    */
   Session start(BoxSpec spec, SandboxBackend backend) {
+    return start(spec, backend, clock.instant());
+  }
+
+  /**
+   * As {@link #start(BoxSpec, SandboxBackend)}, for a session first created at {@code createdAt} (a
+   * persistent one restored after a restart keeps its identity). A persistent session is recorded
+   * before it is returned; one that cannot be recorded is not started.
+   */
+  Session start(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -72,7 +85,8 @@ final class SessionSandboxes {
     HostPathPolicy hostPaths = specs.policy();
     List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
     table.reserve(maxSessions.getAsInt());
-    String name = SandboxNames.of(spec.persistent() ? "persistent" : instanceId, spec.sessionId());
+    String name =
+        SandboxNames.of(spec.persistent() ? SandboxNames.PERSISTENT : instanceId, spec.sessionId());
     Path privateWorkspace = null;
     try {
       SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
@@ -82,11 +96,20 @@ final class SessionSandboxes {
         sandbox.destroy();
         throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
       }
+      if (spec.persistent()) {
+        try {
+          persistent.save(spec, createdAt);
+        } catch (IOException e) {
+          sandbox.destroy();
+          throw e;
+        }
+      }
       log.info("created session {} ({})", spec.sessionId(), sandbox.id());
-      return new Session(spec, sandbox, backend.name(), privateWorkspace, clock.instant());
+      return new Session(spec, sandbox, backend.name(), privateWorkspace, createdAt);
     } catch (IOException e) {
       table.release();
-      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "cannot create workspace: " + e, e);
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "cannot create the session's workspace or record: " + e, e);
     } catch (RuntimeException e) {
       table.release();
       if (privateWorkspace != null && !spec.persistent()) {
@@ -112,6 +135,9 @@ final class SessionSandboxes {
       @Nullable Path workspace = session.privateWorkspace();
       if (removeWorkspace && workspace != null) {
         workspaces.remove(workspace);
+      }
+      if (removeWorkspace && session.persistent()) {
+        persistent.remove(session.id());
       }
       log.info("stopped session {}", session.id());
     }

@@ -8,6 +8,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,14 +38,18 @@ final class WorkspaceStore {
     }
   }
 
-  /** Removes every workspace that does not belong to {@code instanceId}. */
-  void removeOrphans(String instanceId) throws IOException {
+  /**
+   * Removes every workspace that does not belong to {@code instanceId}, except those {@code kept}
+   * names (the workspaces of recorded persistent sessions).
+   */
+  void removeOrphans(String instanceId, Predicate<String> kept) throws IOException {
     if (!Files.isDirectory(root)) {
       return;
     }
     try (DirectoryStream<Path> entries = Files.newDirectoryStream(root)) {
       for (Path entry : entries) {
-        if (!entry.getFileName().toString().startsWith(instanceId + "_")) {
+        String name = entry.getFileName().toString();
+        if (!name.startsWith(instanceId + "_") && !kept.test(name)) {
           log.info("removing workspace left by an earlier instance: {}", entry.getFileName());
           remove(entry);
         }
