@@ -3,6 +3,7 @@ package dev.box.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.api.BoxDataDir;
 import dev.box.api.BoxSpec;
 import dev.box.client.BoxClient;
 import java.io.BufferedReader;
@@ -270,15 +271,15 @@ class ServeProcessTest {
   }
 
   /** The pids cgroup under which the server of {@code dataDir} creates its sandboxes' cgroups. */
-  private static Path cgroupBase(Path dataDir) throws Exception {
+  /** The cgroups of a server of {@code dataDir}: named after the hash of its state dir. */
+  static Path cgroupBase(Path dataDir) throws Exception {
     byte[] digest =
         MessageDigest.getInstance("SHA-256")
-            .digest(
-                dataDir.toAbsolutePath().normalize().toString().getBytes(StandardCharsets.UTF_8));
+            .digest(BoxDataDir.stateDir(dataDir).toString().getBytes(StandardCharsets.UTF_8));
     return Path.of("/sys/fs/cgroup/pids", "box-" + HexFormat.of().formatHex(digest, 0, 4));
   }
 
-  private static List<String> names(Path dir) throws IOException {
+  static List<String> names(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) {
       return List.of();
     }
