@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.BoxDataDir;
 import dev.box.core.Hashes;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,7 +32,7 @@ class BwrapConformanceTest extends BackendConformanceSuite {
     Set<String> found = new TreeSet<>();
     List<String> tags =
         dataDirs().stream()
-            .map(d -> "box-" + Hashes.shortSha256(d.toAbsolutePath().normalize().toString()))
+            .map(d -> "box-" + Hashes.shortSha256(BoxDataDir.stateDir(d).toString()))
             .toList();
     ProcessHandle.allProcesses()
         .forEach(

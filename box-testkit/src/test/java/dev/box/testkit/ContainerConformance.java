@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.BoxDataDir;
 import dev.box.core.Hashes;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -12,9 +13,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The conformance suite against a container engine. The backend's host-side objects are the
- * containers labelled {@code langbot.box=true} whose {@code dev.box.data} label is the hash of one
- * of the suite's data directories; they are listed and killed with the engine's own CLI, beside Box
- * rather than through it. The engines and the image come from {@code scripts/engines up}.
+ * containers labelled {@code langbot.box=true} whose {@code dev.box.data} label is the hash of the
+ * state directory of one of the suite's data directories; they are listed and killed with the
+ * engine's own CLI, beside Box rather than through it. The engines and the image come from {@code
+ * scripts/engines up}.
  */
 abstract class ContainerConformance extends BackendConformanceSuite {
   /** The engine's CLI, which this test uses to look behind Box's back. */
@@ -26,7 +28,7 @@ abstract class ContainerConformance extends BackendConformanceSuite {
   protected Set<String> leftovers() {
     Set<String> found = new TreeSet<>();
     for (Path dataDir : dataDirs()) {
-      String label = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+      String label = Hashes.shortSha256(BoxDataDir.stateDir(dataDir).toString());
       for (String name :
           run(
               List.of(
