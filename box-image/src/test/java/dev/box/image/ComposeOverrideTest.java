@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxDataDir;
 import dev.box.testclient.BoxSocket;
 import java.io.IOException;
 import java.io.InputStream;
@@ -324,10 +325,11 @@ class ComposeOverrideTest {
   }
 
   /** The label Box's Docker backend puts on its containers: a hash of its data directory. */
+  /** The label Box gives its sandboxes: the hash of the state dir inside its data dir. */
   private static String dataLabel(Path dataDir) throws NoSuchAlgorithmException {
     byte[] digest =
         MessageDigest.getInstance("SHA-256")
-            .digest(dataDir.toString().getBytes(StandardCharsets.UTF_8));
+            .digest(BoxDataDir.stateDir(dataDir).toString().getBytes(StandardCharsets.UTF_8));
     return HexFormat.of().formatHex(digest, 0, 4);
   }
 
