@@ -504,6 +504,24 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   }
 
   @Test
+  void aHostDirTheSandboxUserCannotEnter_isRefusedAtCreation_namingItsOwnerAndMode()
+      throws IOException {
+    // What mktemp -d makes as root: owner root, mode 0700.
+    Path dir = Files.createDirectory(hostDir().resolve("private-" + counter.incrementAndGet()));
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+
+    String id = session("host-0700");
+    Answer a = box().exec(id, "ls /workspace", hostPath(dir, "ro"));
+
+    assertThat(a.status()).as("%s", a).isEqualTo(400);
+    assertThat(a.errorCode()).isEqualTo("validation_error");
+    assertThat(a.errorMessage())
+        .startsWith("host_path " + dir.toRealPath() + " (owner uid 0, group 0, mode 0700)")
+        .contains("is not readable by the sandbox user");
+    assertThat(box().get("/v1/sessions/" + id).status()).as("no session was made").isEqualTo(404);
+  }
+
+  @Test
   void hostPathModeNone_doesNotMountTheHostDir() throws IOException {
     Path dir = writableHostDir("none");
     Files.writeString(dir.resolve("marker"), "x");
