@@ -684,6 +684,36 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     }
   }
 
+  @Test
+  void aPersistentSession_survivesAKillOfItsServer_withItsFiles() throws Exception {
+    Path dataDir = fleet().newDataDir();
+    ServerFleet.Child child =
+        fleet().startChild(dataDir, hostDir().resolve("persistent-server.log"));
+    BoxHttp http = ServerFleet.http(child.port());
+    Answer created = http.post("/v1/sessions/kept", "{\"persistent\": true}");
+    assertThat(created.status()).as("%s", created).isEqualTo(201);
+    String persistent = "\"persistent\": true";
+    assertThat(http.exec("kept", "echo still-here > /workspace/note", persistent).ok()).isTrue();
+    String sandbox = created.text("backend_session_id");
+
+    child.process().destroyForcibly();
+    assertThat(child.process().waitFor(30, TimeUnit.SECONDS)).as("the child server died").isTrue();
+
+    BoxServer next = fleet().start(dataDir, Map.of());
+    try {
+      BoxHttp again = ServerFleet.http(next.port());
+      Answer listed = again.get("/v1/sessions/kept");
+      assertThat(listed.status()).as("%s", listed).isEqualTo(200);
+      assertThat(listed.text("created_at")).isEqualTo(created.text("created_at"));
+      assertThat(again.exec("kept", "cat /workspace/note", persistent).stdout())
+          .isEqualTo("still-here\n");
+      awaitGone(sandbox);
+      assertThat(again.delete("/v1/sessions/kept").status()).isEqualTo(200);
+    } finally {
+      fleet().stop(next);
+    }
+  }
+
   // --- managed processes -----------------------------------------------------------------------
 
   @Test
