@@ -26,6 +26,9 @@ public record BoxManagedProcessSpec(
     String cwd,
     int memoryMb) {
 
+  /** The most arguments a managed process may be given. */
+  static final int MAX_ARGS = 4096;
+
   /** The process id used when a spec names none (and by the legacy relay route). */
   public static final String DEFAULT_PROCESS_ID = "default";
 
@@ -41,9 +44,16 @@ public record BoxManagedProcessSpec(
       throw new BoxValidationException("command must not be empty");
     }
     ModelRules.rejectNul("command", command);
+    ModelRules.argument("command", command);
     args.forEach(a -> ModelRules.rejectNul("args", a));
+    args.forEach(a -> ModelRules.argument("an argument", a));
+    if (args.size() > MAX_ARGS) {
+      throw new BoxValidationException(
+          "args has " + args.size() + " entries; the most is " + MAX_ARGS);
+    }
     args = List.copyOf(args);
     env.forEach(ModelRules::envEntry);
+    ModelRules.envSize(env);
     env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
     String strippedCwd = cwd.strip();
     if (!strippedCwd.startsWith("/")) {

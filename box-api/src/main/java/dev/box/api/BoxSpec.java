@@ -34,7 +34,8 @@ import org.jspecify.annotations.Nullable;
  * @param memoryMb the memory limit in MiB (no swap beyond it)
  * @param pidsLimit the maximum number of processes and threads
  * @param readOnlyRootfs whether the root filesystem is read-only
- * @param workspaceQuotaMb the workspace quota in MiB, 0 for none (reported, not enforced)
+ * @param workspaceQuotaMb the workspace quota in MiB, 0 for none: a private workspace is a file
+ *     system of that size; a {@code host_path} workspace is not bounded
  * @param egress the session's own egress rules (network-on sessions), within the operator's
  */
 public record BoxSpec(
@@ -68,6 +69,7 @@ public record BoxSpec(
   public BoxSpec {
     cmd = cmd.strip();
     ModelRules.rejectNul("cmd", cmd);
+    ModelRules.argument("cmd", cmd);
     sessionId = sessionId.strip();
     if (sessionId.isEmpty()) {
       throw new BoxValidationException("session_id must not be empty");
@@ -95,6 +97,7 @@ public record BoxSpec(
     }
     skillName = ModelRules.skillName(skillName);
     env.forEach(ModelRules::envEntry);
+    ModelRules.envSize(env);
     env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
     extraMounts = List.copyOf(extraMounts);
     if (hostPath != null

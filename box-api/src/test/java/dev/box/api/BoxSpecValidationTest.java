@@ -146,6 +146,27 @@ class BoxSpecValidationTest {
   }
 
   @Test
+  void stringsTheKernelWouldNotPassToTheSandbox_areRefused() {
+    String longest = "x".repeat(ModelRules.MAX_ARGUMENT_BYTES);
+
+    assertThat(BoxSpec.builder("s").cmd(longest).build().cmd()).hasSize(longest.length());
+    assertThatThrownBy(() -> BoxSpec.builder("s").cmd(longest + "x").build())
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessage("cmd is 131072 bytes; the most is 131071");
+    assertThatThrownBy(() -> BoxSpec.builder("s").cmd("true").env("K", longest).build())
+        .hasMessage("env entry K is 131073 bytes; the most is 131071");
+    java.util.Map<String, String> big = new java.util.LinkedHashMap<>();
+    for (int i = 0; i < 10; i++) {
+      big.put("K" + i, "v".repeat(120_000));
+    }
+    assertThatThrownBy(() -> BoxSpec.builder("s").cmd("true").env(big).build())
+        .hasMessageStartingWith("env is about ")
+        .hasMessageEndingWith(" bytes in all; the most is 1048576");
+    assertThatThrownBy(() -> BoxManagedProcessSpec.of("cat", longest + "x"))
+        .hasMessage("an argument is 131072 bytes; the most is 131071");
+  }
+
+  @Test
   void workdirOutsideMountPath_withoutHostPath_isAccepted() throws Exception {
     assertThat(spec(json("{'session_id': 's', 'workdir': '/tmp'}")).workdir()).isEqualTo("/tmp");
   }

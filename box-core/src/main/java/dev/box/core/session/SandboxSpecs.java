@@ -83,7 +83,7 @@ final class SandboxSpecs {
       return new Workspace(
           new SandboxMount(host.path(), spec.mountPath(), readOnly, host.boxOwned()), null);
     }
-    Path privateWorkspace = workspaces.create(privateName);
+    Path privateWorkspace = workspaces.create(privateName, spec.workspaceQuotaMb());
     return new Workspace(
         new SandboxMount(privateWorkspace, spec.mountPath(), readOnly, true), privateWorkspace);
   }

@@ -24,6 +24,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,10 @@ public final class SessionManager implements AutoCloseable {
   private final String instanceId;
   private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
+
+  /** Free space below which a workspace quota counts as used up. */
+  private static final long QUOTA_FULL_BYTES = 1024 * 1024;
+
   private final PersistentSessions persistent;
   private final ExecRunner runner;
   private final SessionTable table = new SessionTable(START_WAIT);
@@ -212,7 +217,15 @@ public final class SessionManager implements AutoCloseable {
 
   /** The backend's status. */
   public BackendStatus backendStatus() {
-    return slot.backend().status();
+    BackendStatus status = slot.backend().status();
+    Map<String, String> enforced = new TreeMap<>(status.enforced());
+    String quota = workspaces.quotaUnavailable();
+    // A host_path workspace is the operator's directory: Box bounds only its own.
+    enforced.put(
+        "workspace_quota",
+        quota == null ? "private workspaces: a file system per session" : "none: " + quota);
+    return new BackendStatus(
+        status.name(), status.available(), status.reason(), enforced, status.capabilities());
   }
 
   /** The backend in use and how it was chosen. */
@@ -325,7 +338,7 @@ public final class SessionManager implements AutoCloseable {
           outcome.status(),
           outcome.exitCode(),
           outcome.stdout(),
-          outcome.stderr(),
+          outcome.stderr() + quotaNote(session),
           outcome.durationMs(),
           outcome.stdoutDroppedBytes(),
           outcome.stderrDroppedBytes());
@@ -361,6 +374,26 @@ public final class SessionManager implements AutoCloseable {
   public void close() {
     shutdown();
     runner.close();
+  }
+
+  /**
+   * A line for the exec's stderr when the session's workspace quota is used up, so that the result
+   * says which limit a failed write hit; empty otherwise.
+   */
+  private static String quotaNote(Session session) {
+    int quota = session.template().workspaceQuotaMb();
+    Path workspace = session.privateWorkspace();
+    if (quota <= 0 || workspace == null) {
+      return "";
+    }
+    try {
+      if (Files.getFileStore(workspace).getUsableSpace() < QUOTA_FULL_BYTES) {
+        return "\nbox: the workspace quota (workspace_quota_mb=" + quota + ") is used up";
+      }
+    } catch (IOException e) {
+      log.debug("cannot read the free space of {}: {}", workspace, e.toString());
+    }
+    return "";
   }
 
   /** Locks the session {@code id} once no start of it is in progress (bounded). */

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,20 +18,49 @@ final class WorkspaceStore {
   private static final Logger log = LoggerFactory.getLogger(WorkspaceStore.class);
 
   private final Path root;
+  private final WorkspaceQuota quota;
 
   WorkspaceStore(Path dataDir) {
     this.root = dataDir.resolve("workspaces");
+    this.quota = new WorkspaceQuota(dataDir);
   }
 
-  /** Creates (or reuses) the workspace of the sandbox {@code name}. */
+  /** Why workspace quotas cannot be enforced on this host, or null when they can. */
+  @Nullable String quotaUnavailable() {
+    return quota.unavailable();
+  }
+
+  /** Creates (or reuses) the workspace of the sandbox {@code name}, with no quota. */
   Path create(String name) throws IOException {
+    return create(name, 0);
+  }
+
+  /**
+   * Creates (or reuses) the workspace of the sandbox {@code name}; with a quota above 0 it is a
+   * file system of that many MiB (see {@link WorkspaceQuota}).
+   *
+   * @throws dev.box.api.BoxValidationException when a quota is asked for and cannot be enforced
+   */
+  Path create(String name, int quotaMb) throws IOException {
     Path dir = root.resolve(name);
     Files.createDirectories(dir);
+    if (quotaMb > 0) {
+      try {
+        quota.apply(dir, name, quotaMb);
+      } catch (IOException | RuntimeException e) {
+        remove(dir);
+        throw e;
+      }
+    }
     return dir.toRealPath();
   }
 
-  /** Removes a workspace and everything in it, never following links out of it. */
+  /**
+   * Removes a workspace and everything in it, never following links out of it, with its file system
+   * when it has one.
+   */
   void remove(Path dir) {
+    quota.remove(dir, dir.getFileName().toString());
     try {
       deleteTree(dir);
     } catch (IOException e) {
@@ -55,6 +85,7 @@ final class WorkspaceStore {
         }
       }
     }
+    quota.removeOrphanImages(root);
   }
 
   private static void deleteTree(Path dir) throws IOException {
