@@ -112,7 +112,8 @@ final class Backends {
                   containers.image(),
                   containers.cpuLimit(),
                   containers.pullTimeout(),
-                  containers.seccompProfile()),
+                  containers.seccompProfile(),
+                  containers.sandboxLease()),
               config.stateDir(),
               instanceId,
               config.isolation().egress());

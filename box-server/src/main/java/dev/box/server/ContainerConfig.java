@@ -18,6 +18,8 @@ import org.jspecify.annotations.Nullable;
  * @param pullTimeout how long pulling a missing image may take before session creation fails
  * @param seccompProfile a seccomp profile (JSON) the engine applies instead of its default, checked
  *     at startup; null for the engine's default. Box's own filter applies under either.
+ * @param sandboxLease how long a container outlives its server when the server dies without
+ *     removing it ({@code sandbox_lease_sec}, 30)
  */
 public record ContainerConfig(
     @Nullable String image,
@@ -25,10 +27,15 @@ public record ContainerConfig(
     String podmanSocket,
     boolean cpuLimit,
     Duration pullTimeout,
-    @Nullable Path seccompProfile) {
+    @Nullable Path seccompProfile,
+    Duration sandboxLease) {
 
   private static final IntSetting PULL_TIMEOUT_SEC =
       new IntSetting("pull_timeout_sec", 300, 1, 3600);
+
+  /** How long a container outlives its server (see the container backends' sandbox lease). */
+  private static final IntSetting SANDBOX_LEASE_SEC =
+      new IntSetting("sandbox_lease_sec", 30, 3, 3600);
 
   /**
    * Reads the settings from the resolved values of {@code box serve}.
@@ -54,7 +61,8 @@ public record ContainerConfig(
         socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
         RuntimeLimits.CPU_LIMIT.parse(values.get("docker_cpu_limit")),
         Duration.ofSeconds(PULL_TIMEOUT_SEC.parse(values.get("pull_timeout_sec"))),
-        seccompProfile(values.get("seccomp_profile")));
+        seccompProfile(values.get("seccomp_profile")),
+        Duration.ofSeconds(SANDBOX_LEASE_SEC.parse(values.get("sandbox_lease_sec"))));
   }
 
   /** The container engines' seccomp profile file, checked now, or null for their default. */

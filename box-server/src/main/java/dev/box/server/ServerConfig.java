@@ -95,6 +95,7 @@ public record ServerConfig(
           "podman_host",
           "docker_cpu_limit",
           "pull_timeout_sec",
+          "sandbox_lease_sec",
           "sandbox_uid",
           "egress_allow",
           "egress_deny",

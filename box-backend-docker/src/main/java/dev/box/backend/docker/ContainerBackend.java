@@ -1,5 +1,6 @@
 package dev.box.backend.docker;
 
+import dev.box.api.BoxBackendUnavailableException;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -62,7 +63,29 @@ public final class ContainerBackend implements SandboxBackend {
       @Nullable String defaultImage,
       boolean cpuLimit,
       Duration pullTimeout,
-      @Nullable Path seccompProfile) {
+      @Nullable Path seccompProfile,
+      Duration sandboxLease) {
+
+    /** How long, by default, a container outlives its server. */
+    public static final Duration DEFAULT_SANDBOX_LEASE = Duration.ofSeconds(30);
+
+    /** Settings with the default sandbox lease. */
+    public Settings(
+        String engine,
+        Path socket,
+        @Nullable String defaultImage,
+        boolean cpuLimit,
+        Duration pullTimeout,
+        @Nullable Path seccompProfile) {
+      this(
+          engine,
+          socket,
+          defaultImage,
+          cpuLimit,
+          pullTimeout,
+          seccompProfile,
+          DEFAULT_SANDBOX_LEASE);
+    }
 
     /** Settings with the engine's default seccomp profile. */
     public Settings(
@@ -87,6 +110,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final EngineProbe probe;
   private final Ticker ticker = Ticker.system();
   private final CpuQuota cpuQuota;
+  private final SandboxLease lease;
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -124,8 +148,10 @@ public final class ContainerBackend implements SandboxBackend {
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     String dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.cpuQuota = new CpuQuota(settings.engine(), settings.cpuLimit());
+    this.lease = new SandboxLease(dataDir, settings.sandboxLease());
     this.createBody =
-        new ContainerCreateBody(settings.engine(), engineProfile, guard, instanceId, dataLabel);
+        new ContainerCreateBody(
+            settings.engine(), engineProfile, guard, instanceId, dataLabel, lease);
     this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
     this.containers =
         new EngineContainers(
@@ -220,6 +246,12 @@ public final class ContainerBackend implements SandboxBackend {
     checkCanStart(spec);
     String image = image(spec);
     String name = containerName(spec.sessionId());
+    try {
+      lease.start();
+    } catch (IOException e) {
+      throw new BoxBackendUnavailableException(
+          settings.engine() + ": cannot write the sandbox lease: " + e.getMessage());
+    }
     Map<String, Object> body = createBody.of(spec, image, cpuQuota.enabled());
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
@@ -296,9 +328,15 @@ public final class ContainerBackend implements SandboxBackend {
     }
   }
 
+  /** Stops beating the sandbox lease, as the death of the server would: tests only. */
+  void stopLease() {
+    lease.close();
+  }
+
   @Override
   public void close() {
     // Connections are per request; the engine client's reader and poller threads end here.
     client.close();
+    lease.close();
   }
 }

@@ -20,13 +20,15 @@ import org.jspecify.annotations.Nullable;
  * @param guard box-guard, mounted into the container when it is available
  * @param instanceId the id of this server instance, a label
  * @param dataLabel the hash of the server's data directory, a label
+ * @param lease what ends the container once its server is gone
  */
 record ContainerCreateBody(
     String engine,
     EngineProfile engineProfile,
     SyscallGuard guard,
     String instanceId,
-    String dataLabel) {
+    String dataLabel,
+    SandboxLease lease) {
 
   /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
   static final String SANDBOX_USER = "1000:1000";
@@ -42,19 +44,17 @@ record ContainerCreateBody(
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
 
-  /**
-   * Keeps the container running. PID 1 is box-guard's init when the guard is available (then it is
-   * filtered too: the engine's init is not, and a process of the same user could rewrite it through
-   * /proc/1/mem), else the engine's init; either reaps orphans.
-   */
-  private static final List<String> HOLDER = List.of("/bin/sh", "-c", "exec sleep infinity");
-
   /** The body for the container of {@code spec} from {@code image}, with a CPU quota or not. */
   Map<String, Object> of(SandboxSpec spec, String image, boolean cpuLimit) {
     Path binary = guard.binary();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
-    body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(HOLDER) : HOLDER);
+    // The lease's holder keeps the container running while its server lives. PID 1 is box-guard's
+    // init when the guard is available (then it is filtered too: the engine's init is not, and a
+    // process of the same user could rewrite it through /proc/1/mem), else the engine's init;
+    // either reaps orphans, and either ends the container when the holder exits.
+    List<String> holder = lease.holder();
+    body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(holder) : holder);
     body.put("Entrypoint", List.of());
     // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
     body.put("Healthcheck", Map.of("Test", List.of("NONE")));
@@ -83,7 +83,7 @@ record ContainerCreateBody(
     List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
     engineProfile.securityOpt(engine).ifPresent(securityOpt::add);
     host.put("SecurityOpt", securityOpt);
-    // box-guard's init replaces the engine's: see HOLDER.
+    // box-guard's init replaces the engine's: see the holder in of().
     host.put("Init", !guard.available());
     host.put("PidsLimit", spec.pidsLimit());
     long memory = spec.memoryMb() * 1024L * 1024L;
@@ -99,12 +99,13 @@ record ContainerCreateBody(
       host.put("ReadonlyRootfs", true);
       host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
     }
-    host.put("Mounts", mounts(spec, guardBinary));
+    host.put("Mounts", mounts(spec, guardBinary, lease));
     return host;
   }
 
   /** Mounts, not Binds: a path containing ':' cannot be mistaken for a mode or a second path. */
-  private static List<Map<String, Object>> mounts(SandboxSpec spec, @Nullable Path guardBinary) {
+  private static List<Map<String, Object>> mounts(
+      SandboxSpec spec, @Nullable Path guardBinary, SandboxLease lease) {
     List<Map<String, Object>> mounts = new ArrayList<>();
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
@@ -114,6 +115,7 @@ record ContainerCreateBody(
     if (guardBinary != null) {
       mounts.add(mount(new SandboxMount(guardBinary, SyscallGuard.SANDBOX_PATH, true)));
     }
+    mounts.add(mount(lease.mount()));
     return mounts;
   }
 

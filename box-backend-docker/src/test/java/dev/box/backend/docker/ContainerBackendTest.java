@@ -2,6 +2,7 @@ package dev.box.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxErrorCode;
@@ -125,6 +126,40 @@ class ContainerBackendTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
+  void aContainer_outlivesItsLeaseWhileTheServerBeats_andEndsOnceTheBeatsStop(String engine)
+      throws Exception {
+    try (ContainerBackend backend =
+        new ContainerBackend(
+            new ContainerBackend.Settings(
+                engine,
+                Path.of(socket(engine)),
+                null,
+                true,
+                Duration.ofMinutes(5),
+                null,
+                Duration.ofSeconds(3)),
+            dataDir,
+            "lease")) {
+      Sandbox sandbox = backend.start(spec("lease", IMAGE));
+      try {
+        // Twice the lease with the server beating: the container stays.
+        Thread.sleep(6_000);
+        assertThat(sandbox.isAlive()).isTrue();
+
+        backend.stopLease();
+
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(500))
+            .until(() -> !sandbox.isAlive());
+      } finally {
+        sandbox.destroy();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"docker", "podman"})
   void everyProcess_pid1Included_runsUnderBoxFilterAndTheEngines(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
@@ -137,7 +172,9 @@ class ContainerBackendTest {
             // Two filters each: the engine's profile and box-guard's.
             assertThat(seen)
                 .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
-                .endsWith("/.box/box-guard --init -- /bin/sh -c exec sleep infinity ");
+                .contains("/.box/box-guard --init -- /bin/sh -c last=;")
+                .contains(" < " + SandboxLease.SANDBOX_PATH + " ")
+                .endsWith("; done ");
             assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
             // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
             EngineClient.Response inspect =
