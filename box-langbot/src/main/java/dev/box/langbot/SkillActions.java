@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -277,7 +278,7 @@ final class SkillActions {
     }
     try (Stream<Path> leftovers = Files.list(store.staging())) {
       for (Path leftover : (Iterable<Path>) leftovers::iterator) {
-        SkillPackages.deleteTree(leftover);
+        FileTrees.deleteTree(leftover);
       }
     }
     stagingSwept = true;

@@ -1,5 +1,6 @@
 package dev.box.langbot;
 
+import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -31,7 +32,7 @@ final class SkillUploads {
       Path root = subdir(archiveRoot(staging), sourceSubdir);
       return candidates(store, root, filename, suffix);
     } finally {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
     }
   }
 
@@ -78,13 +79,13 @@ final class SkillUploads {
         }
       } catch (IOException | RuntimeException e) {
         for (Path target : moved) {
-          SkillPackages.deleteTree(target);
+          FileTrees.deleteTree(target);
         }
         throw e;
       }
       return installed;
     } finally {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
     }
   }
 
@@ -117,7 +118,7 @@ final class SkillUploads {
       SkillZip.extract(zip, extracted);
       return staging;
     } catch (IOException | RuntimeException e) {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
       throw e;
     }
   }

@@ -1,13 +1,10 @@
 package dev.box.core.session;
 
+import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +28,7 @@ final class WorkspaceStore {
   /** Removes a workspace and everything in it, never following links out of it. */
   void remove(Path dir) {
     try {
-      deleteTree(dir);
+      FileTrees.deleteTree(dir);
     } catch (IOException e) {
       log.warn("could not remove workspace {}: {}", dir, e.toString());
     }
@@ -50,35 +47,5 @@ final class WorkspaceStore {
         }
       }
     }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    Files.walkFileTree(
-        dir,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Files.deleteIfExists(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-            if (e instanceof NoSuchFileException) {
-              return FileVisitResult.CONTINUE;
-            }
-            throw e;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
-            Files.deleteIfExists(d);
-            return FileVisitResult.CONTINUE;
-          }
-        });
   }
 }
