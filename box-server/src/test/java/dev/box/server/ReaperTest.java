@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.box.testclient.Answer;
-import java.time.Clock;
+import dev.box.testclient.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -17,34 +15,12 @@ import org.junit.jupiter.api.Test;
 
 /** Idle reaping, with time advanced by a clock the test controls instead of by sleeping. */
 class ReaperTest {
-
-  /** A clock that moves only when told to. */
-  static final class ManualClock extends Clock {
-    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-    void advance(Duration step) {
-      now = now.plus(step);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  }
+  /** When the tests' clocks start. */
+  static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
 
   @Test
   void idleSessionsAreReapedAfterTheTtl_persistentAndBusyOnesAreNot() throws Exception {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(START);
     try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
       box.exec("idle", "true");
       box.exec("persistent", "true", "\"persistent\":true");
@@ -79,7 +55,7 @@ class ReaperTest {
 
   @Test
   void usingASession_resetsItsIdleTime() {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(START);
     try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
       box.exec("used", "true");
       clock.advance(Duration.ofSeconds(50));
