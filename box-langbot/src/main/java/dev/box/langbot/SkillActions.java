@@ -33,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class SkillActions {
   /** The action names. */
-  static final Set<String> ACTIONS =
-      Set.of(
+  static final List<String> ACTIONS =
+      List.of(
           "box_list_skills",
           "box_get_skill",
           "box_create_skill",
