@@ -137,7 +137,7 @@ final class SkillUploads {
   }
 
   private static Path subdir(Path root, String sourceSubdir) {
-    String normalized = trimSlashes(sourceSubdir.strip().replace('\\', '/'));
+    String normalized = EdgeTrim.trim(sourceSubdir.strip().replace('\\', '/'), "/");
     if (normalized.isEmpty()) {
       return root;
     }
@@ -185,9 +185,9 @@ final class SkillUploads {
   private static List<Skill> select(List<Skill> previews, List<String> sourcePaths, String legacy) {
     Set<String> wanted = new LinkedHashSet<>();
     for (String path : sourcePaths) {
-      wanted.add(trimSlashes(path.strip().replace('\\', '/')));
+      wanted.add(EdgeTrim.trim(path.strip().replace('\\', '/'), "/"));
     }
-    String single = trimSlashes(legacy.strip().replace('\\', '/'));
+    String single = EdgeTrim.trim(legacy.strip().replace('\\', '/'), "/");
     if (!single.isEmpty()) {
       wanted.add(single);
     }
@@ -225,26 +225,6 @@ final class SkillUploads {
             c ->
                 safe.appendCodePoint(
                     Character.isLetterOrDigit(c) || c == '-' || c == '_' ? c : '-'));
-    int start = 0;
-    int end = safe.length();
-    while (start < end && (safe.charAt(start) == '-' || safe.charAt(start) == '_')) {
-      start++;
-    }
-    while (end > start && (safe.charAt(end - 1) == '-' || safe.charAt(end - 1) == '_')) {
-      end--;
-    }
-    return safe.substring(start, end);
-  }
-
-  private static String trimSlashes(String path) {
-    int start = 0;
-    int end = path.length();
-    while (start < end && path.charAt(start) == '/') {
-      start++;
-    }
-    while (end > start && path.charAt(end - 1) == '/') {
-      end--;
-    }
-    return path.substring(start, end);
+    return EdgeTrim.trim(safe, "-_");
   }
 }
