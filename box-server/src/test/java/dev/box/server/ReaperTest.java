@@ -26,12 +26,10 @@ class ReaperTest {
       box.exec("persistent", "true", "\"persistent\":true");
       box.exec("busy", "true");
       CompletableFuture<Answer> busy =
-          CompletableFuture.supplyAsync(
-              () ->
-                  box.exec(
-                      "busy",
-                      "touch /tmp/started; while [ ! -f /tmp/go ]; do sleep 0.05; done",
-                      "\"timeout_sec\":60"));
+          box.execAsync(
+              "busy",
+              "touch /tmp/started; while [ ! -f /tmp/go ]; do sleep 0.05; done",
+              "\"timeout_sec\":60");
       await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> box.exec("busy", "test -f /tmp/started").body().path("ok").asBoolean());

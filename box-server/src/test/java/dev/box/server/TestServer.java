@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,6 +92,11 @@ final class TestServer implements AutoCloseable {
 
   Answer exec(String session, String cmd) {
     return http.exec(session, cmd);
+  }
+
+  /** Runs {@link #exec(String, String, String)} on another thread, for a command released later. */
+  CompletableFuture<Answer> execAsync(String session, String cmd, String more) {
+    return CompletableFuture.supplyAsync(() -> exec(session, cmd, more));
   }
 
   Answer send(String method, String path, String body) {
