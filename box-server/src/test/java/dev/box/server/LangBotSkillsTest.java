@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.langbot.Tenancy;
-import java.io.ByteArrayOutputStream;
+import dev.box.testclient.ZipBytes;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -15,8 +14,6 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Map;
 import java.util.stream.Stream;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -116,18 +113,6 @@ class LangBotSkillsTest {
     }
   }
 
-  private static byte[] zip(Map<String, String> files) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (ZipOutputStream out = new ZipOutputStream(bytes)) {
-      for (Map.Entry<String, String> file : files.entrySet()) {
-        out.putNextEntry(new ZipEntry(file.getKey()));
-        out.write(file.getValue().getBytes(StandardCharsets.UTF_8));
-        out.closeEntry();
-      }
-    }
-    return bytes.toByteArray();
-  }
-
   private static Path rpcFile(String key) {
     return server.config().dataDir().resolve("rpc-files").resolve(key);
   }
@@ -144,7 +129,8 @@ class LangBotSkillsTest {
   @Test
   void zipUpload_isPreviewedInstalled_andMountedReadOnlyIntoASandbox() throws IOException {
     String ctx = context("ws-skills");
-    byte[] archive = zip(Map.of("weather/SKILL.md", SKILL, "weather/forecast.sh", "echo sunny\n"));
+    byte[] archive =
+        ZipBytes.of(Map.of("weather/SKILL.md", SKILL, "weather/forecast.sh", "echo sunny\n"));
     String key = "0011223344556677-00112233445566778899aabbccddeeff.zip";
 
     upload(key, archive);
@@ -291,7 +277,7 @@ class LangBotSkillsTest {
   void maliciousZip_isRefused_andLeavesNothingBehind() throws IOException {
     String ctx = context("ws-evil");
     String key = "8899aabbccddeeff-00112233445566778899aabbccddeeff.zip";
-    upload(key, zip(Map.of("evil/SKILL.md", SKILL, "evil/../../../escaped.txt", "x")));
+    upload(key, ZipBytes.of(Map.of("evil/SKILL.md", SKILL, "evil/../../../escaped.txt", "x")));
     assertThat(
             error(
                 rpc.call(
