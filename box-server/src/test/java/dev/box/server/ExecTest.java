@@ -1,12 +1,10 @@
 package dev.box.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.box.testclient.Answer;
 import dev.box.testclient.HostProcesses;
 import java.io.IOException;
-import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AutoClose;
@@ -59,13 +57,8 @@ class ExecTest {
   void envIsNeverVisibleOnHostCommandLinesWhileTheCommandRuns() throws Exception {
     String secret = "box-secret-" + UUID.randomUUID();
     CompletableFuture<Answer> running =
-        box.execAsync(
-            "env2",
-            "touch /tmp/started; while [ ! -f /tmp/done ]; do sleep 0.05; done",
-            "\"env\":{\"SECRET\":\"" + secret + "\"},\"timeout_sec\":20");
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> box.exec("env2", "test -f /tmp/started").body().path("ok").asBoolean());
+        box.execUntilReleased(
+            "env2", "/tmp/done", "\"env\":{\"SECRET\":\"" + secret + "\"},\"timeout_sec\":20");
     String seen = HostProcesses.commandLinesContaining(secret);
     box.exec("env2", "touch /tmp/done");
 

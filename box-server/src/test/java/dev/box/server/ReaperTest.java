@@ -26,13 +26,7 @@ class ReaperTest {
       box.exec("persistent", "true", "\"persistent\":true");
       box.exec("busy", "true");
       CompletableFuture<Answer> busy =
-          box.execAsync(
-              "busy",
-              "touch /tmp/started; while [ ! -f /tmp/go ]; do sleep 0.05; done",
-              "\"timeout_sec\":60");
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> box.exec("busy", "test -f /tmp/started").body().path("ok").asBoolean());
+          box.execUntilReleased("busy", "/tmp/go", "\"timeout_sec\":60");
 
       clock.advance(Duration.ofSeconds(59));
       assertThat(box.server.sessions().reapIdle()).isZero();
