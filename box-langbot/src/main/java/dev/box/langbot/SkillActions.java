@@ -207,13 +207,7 @@ final class SkillActions {
       case "box_preview_skill_zip" -> {
         sweepStaging(store);
         byte[] zip = upload(required(data, "file_key"));
-        yield skills(
-            SkillUploads.preview(
-                store,
-                zip,
-                optional(data, "filename", "skill.zip"),
-                optional(data, "source_subdir", ""),
-                optional(data, "target_suffix", "upload")));
+        yield skills(SkillUploads.preview(store, zip, layout(data)));
       }
       case "box_install_skill_zip" -> {
         sweepStaging(store);
@@ -222,11 +216,9 @@ final class SkillActions {
             SkillUploads.install(
                 store,
                 zip,
-                optional(data, "filename", "skill.zip"),
+                layout(data),
                 strings(data.get("source_paths")),
-                optional(data, "source_path", ""),
-                optional(data, "source_subdir", ""),
-                optional(data, "target_suffix", "upload")));
+                optional(data, "source_path", "")));
       }
       default -> throw new ActionError("BoxError", "unknown action " + action);
     };
@@ -328,6 +320,16 @@ final class SkillActions {
       throw ActionError.missingKey(key);
     }
     return value.isTextual() ? value.asText() : value.toString();
+  }
+
+  /**
+   * How the upload actions' {@code data} says to read the archive, with the reference's defaults.
+   */
+  private static SkillUploads.Layout layout(JsonNode data) {
+    return new SkillUploads.Layout(
+        optional(data, "filename", "skill.zip"),
+        optional(data, "source_subdir", ""),
+        optional(data, "target_suffix", "upload"));
   }
 
   private static String optional(JsonNode data, String key, String fallback) {
