@@ -17,6 +17,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +36,39 @@ public final class ActionDispatcher implements ActionHandler {
 
   /** The directory under the state dir that holds the files of {@code __file_chunk}. */
   public static final String RPC_FILES_DIR = "rpc-files";
+
+  /** The host-control actions: an authenticated connection is all they need. */
+  private static final List<String> HOST_ACTIONS =
+      List.of(
+          "__ping",
+          "__file_chunk",
+          "box_init",
+          "box_health",
+          "box_get_backend_info",
+          "box_upsert_sandbox_admission_grant",
+          "box_revoke_sandbox_admission_grant",
+          "box_verify_shared_workspace",
+          "box_shutdown");
+
+  /** The tenant actions: they need a trusted context and see logical session ids. */
+  private static final List<String> TENANT_ACTIONS =
+      List.of(
+          "box_status",
+          "box_exec",
+          "box_create_session",
+          "box_get_session",
+          "box_get_sessions",
+          "box_delete_session",
+          "box_start_managed_process",
+          "box_get_managed_process",
+          "box_stop_managed_process");
+
+  /**
+   * Every action this dispatcher serves, in a fixed order: the host-control actions, the tenant
+   * actions, then the skill actions. Any other name is answered {@code BoxError: unknown action}.
+   */
+  public static final List<String> ACTIONS =
+      Stream.of(HOST_ACTIONS, TENANT_ACTIONS, SkillActions.ACTIONS).flatMap(List::stream).toList();
 
   private final SessionManager sessions;
   private final Tenancy tenancy;
@@ -162,7 +196,7 @@ public final class ActionDispatcher implements ActionHandler {
     if (host != null) {
       return host;
     }
-    if (!isTenantAction(action) && !SkillActions.ACTIONS.contains(action)) {
+    if (!ACTIONS.contains(action)) {
       throw new ActionError("BoxError", "unknown action " + action);
     }
     ActionContext tenant = trustedContext(context);
@@ -275,19 +309,7 @@ public final class ActionDispatcher implements ActionHandler {
   }
 
   private static boolean isTenantAction(String action) {
-    return switch (action) {
-      case "box_status",
-          "box_exec",
-          "box_create_session",
-          "box_get_session",
-          "box_get_sessions",
-          "box_delete_session",
-          "box_start_managed_process",
-          "box_get_managed_process",
-          "box_stop_managed_process" ->
-          true;
-      default -> false;
-    };
+    return TENANT_ACTIONS.contains(action);
   }
 
   private JsonNode tenantAction(String action, JsonNode data, Tenant tenant) throws Exception {

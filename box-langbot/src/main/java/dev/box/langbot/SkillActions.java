@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -32,8 +33,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class SkillActions {
   /** The action names. */
-  static final Set<String> ACTIONS =
-      Set.of(
+  static final List<String> ACTIONS =
+      List.of(
           "box_list_skills",
           "box_get_skill",
           "box_create_skill",
@@ -206,13 +207,7 @@ final class SkillActions {
       case "box_preview_skill_zip" -> {
         sweepStaging(store);
         byte[] zip = upload(required(data, "file_key"));
-        yield skills(
-            SkillUploads.preview(
-                store,
-                zip,
-                optional(data, "filename", "skill.zip"),
-                optional(data, "source_subdir", ""),
-                optional(data, "target_suffix", "upload")));
+        yield skills(SkillUploads.preview(store, zip, layout(data)));
       }
       case "box_install_skill_zip" -> {
         sweepStaging(store);
@@ -221,11 +216,9 @@ final class SkillActions {
             SkillUploads.install(
                 store,
                 zip,
-                optional(data, "filename", "skill.zip"),
+                layout(data),
                 strings(data.get("source_paths")),
-                optional(data, "source_path", ""),
-                optional(data, "source_subdir", ""),
-                optional(data, "target_suffix", "upload")));
+                optional(data, "source_path", "")));
       }
       default -> throw new ActionError("BoxError", "unknown action " + action);
     };
@@ -277,7 +270,7 @@ final class SkillActions {
     }
     try (Stream<Path> leftovers = Files.list(store.staging())) {
       for (Path leftover : (Iterable<Path>) leftovers::iterator) {
-        SkillPackages.deleteTree(leftover);
+        FileTrees.deleteTree(leftover);
       }
     }
     stagingSwept = true;
@@ -327,6 +320,16 @@ final class SkillActions {
       throw ActionError.missingKey(key);
     }
     return value.isTextual() ? value.asText() : value.toString();
+  }
+
+  /**
+   * How the upload actions' {@code data} says to read the archive, with the reference's defaults.
+   */
+  private static SkillUploads.Layout layout(JsonNode data) {
+    return new SkillUploads.Layout(
+        optional(data, "filename", "skill.zip"),
+        optional(data, "source_subdir", ""),
+        optional(data, "target_suffix", "upload"));
   }
 
   private static String optional(JsonNode data, String key, String fallback) {

@@ -1,6 +1,7 @@
 package dev.box.langbot;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.core.fs.FileTrees;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -179,7 +180,7 @@ final class SkillStore {
     if (install == null) {
       throw new SkillException("Only managed skills under the Box skills root can be deleted");
     }
-    SkillPackages.deleteTree(install);
+    FileTrees.deleteTree(install);
   }
 
   /** The one skill package at or up to two levels below {@code path}, which must be this root's. */

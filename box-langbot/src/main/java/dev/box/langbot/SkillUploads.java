@@ -1,5 +1,6 @@
 package dev.box.langbot;
 
+import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -22,16 +23,25 @@ import java.util.stream.Stream;
 final class SkillUploads {
   private SkillUploads() {}
 
+  /**
+   * Where in an archive its packages are looked for and what their directories are named, as both
+   * upload actions take it.
+   *
+   * @param filename the archive's file name, whose stem names the packages' directories
+   * @param sourceSubdir the directory of the archive the packages are looked for in; empty for its
+   *     root
+   * @param suffix appended to each package's directory name; empty for none
+   */
+  record Layout(String filename, String sourceSubdir, String suffix) {}
+
   /** Where the packages of {@code zip} would be installed, with their place in the archive. */
-  static List<Skill> preview(
-      SkillStore store, byte[] zip, String filename, String sourceSubdir, String suffix)
-      throws IOException {
+  static List<Skill> preview(SkillStore store, byte[] zip, Layout layout) throws IOException {
     Path staging = unpackDir(store, zip);
     try {
-      Path root = subdir(archiveRoot(staging), sourceSubdir);
-      return candidates(store, root, filename, suffix);
+      Path root = subdir(archiveRoot(staging), layout.sourceSubdir());
+      return candidates(store, root, layout);
     } finally {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
     }
   }
 
@@ -40,19 +50,12 @@ final class SkillUploads {
    * only one when the archive holds one and none is chosen).
    */
   static List<Skill> install(
-      SkillStore store,
-      byte[] zip,
-      String filename,
-      List<String> sourcePaths,
-      String sourcePath,
-      String sourceSubdir,
-      String suffix)
+      SkillStore store, byte[] zip, Layout layout, List<String> sourcePaths, String sourcePath)
       throws IOException {
     Path staging = unpackDir(store, zip);
     try {
-      Path root = subdir(archiveRoot(staging), sourceSubdir);
-      List<Skill> chosen =
-          select(candidates(store, root, filename, suffix), sourcePaths, sourcePath);
+      Path root = subdir(archiveRoot(staging), layout.sourceSubdir());
+      List<Skill> chosen = select(candidates(store, root, layout), sourcePaths, sourcePath);
       Set<Path> targets = new LinkedHashSet<>();
       for (Skill preview : chosen) {
         Path target = preview.packageRoot();
@@ -78,13 +81,13 @@ final class SkillUploads {
         }
       } catch (IOException | RuntimeException e) {
         for (Path target : moved) {
-          SkillPackages.deleteTree(target);
+          FileTrees.deleteTree(target);
         }
         throw e;
       }
       return installed;
     } finally {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
     }
   }
 
@@ -117,7 +120,7 @@ final class SkillUploads {
       SkillZip.extract(zip, extracted);
       return staging;
     } catch (IOException | RuntimeException e) {
-      SkillPackages.deleteTree(staging);
+      FileTrees.deleteTree(staging);
       throw e;
     }
   }
@@ -136,7 +139,7 @@ final class SkillUploads {
   }
 
   private static Path subdir(Path root, String sourceSubdir) {
-    String normalized = trimSlashes(sourceSubdir.strip().replace('\\', '/'));
+    String normalized = EdgeTrim.trim(sourceSubdir.strip().replace('\\', '/'), "/");
     if (normalized.isEmpty()) {
       return root;
     }
@@ -155,7 +158,7 @@ final class SkillUploads {
     return target;
   }
 
-  private static List<Skill> candidates(SkillStore store, Path root, String filename, String suffix)
+  private static List<Skill> candidates(SkillStore store, Path root, Layout layout)
       throws IOException {
     List<SkillPackages.Entry> found = SkillPackages.discover(root, 2);
     if (found.isEmpty()) {
@@ -163,7 +166,7 @@ final class SkillUploads {
       throw new SkillException(
           "No SKILL.md found in the uploaded archive or its subdirectories (max depth: 2)");
     }
-    String stem = targetStem(filename);
+    String stem = targetStem(layout.filename());
     Path installRoot = store.root();
     List<Skill> previews = new ArrayList<>();
     for (SkillPackages.Entry entry : found) {
@@ -171,7 +174,7 @@ final class SkillUploads {
       String source = root.relativize(entry.dir()).toString().replace('\\', '/');
       String leaf = source.isEmpty() ? "" : source.substring(source.lastIndexOf('/') + 1);
       String target = leaf.isEmpty() || leaf.equals(stem) ? stem : stem + "-" + leaf;
-      String safeSuffix = safeName(suffix);
+      String safeSuffix = safeName(layout.suffix());
       if (!safeSuffix.isEmpty()) {
         target = target + "-" + safeSuffix;
       }
@@ -184,9 +187,9 @@ final class SkillUploads {
   private static List<Skill> select(List<Skill> previews, List<String> sourcePaths, String legacy) {
     Set<String> wanted = new LinkedHashSet<>();
     for (String path : sourcePaths) {
-      wanted.add(trimSlashes(path.strip().replace('\\', '/')));
+      wanted.add(EdgeTrim.trim(path.strip().replace('\\', '/'), "/"));
     }
-    String single = trimSlashes(legacy.strip().replace('\\', '/'));
+    String single = EdgeTrim.trim(legacy.strip().replace('\\', '/'), "/");
     if (!single.isEmpty()) {
       wanted.add(single);
     }
@@ -224,26 +227,6 @@ final class SkillUploads {
             c ->
                 safe.appendCodePoint(
                     Character.isLetterOrDigit(c) || c == '-' || c == '_' ? c : '-'));
-    int start = 0;
-    int end = safe.length();
-    while (start < end && (safe.charAt(start) == '-' || safe.charAt(start) == '_')) {
-      start++;
-    }
-    while (end > start && (safe.charAt(end - 1) == '-' || safe.charAt(end - 1) == '_')) {
-      end--;
-    }
-    return safe.substring(start, end);
-  }
-
-  private static String trimSlashes(String path) {
-    int start = 0;
-    int end = path.length();
-    while (start < end && path.charAt(start) == '/') {
-      start++;
-    }
-    while (end > start && path.charAt(end - 1) == '/') {
-      end--;
-    }
-    return path.substring(start, end);
+    return EdgeTrim.trim(safe, "-_");
   }
 }

@@ -73,7 +73,7 @@ public final class Tenancy {
     if (stripped.isEmpty()) {
       throw new BoxValidationException("Box session_id must not be empty");
     }
-    String safe = trimDashes(UNSAFE.matcher(stripped).replaceAll("-"));
+    String safe = EdgeTrim.trim(UNSAFE.matcher(stripped).replaceAll("-"), "-");
     if (safe.isEmpty()) {
       throw new BoxValidationException("Box session_id must contain a valid character");
     }
@@ -137,18 +137,6 @@ public final class Tenancy {
         }
       }
     }
-  }
-
-  private static String trimDashes(String value) {
-    int start = 0;
-    int end = value.length();
-    while (start < end && value.charAt(start) == '-') {
-      start++;
-    }
-    while (end > start && value.charAt(end - 1) == '-') {
-      end--;
-    }
-    return value.substring(start, end);
   }
 
   /** For tests: the current generation of every Workspace seen. */

@@ -10,13 +10,12 @@ import dev.box.api.BoxHostMountMode;
 import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
+import dev.box.testclient.ManualClock;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +34,7 @@ class AdmissionTest {
   private static final String INSTANCE = "instance-1";
   private static final Predicate<String> TRUSTED = INSTANCE::equals;
 
-  private final MutableClock clock = new MutableClock(Instant.parse("2026-11-26T10:00:00Z"));
+  private final ManualClock clock = new ManualClock(Instant.parse("2026-11-26T10:00:00Z"));
   private boolean ready = true;
   private int readinessChecks;
 
@@ -396,33 +395,5 @@ class AdmissionTest {
                     name -> null))
         .hasMessage("Managed sandbox tenant directory escapes the configured workspace");
     assertThat(elsewhere).isEmptyDirectory();
-  }
-
-  /** A clock the test moves by hand. */
-  private static final class MutableClock extends Clock {
-    private Instant now;
-
-    MutableClock(Instant now) {
-      this.now = now;
-    }
-
-    void advance(Duration by) {
-      now = now.plus(by);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
   }
 }

@@ -8,10 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxProfile;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
-import dev.box.core.backend.BackendStatus;
-import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxSpec;
+import dev.box.core.backend.NoBackend;
 import dev.box.core.session.SessionManager;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -40,7 +37,10 @@ class BoxInitTest {
     other = Files.createDirectories(dir.resolve("other"));
     sessions =
         new SessionManager(
-            new NoBackend(), RuntimeConfig.defaults(dir.resolve("data")), Clock.systemUTC(), "t");
+            new NoBackend("no sandbox is started here"),
+            RuntimeConfig.defaults(dir.resolve("data")),
+            Clock.systemUTC(),
+            "t");
     init =
         new BoxInit(
             sessions,
@@ -225,29 +225,5 @@ class BoxInitTest {
     assertThatThrownBy(() -> sessions.hostPathPolicy().check(other.toString(), false))
         .isInstanceOf(BoxValidationException.class)
         .hasMessage("host_path mounting is disabled because no allowed_mount_roots are configured");
-  }
-
-  /** A stand-in backend: applying the config never starts a sandbox, so none is needed here. */
-  private static final class NoBackend implements SandboxBackend {
-    @Override
-    public String name() {
-      return "none";
-    }
-
-    @Override
-    public BackendStatus status() {
-      return new BackendStatus("none", true, "", Map.of());
-    }
-
-    @Override
-    public Sandbox start(SandboxSpec spec) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void removeOrphans() {}
-
-    @Override
-    public void close() {}
   }
 }

@@ -31,13 +31,16 @@ class SkillUploadsTest {
   }
 
   private List<Skill> install(byte[] zip) throws IOException {
-    return SkillUploads.install(store, zip, "demo.zip", List.of(), "", "", "upload");
+    return SkillUploads.install(
+        store, zip, new SkillUploads.Layout("demo.zip", "", "upload"), List.of(), "");
   }
 
   /** Fails unless the archive is refused with {@code message} and nothing is left behind. */
   private void assertRefused(byte[] zip, String message) throws IOException {
     assertRefusedBy(() -> install(zip), message);
-    assertRefusedBy(() -> SkillUploads.preview(store, zip, "demo.zip", "", "upload"), message);
+    assertRefusedBy(
+        () -> SkillUploads.preview(store, zip, new SkillUploads.Layout("demo.zip", "", "upload")),
+        message);
   }
 
   private void assertRefusedBy(ThrowingCallable call, String message) throws IOException {
@@ -61,7 +64,8 @@ class SkillUploadsTest {
             .entry("demo/run.sh", "#!/bin/sh\n".getBytes(), true, 0104777)
             .entry("demo/data.txt", "x".getBytes(), false, 0100666)
             .bytes();
-    List<Skill> previews = SkillUploads.preview(store, zip, "My Demo!.zip", "", "upload");
+    List<Skill> previews =
+        SkillUploads.preview(store, zip, new SkillUploads.Layout("My Demo!.zip", "", "upload"));
     assertThat(previews)
         .singleElement()
         .satisfies(
@@ -97,10 +101,13 @@ class SkillUploadsTest {
     assertRefusedBy(
         () -> install(zip), "Multiple skills found. Please choose one or more source_paths: a, b");
     assertRefusedBy(
-        () -> SkillUploads.install(store, zip, "pack.zip", List.of("c"), "", "", "upload"),
+        () ->
+            SkillUploads.install(
+                store, zip, new SkillUploads.Layout("pack.zip", "", "upload"), List.of("c"), ""),
         "Invalid source_path \"c\". Available: a, b");
     List<Skill> installed =
-        SkillUploads.install(store, zip, "pack.zip", List.of("/b/"), "a", "", "");
+        SkillUploads.install(
+            store, zip, new SkillUploads.Layout("pack.zip", "", ""), List.of("/b/"), "a");
     assertThat(installed).extracting(Skill::name).containsExactly("beta", "alpha");
     assertThat(store.root().resolve("pack-b")).isDirectory();
     assertThat(store.root().resolve("pack-a")).isDirectory();
@@ -109,14 +116,15 @@ class SkillUploadsTest {
   @Test
   void sourceSubdir_mustStayInTheArchive() throws IOException {
     byte[] zip = new TestZip().file("x/skills/demo/SKILL.md", SKILL).file("x/y", "y").bytes();
-    assertThat(SkillUploads.preview(store, zip, "s.zip", "skills", "upload"))
+    assertThat(
+            SkillUploads.preview(store, zip, new SkillUploads.Layout("s.zip", "skills", "upload")))
         .extracting(Skill::sourcePath)
         .containsExactly("demo");
     assertRefusedBy(
-        () -> SkillUploads.preview(store, zip, "s.zip", "../..", "upload"),
+        () -> SkillUploads.preview(store, zip, new SkillUploads.Layout("s.zip", "../..", "upload")),
         "source_subdir must stay within the uploaded archive");
     assertRefusedBy(
-        () -> SkillUploads.preview(store, zip, "s.zip", "nope", "upload"),
+        () -> SkillUploads.preview(store, zip, new SkillUploads.Layout("s.zip", "nope", "upload")),
         "source_subdir does not exist in the uploaded archive: nope");
   }
 
@@ -124,7 +132,13 @@ class SkillUploadsTest {
   void targetSuffix_cannotClimbOutOfTheWorkspace() throws IOException {
     byte[] zip = new TestZip().file("demo/SKILL.md", SKILL).bytes();
     Skill installed =
-        SkillUploads.install(store, zip, "../../evil.zip", List.of(), "", "", "../../../x").get(0);
+        SkillUploads.install(
+                store,
+                zip,
+                new SkillUploads.Layout("../../evil.zip", "", "../../../x"),
+                List.of(),
+                "")
+            .get(0);
     assertThat(installed.packageRoot().getParent()).isEqualTo(store.root());
     assertThat(installed.packageRoot().getFileName().toString()).isEqualTo("evil-x");
   }

@@ -3,12 +3,14 @@ package dev.box.server;
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.guard.SyscallGuard;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +22,12 @@ import org.slf4j.LoggerFactory;
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
   private static final String KNOWN = "local, docker, podman, bwrap";
+
+  /**
+   * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
+   */
+  static final String NO_BACKEND_MESSAGE =
+      "LangBot Box backend unavailable. Install and start Docker or nsjail before using exec.";
 
   private Backends() {}
 
@@ -95,7 +103,18 @@ final class Backends {
     }
     log.warn("no supported backend (Docker, Podman, bubblewrap) is ready");
     return new BackendChoice(
-        new NoBackend(notChosen), "local", "none of local is available", notChosen);
+        noneReady(notChosen), "local", "none of local is available", notChosen);
+  }
+
+  /** No backend, with LangBot's runtime's message followed by each candidate's reason. */
+  private static NoBackend noneReady(Map<String, String> reasons) {
+    return new NoBackend(
+        NO_BACKEND_MESSAGE
+            + " Box runs sandboxes with Docker, Podman or bubblewrap; none is ready ("
+            + reasons.entrySet().stream()
+                .map(e -> e.getKey() + ": " + e.getValue())
+                .collect(Collectors.joining("; "))
+            + ")");
   }
 
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {

@@ -6,14 +6,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxJson;
 import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSpec;
+import dev.box.langbot.ActionDispatcher;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -168,16 +173,10 @@ class ApiFuzzTest {
   /** Spec-shaped objects whose fields take values of every type, in and out of range. */
   private static Arbitrary<String> specs() {
     Arbitrary<String> value =
-        Arbitraries.of(
-            "null",
-            "true",
-            "-1",
-            "0",
+        oddValues(
             "1",
             "2147483648",
             "-9223372036854775809",
-            "1.5",
-            "\"\"",
             "\"on\"",
             "\"off\"",
             "\"rw\"",
@@ -185,42 +184,37 @@ class ApiFuzzTest {
             "\"/tmp\"",
             "\"../..\"",
             "\"\\u0000\"",
-            "[]",
-            "{}",
             "[\"a\", 1]",
             "{\"k\": [1]}");
     Arbitrary<String> field =
         Arbitraries.of(
-            "cmd",
-            "timeout_sec",
-            "workdir",
-            "network",
-            "env",
-            "image",
-            "host_path",
-            "host_path_mode",
-            "mount_path",
-            "extra_mounts",
-            "persistent",
-            "cpus",
-            "memory_mb",
-            "pids_limit",
-            "read_only_rootfs",
-            "workspace_quota_mb",
-            "egress",
-            "command",
-            "args",
-            "process_id",
-            "stdin",
-            "skill_name",
-            "session_id",
-            "unknown_field");
+            Stream.concat(
+                    specFieldNames(),
+                    Stream.of("command", "args", "process_id", "stdin", "unknown_field"))
+                .toList());
     return Combinators.combine(field, value)
         .as((f, v) -> "\"" + f + "\": " + v)
         .list()
         .ofMaxSize(6)
         .map(pairs -> "{\"cmd\": \"true\", " + String.join(", ", pairs) + "}")
         .map(s -> s.replace(", }", "}"));
+  }
+
+  /** The field names of a spec as the wire writes it, from {@link BoxSpec}'s own JSON form. */
+  private static Stream<String> specFieldNames() {
+    JsonNode spec = JSON.valueToTree(BoxSpec.builder("s").build());
+    return spec.properties().stream().map(Map.Entry::getKey);
+  }
+
+  /**
+   * JSON values of every type, each the wrong one for most fields, and then {@code more}: the
+   * values the generated objects give their fields.
+   */
+  private static Arbitrary<String> oddValues(String... more) {
+    List<String> values =
+        new ArrayList<>(List.of("null", "true", "-1", "0", "1.5", "\"\"", "[]", "{}"));
+    values.addAll(List.of(more));
+    return Arbitraries.of(values);
   }
 
   // ---- LangBot actions ----
@@ -244,55 +238,22 @@ class ApiFuzzTest {
 
   @Provide
   Arbitrary<String> actions() {
+    // box_shutdown is left out: it ends every session, which the other properties rely on.
     return Arbitraries.of(
-        "__ping",
-        "__file_chunk",
-        "box_init",
-        "box_health",
-        "box_get_backend_info",
-        "box_status",
-        "box_exec",
-        "box_create_session",
-        "box_get_session",
-        "box_get_sessions",
-        "box_delete_session",
-        "box_start_managed_process",
-        "box_get_managed_process",
-        "box_stop_managed_process",
-        "box_list_skills",
-        "box_get_skill",
-        "box_create_skill",
-        "box_update_skill",
-        "box_delete_skill",
-        "box_scan_skill_directory",
-        "box_list_skill_files",
-        "box_read_skill_file",
-        "box_write_skill_file",
-        "box_preview_skill_zip",
-        "box_install_skill_zip",
-        "box_upsert_sandbox_admission_grant",
-        "box_revoke_sandbox_admission_grant",
-        "box_verify_shared_workspace",
-        "no_such_action",
-        "");
+        Stream.concat(
+                ActionDispatcher.ACTIONS.stream().filter(a -> !a.equals("box_shutdown")),
+                Stream.of("no_such_action", ""))
+            .toList());
   }
 
   @Provide
   Arbitrary<String> actionData() {
     Arbitrary<String> value =
-        Arbitraries.of(
-            "null",
-            "true",
-            "-1",
-            "0",
+        oddValues(
             "99999999999",
-            "1.5",
-            "\"\"",
             "\"x\"",
             "\"../../etc\"",
             "\"/etc/passwd\"",
-            "[]",
-            "{}",
             "{\"command\": 1}",
             "\"" + "y".repeat(5000) + "\"",
             "\"2026-01-01T00:00:00\"",

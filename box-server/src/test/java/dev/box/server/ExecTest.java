@@ -1,15 +1,10 @@
 package dev.box.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.box.testclient.Answer;
+import dev.box.testclient.HostProcesses;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AutoClose;
@@ -62,16 +57,9 @@ class ExecTest {
   void envIsNeverVisibleOnHostCommandLinesWhileTheCommandRuns() throws Exception {
     String secret = "box-secret-" + UUID.randomUUID();
     CompletableFuture<Answer> running =
-        CompletableFuture.supplyAsync(
-            () ->
-                box.exec(
-                    "env2",
-                    "touch /tmp/started; while [ ! -f /tmp/done ]; do sleep 0.05; done",
-                    "\"env\":{\"SECRET\":\"" + secret + "\"},\"timeout_sec\":20"));
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> box.exec("env2", "test -f /tmp/started").body().path("ok").asBoolean());
-    String seen = hostCommandLinesContaining(secret);
+        box.execUntilReleased(
+            "env2", "/tmp/done", "\"env\":{\"SECRET\":\"" + secret + "\"},\"timeout_sec\":20");
+    String seen = HostProcesses.commandLinesContaining(secret);
     box.exec("env2", "touch /tmp/done");
 
     assertThat(running.get().text("status")).isEqualTo("completed");
@@ -109,12 +97,10 @@ class ExecTest {
   void execsInOneSessionRunConcurrently() throws Exception {
     box.exec("concurrent", "true");
     CompletableFuture<Answer> waiter =
-        CompletableFuture.supplyAsync(
-            () ->
-                box.exec(
-                    "concurrent",
-                    "while [ ! -f /tmp/go ]; do sleep 0.05; done; echo released",
-                    "\"timeout_sec\":30"));
+        box.execAsync(
+            "concurrent",
+            "while [ ! -f /tmp/go ]; do sleep 0.05; done; echo released",
+            "\"timeout_sec\":30");
     box.exec("concurrent", "sleep 0.3; touch /tmp/go");
 
     assertThat(waiter.get().text("stdout")).isEqualTo("released\n");
@@ -161,10 +147,10 @@ class ExecTest {
     // It keeps writing to the exec's stdout after the exec returned, and keeps running.
     Answer later = box.exec("background", "sleep 0.5; ps -eo args");
     assertThat(later.text("stdout")).contains(marker);
-    assertThat(hostCommandLinesContaining(marker)).isNotEmpty();
+    assertThat(HostProcesses.commandLinesContaining(marker)).isNotEmpty();
 
     assertThat(box.delete("/v1/sessions/background").status()).isEqualTo(200);
-    assertThat(hostCommandLinesContaining(marker)).isEmpty();
+    assertThat(HostProcesses.commandLinesContaining(marker)).isEmpty();
   }
 
   @Test
@@ -182,25 +168,5 @@ class ExecTest {
 
     assertThat(a.body().path("exit_code").asInt()).isEqualTo(126);
     assertThat(a.text("stderr")).contains("cannot enter workdir /usr/nope");
-  }
-
-  /** The host processes whose command line contains {@code text}, as "pid: cmdline" lines. */
-  static String hostCommandLinesContaining(String text) throws IOException {
-    StringBuilder found = new StringBuilder();
-    try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
-      for (Path proc : procs) {
-        try {
-          String cmdline =
-              new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
-                  .replace('\0', ' ');
-          if (cmdline.contains(text)) {
-            found.append(proc.getFileName()).append(": ").append(cmdline).append('\n');
-          }
-        } catch (IOException e) {
-          // The process ended while we looked.
-        }
-      }
-    }
-    return found.toString();
   }
 }

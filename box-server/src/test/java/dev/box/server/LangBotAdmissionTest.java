@@ -89,14 +89,13 @@ class LangBotAdmissionTest {
       assertThat(Files.getAttribute(tenant, "unix:uid")).isEqualTo(0);
 
       JsonNode exec =
-          RpcClient.data(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"chat\", \"cmd\": \"echo from-sandbox > note.txt; cat"
-                      + " note.txt\", \"host_path\": \""
-                      + tenant
-                      + "\"}",
-                  context("ws")));
+          rpc.callData(
+              "box_exec",
+              "{\"session_id\": \"chat\", \"cmd\": \"echo from-sandbox > note.txt; cat"
+                  + " note.txt\", \"host_path\": \""
+                  + tenant
+                  + "\"}",
+              context("ws"));
       assertThat(exec.path("stdout").asText()).isEqualTo("from-sandbox");
       assertThat(tenant.resolve("note.txt")).hasContent("from-sandbox\n");
       assertThat(Files.getAttribute(tenant, "unix:uid"))
@@ -146,7 +145,7 @@ class LangBotAdmissionTest {
 
       assertThat(message(rpc.call("box_health", "{}", null)))
           .isEqualTo("BoxReadinessError: managed sandbox isolation is not ready");
-      JsonNode info = RpcClient.data(rpc.call("box_get_backend_info", "{}", null));
+      JsonNode info = rpc.callData("box_get_backend_info", "{}", null);
       assertThat(info.path("name").asText()).isEqualTo("bwrap");
       assertThat(info.path("available").asBoolean()).isFalse();
       JsonNode checks = info.path("readiness").path("checks");
@@ -188,8 +187,7 @@ class LangBotAdmissionTest {
               + " \"entitlement_revision\": 1, \"expires_at\": \""
               + OffsetDateTime.now(ZoneOffset.UTC).plusSeconds(120)
               + "\", \"max_sessions\": 1, \"max_managed_processes\": 0}";
-      JsonNode installed =
-          RpcClient.data(rpc.call("box_upsert_sandbox_admission_grant", grant, null));
+      JsonNode installed = rpc.callData("box_upsert_sandbox_admission_grant", grant, null);
       assertThat(installed.path("installed").asBoolean()).isTrue();
       assertThat(
               message(rpc.call("box_exec", "{\"session_id\": \"global\", \"cmd\": \"id\"}", ctx)))
@@ -203,13 +201,12 @@ class LangBotAdmissionTest {
           .isEqualTo(
               "PermissionError: Sandbox admission grant does not match the trusted instance");
       assertThat(
-              RpcClient.data(
-                      rpc.call(
-                          "box_revoke_sandbox_admission_grant",
-                          "{\"instance_uuid\": \""
-                              + INSTANCE
-                              + "\", \"workspace_uuid\": \"ws\", \"entitlement_revision\": 2}",
-                          null))
+              rpc.callData(
+                      "box_revoke_sandbox_admission_grant",
+                      "{\"instance_uuid\": \""
+                          + INSTANCE
+                          + "\", \"workspace_uuid\": \"ws\", \"entitlement_revision\": 2}",
+                      null)
                   .path("revoked")
                   .asBoolean())
           .isTrue();
@@ -219,7 +216,7 @@ class LangBotAdmissionTest {
       // Turning it off again is refused, and readiness then fails on its configuration too.
       assertThat(message(rpc.call("box_init", "{\"admission\": {\"required\": false}}", null)))
           .isEqualTo("success");
-      JsonNode after = RpcClient.data(rpc.call("box_get_backend_info", "{}", null));
+      JsonNode after = rpc.callData("box_get_backend_info", "{}", null);
       assertThat(after.path("readiness").path("checks").path("configuration").asBoolean())
           .isFalse();
       assertThat(after.path("readiness").path("error").asText())
@@ -256,13 +253,12 @@ class LangBotAdmissionTest {
                       "box_verify_shared_workspace", "{\"marker_name\": \"" + name + "\"}", null)))
           .isEqualTo(
               "BoxReadinessError: Managed sandbox admission requires box.local.default_workspace");
-      RpcClient.data(rpc.call("box_init", "{" + local(hostRoot) + "}", null));
+      rpc.callData("box_init", "{" + local(hostRoot) + "}", null);
       Path workspace = hostRoot.resolve("default");
       Files.write(workspace.resolve(name), content);
 
       JsonNode answer =
-          RpcClient.data(
-              rpc.call("box_verify_shared_workspace", "{\"marker_name\": \"" + name + "\"}", null));
+          rpc.callData("box_verify_shared_workspace", "{\"marker_name\": \"" + name + "\"}", null);
       assertThat(answer.path("marker_name").asText()).isEqualTo(name);
       assertThat(answer.path("size").asInt()).isEqualTo(content.length);
       assertThat(answer.path("sha256").asText())

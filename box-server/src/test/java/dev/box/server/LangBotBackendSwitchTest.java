@@ -1,6 +1,5 @@
 package dev.box.server;
 
-import static dev.box.server.RpcClient.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -24,12 +23,12 @@ class LangBotBackendSwitchTest {
   }
 
   private static String backend(RpcClient rpc) {
-    return data(rpc.call("box_get_backend_info", "{}", null)).path("name").asText();
+    return rpc.callData("box_get_backend_info", "{}", null).path("name").asText();
   }
 
   private static String pid1(RpcClient rpc, String session) {
     String cmd = "{\"session_id\": \"" + session + "\", \"cmd\": \"cat /proc/1/comm\"}";
-    return data(rpc.call("box_exec", cmd, CTX)).path("stdout").asText();
+    return rpc.callData("box_exec", cmd, CTX).path("stdout").asText();
   }
 
   @Test
@@ -38,20 +37,20 @@ class LangBotBackendSwitchTest {
         RpcClient rpc = RpcClient.asLangBot(server.port())) {
       assertThat(backend(rpc)).isEqualTo("docker");
 
-      data(rpc.call("box_init", "{\"backend\": \"bwrap\"}", null));
+      rpc.callData("box_init", "{\"backend\": \"bwrap\"}", null);
       assertThat(backend(rpc)).isEqualTo("bwrap");
       assertThat(pid1(rpc, "a")).isEqualTo("bwrap");
 
-      data(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      rpc.callData("box_init", "{\"backend\": \"podman\"}", null);
       assertThat(backend(rpc)).as("a session exists: the backend stays").isEqualTo("bwrap");
-      data(rpc.call("box_delete_session", "{\"session_id\": \"a\"}", CTX));
-      data(rpc.call("box_init", "{\"backend\": \"podman\"}", null));
+      rpc.callData("box_delete_session", "{\"session_id\": \"a\"}", CTX);
+      rpc.callData("box_init", "{\"backend\": \"podman\"}", null);
       assertThat(backend(rpc)).isEqualTo("podman");
       assertThat(pid1(rpc, "b")).as("a container: box-guard is its init").isEqualTo("box-guard");
-      data(rpc.call("box_delete_session", "{\"session_id\": \"b\"}", CTX));
+      rpc.callData("box_delete_session", "{\"session_id\": \"b\"}", CTX);
 
-      data(rpc.call("box_init", "{\"backend\": \"nsjail\"}", null));
-      JsonNode info = data(rpc.call("box_get_backend_info", "{}", null));
+      rpc.callData("box_init", "{\"backend\": \"nsjail\"}", null);
+      JsonNode info = rpc.callData("box_get_backend_info", "{}", null);
       assertThat(info.path("available").asBoolean()).isFalse();
       JsonNode refused = rpc.call("box_exec", "{\"session_id\": \"c\", \"cmd\": \"true\"}", CTX);
       assertThat(refused.path("message").asText())
@@ -59,7 +58,7 @@ class LangBotBackendSwitchTest {
               "BoxBackendUnavailableError: LangBot Box backend \"nsjail\" not found"
                   + " (box.backend=nsjail, available: [local, docker, podman, bwrap])");
 
-      data(rpc.call("box_init", "{\"backend\": \"local\"}", null));
+      rpc.callData("box_init", "{\"backend\": \"local\"}", null);
       assertThat(backend(rpc)).isEqualTo("docker");
       assertThat(pid1(rpc, "d")).isEqualTo("box-guard");
     }
@@ -69,7 +68,7 @@ class LangBotBackendSwitchTest {
   void aBackendTheOperatorNamedIsKept() throws IOException {
     try (BoxServer server = start(Map.of("backend", "bwrap"));
         RpcClient rpc = RpcClient.asLangBot(server.port())) {
-      data(rpc.call("box_init", "{\"backend\": \"docker\"}", null));
+      rpc.callData("box_init", "{\"backend\": \"docker\"}", null);
 
       assertThat(backend(rpc)).isEqualTo("bwrap");
       assertThat(pid1(rpc, "e")).isEqualTo("bwrap");

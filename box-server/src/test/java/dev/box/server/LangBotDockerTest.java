@@ -1,6 +1,5 @@
 package dev.box.server;
 
-import static dev.box.server.RpcClient.data;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -45,19 +44,16 @@ class LangBotDockerTest {
   @Test
   void actionsRunInContainers_andBoxInitsDockerSectionSwitchesTheCpuQuota() throws Exception {
     try (RpcClient rpc = RpcClient.asLangBot(server.port())) {
-      assertThat(data(rpc.call("box_get_backend_info", "{}", null)).path("name").asText())
+      assertThat(rpc.callData("box_get_backend_info", "{}", null).path("name").asText())
           .isEqualTo("docker");
       JsonNode exec =
-          data(
-              rpc.call(
-                  "box_exec",
-                  "{\"session_id\": \"d1\", \"cmd\": \"id -u; cat /proc/1/comm\"}",
-                  CTX));
+          rpc.callData(
+              "box_exec", "{\"session_id\": \"d1\", \"cmd\": \"id -u; cat /proc/1/comm\"}", CTX);
       assertThat(exec.path("stdout").asText()).isEqualTo("1000\nbox-guard");
       assertThat(nanoCpus(rpc, "d1")).isEqualTo("1000000000");
 
-      data(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": \"false\"}}", null));
-      data(rpc.call("box_create_session", "{\"session_id\": \"d2\"}", CTX));
+      rpc.callData("box_init", "{\"docker\": {\"cpu_limit_enabled\": \"false\"}}", null);
+      rpc.callData("box_create_session", "{\"session_id\": \"d2\"}", CTX);
       assertThat(nanoCpus(rpc, "d2")).isEqualTo("0");
       assertThat(server.sessions().backendStatus().enforced()).containsEntry("cpu", "none");
 
@@ -66,18 +62,18 @@ class LangBotDockerTest {
           .isEqualTo(
               "BoxValidationError: box.docker.cpu_limit_enabled must be a boolean or a string");
 
-      data(rpc.call("box_init", "{\"docker\": {\"cpu_limit_enabled\": true}}", null));
+      rpc.callData("box_init", "{\"docker\": {\"cpu_limit_enabled\": true}}", null);
       assertThat(server.sessions().backendStatus().enforced())
           .containsEntry("cpu", "docker-cgroup");
-      data(rpc.call("box_delete_session", "{\"session_id\": \"d1\"}", CTX));
-      data(rpc.call("box_delete_session", "{\"session_id\": \"d2\"}", CTX));
+      rpc.callData("box_delete_session", "{\"session_id\": \"d1\"}", CTX);
+      rpc.callData("box_delete_session", "{\"session_id\": \"d2\"}", CTX);
     }
   }
 
   /** The CPU quota Docker holds for the session's container, read with Docker's own CLI. */
   private static String nanoCpus(RpcClient rpc, String session) throws Exception {
     String container =
-        data(rpc.call("box_get_session", "{\"session_id\": \"" + session + "\"}", CTX))
+        rpc.callData("box_get_session", "{\"session_id\": \"" + session + "\"}", CTX)
             .path("backend_session_id")
             .asText();
     Process inspect =

@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.langbot.Tenancy;
-import java.io.ByteArrayOutputStream;
+import dev.box.testclient.ZipBytes;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -15,8 +14,6 @@ import java.util.Arrays;
 import java.util.Base64;
 import java.util.Map;
 import java.util.stream.Stream;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,15 +55,14 @@ class LangBotSkillsTest {
                 LangBotServers.INSTANCE),
             false);
     rpc = RpcClient.asLangBot(server.port());
-    RpcClient.data(
-        rpc.call(
-            "box_init",
-            "{\"local\": {\"host_root\": \""
-                + hostRoot
-                + "\", \"allowed_mount_roots\": [\""
-                + hostRoot
-                + "\"], \"skills_root\": \"skills\"}}",
-            null));
+    rpc.callData(
+        "box_init",
+        "{\"local\": {\"host_root\": \""
+            + hostRoot
+            + "\", \"allowed_mount_roots\": [\""
+            + hostRoot
+            + "\"], \"skills_root\": \"skills\"}}",
+        null);
   }
 
   @AfterAll
@@ -98,36 +94,23 @@ class LangBotSkillsTest {
     int amount = Math.max(1, (bytes.length + chunk - 1) / chunk);
     for (int i = 0; i < amount; i++) {
       byte[] part = Arrays.copyOfRange(bytes, i * chunk, Math.min(bytes.length, (i + 1) * chunk));
-      RpcClient.data(
-          rpc.call(
-              "__file_chunk",
-              "{\"file_key\": \""
-                  + key
-                  + "\", \"file_length\": "
-                  + bytes.length
-                  + ", \"chunk_base64\": \""
-                  + Base64.getEncoder().encodeToString(part)
-                  + "\", \"chunk_index\": "
-                  + i
-                  + ", \"chunk_amount\": "
-                  + amount
-                  + ", \"chunk_size\": "
-                  + chunk
-                  + "}",
-              null));
+      rpc.callData(
+          "__file_chunk",
+          "{\"file_key\": \""
+              + key
+              + "\", \"file_length\": "
+              + bytes.length
+              + ", \"chunk_base64\": \""
+              + Base64.getEncoder().encodeToString(part)
+              + "\", \"chunk_index\": "
+              + i
+              + ", \"chunk_amount\": "
+              + amount
+              + ", \"chunk_size\": "
+              + chunk
+              + "}",
+          null);
     }
-  }
-
-  private static byte[] zip(Map<String, String> files) throws IOException {
-    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    try (ZipOutputStream out = new ZipOutputStream(bytes)) {
-      for (Map.Entry<String, String> file : files.entrySet()) {
-        out.putNextEntry(new ZipEntry(file.getKey()));
-        out.write(file.getValue().getBytes(StandardCharsets.UTF_8));
-        out.closeEntry();
-      }
-    }
-    return bytes.toByteArray();
   }
 
   private static Path rpcFile(String key) {
@@ -146,16 +129,16 @@ class LangBotSkillsTest {
   @Test
   void zipUpload_isPreviewedInstalled_andMountedReadOnlyIntoASandbox() throws IOException {
     String ctx = context("ws-skills");
-    byte[] archive = zip(Map.of("weather/SKILL.md", SKILL, "weather/forecast.sh", "echo sunny\n"));
+    byte[] archive =
+        ZipBytes.of(Map.of("weather/SKILL.md", SKILL, "weather/forecast.sh", "echo sunny\n"));
     String key = "0011223344556677-00112233445566778899aabbccddeeff.zip";
 
     upload(key, archive);
     JsonNode preview =
-        RpcClient.data(
-            rpc.call(
-                "box_preview_skill_zip",
-                "{\"file_key\": \"" + key + "\", \"filename\": \"weather.zip\"}",
-                ctx));
+        rpc.callData(
+            "box_preview_skill_zip",
+            "{\"file_key\": \"" + key + "\", \"filename\": \"weather.zip\"}",
+            ctx);
     assertThat(preview.path("skills")).hasSize(1);
     assertThat(preview.path("skills").get(0).path("name").asText()).isEqualTo("weather");
     assertThat(preview.path("skills").get(0).path("source_path").asText()).isEmpty();
@@ -163,11 +146,10 @@ class LangBotSkillsTest {
 
     upload(key, archive);
     JsonNode installed =
-        RpcClient.data(
-            rpc.call(
-                "box_install_skill_zip",
-                "{\"file_key\": \"" + key + "\", \"filename\": \"weather.zip\"}",
-                ctx));
+        rpc.callData(
+            "box_install_skill_zip",
+            "{\"file_key\": \"" + key + "\", \"filename\": \"weather.zip\"}",
+            ctx);
     assertThat(rpcFile(key)).doesNotExist();
     JsonNode skill = installed.path("skills").get(0);
     String packageRoot = skill.path("package_root").asText();
@@ -175,15 +157,13 @@ class LangBotSkillsTest {
     assertThat(skill.path("description").asText()).isEqualTo("Look up the weather");
     assertThat(skill.path("entry_file").asText()).isEqualTo("SKILL.md");
 
-    JsonNode listed = RpcClient.data(rpc.call("box_list_skills", "{}", ctx));
+    JsonNode listed = rpc.callData("box_list_skills", "{}", ctx);
     assertThat(listed.path("skills").findValuesAsText("name")).containsExactly("weather");
     JsonNode read =
-        RpcClient.data(
-            rpc.call(
-                "box_read_skill_file", "{\"name\": \"weather\", \"path\": \"forecast.sh\"}", ctx));
+        rpc.callData(
+            "box_read_skill_file", "{\"name\": \"weather\", \"path\": \"forecast.sh\"}", ctx);
     assertThat(read.path("content").asText()).isEqualTo("echo sunny\n");
-    JsonNode files =
-        RpcClient.data(rpc.call("box_list_skill_files", "{\"name\": \"weather\"}", ctx));
+    JsonNode files = rpc.callData("box_list_skill_files", "{\"name\": \"weather\"}", ctx);
     assertThat(files.path("entries").findValuesAsText("path"))
         .containsExactly("SKILL.md", "forecast.sh");
     assertThat(files.path("truncated").asBoolean()).isFalse();
@@ -192,28 +172,26 @@ class LangBotSkillsTest {
     Files.setPosixFilePermissions(
         Path.of(packageRoot, "SKILL.md"), PosixFilePermissions.fromString("rw-rw-rw-"));
     JsonNode exec =
-        RpcClient.data(
-            rpc.call(
-                "box_exec",
-                "{\"session_id\": \"chat\", \"cmd\": \"cat /workspace/.skills/weather/SKILL.md;"
-                    + " if echo changed > /workspace/.skills/weather/SKILL.md; then echo WROTE;"
-                    + " else echo READ-ONLY; fi\", \"extra_mounts\": [{\"host_path\": "
-                    + quoted(packageRoot)
-                    + ", \"mount_path\": \"/workspace/.skills/weather\", \"mode\": \"rw\"}]}",
-                ctx));
+        rpc.callData(
+            "box_exec",
+            "{\"session_id\": \"chat\", \"cmd\": \"cat /workspace/.skills/weather/SKILL.md;"
+                + " if echo changed > /workspace/.skills/weather/SKILL.md; then echo WROTE;"
+                + " else echo READ-ONLY; fi\", \"extra_mounts\": [{\"host_path\": "
+                + quoted(packageRoot)
+                + ", \"mount_path\": \"/workspace/.skills/weather\", \"mode\": \"rw\"}]}",
+            ctx);
     assertThat(exec.path("stdout").asText()).contains("Run ./forecast.sh <city>.");
     assertThat(exec.path("stdout").asText()).endsWith("READ-ONLY").doesNotContain("WROTE");
     assertThat(Files.readString(Path.of(packageRoot, "SKILL.md"))).isEqualTo(SKILL);
     JsonNode writable =
-        RpcClient.data(
-            rpc.call(
-                "box_exec",
-                "{\"session_id\": \"control\", \"cmd\": \"echo changed >"
-                    + " /workspace/.skills/x/SKILL.md && echo WROTE\", \"extra_mounts\":"
-                    + " [{\"host_path\": "
-                    + quoted(writableCopy(Path.of(packageRoot)).toString())
-                    + ", \"mount_path\": \"/workspace/.skills/x\", \"mode\": \"rw\"}]}",
-                ctx));
+        rpc.callData(
+            "box_exec",
+            "{\"session_id\": \"control\", \"cmd\": \"echo changed >"
+                + " /workspace/.skills/x/SKILL.md && echo WROTE\", \"extra_mounts\":"
+                + " [{\"host_path\": "
+                + quoted(writableCopy(Path.of(packageRoot)).toString())
+                + ", \"mount_path\": \"/workspace/.skills/x\", \"mode\": \"rw\"}]}",
+            ctx);
     assertThat(writable.path("stdout").asText()).isEqualTo("WROTE");
   }
 
@@ -234,33 +212,29 @@ class LangBotSkillsTest {
     String ctx = context("ws-edit");
     String other = context("ws-other");
     JsonNode created =
-        RpcClient.data(
-            rpc.call(
-                "box_create_skill",
-                "{\"skill\": {\"name\": \"notes\", \"display_name\": \"Notes\","
-                    + " \"instructions\": \"Keep notes.\"}}",
-                ctx));
+        rpc.callData(
+            "box_create_skill",
+            "{\"skill\": {\"name\": \"notes\", \"display_name\": \"Notes\","
+                + " \"instructions\": \"Keep notes.\"}}",
+            ctx);
     String packageRoot = created.path("skill").path("package_root").asText();
     assertThat(created.path("skill").path("display_name").asText()).isEqualTo("Notes");
 
     JsonNode written =
-        RpcClient.data(
-            rpc.call(
-                "box_write_skill_file",
-                "{\"name\": \"notes\", \"path\": \"docs/a.md\", \"content\": \"héllo\"}",
-                ctx));
+        rpc.callData(
+            "box_write_skill_file",
+            "{\"name\": \"notes\", \"path\": \"docs/a.md\", \"content\": \"héllo\"}",
+            ctx);
     assertThat(written.path("bytes_written").asInt()).isEqualTo(6);
     assertThat(written.path("skill").path("name").asText()).isEqualTo("notes");
     JsonNode updated =
-        RpcClient.data(
-            rpc.call(
-                "box_update_skill",
-                "{\"name\": \"notes\", \"skill\": {\"description\": \"Notes kept\"}}",
-                ctx));
+        rpc.callData(
+            "box_update_skill",
+            "{\"name\": \"notes\", \"skill\": {\"description\": \"Notes kept\"}}",
+            ctx);
     assertThat(updated.path("skill").path("description").asText()).isEqualTo("Notes kept");
     JsonNode scanned =
-        RpcClient.data(
-            rpc.call("box_scan_skill_directory", "{\"path\": " + quoted(packageRoot) + "}", ctx));
+        rpc.callData("box_scan_skill_directory", "{\"path\": " + quoted(packageRoot) + "}", ctx);
     assertThat(scanned.path("name").asText()).isEqualTo("notes");
 
     assertThat(
@@ -268,10 +242,7 @@ class LangBotSkillsTest {
                 rpc.call(
                     "box_read_skill_file", "{\"name\": \"notes\", \"path\": \"../../x\"}", ctx)))
         .isEqualTo("BoxValidationError: path must stay within the skill package root");
-    assertThat(
-            RpcClient.data(rpc.call("box_get_skill", "{\"name\": \"notes\"}", other))
-                .path("skill")
-                .isNull())
+    assertThat(rpc.callData("box_get_skill", "{\"name\": \"notes\"}", other).path("skill").isNull())
         .isTrue();
     assertThat(
             error(
@@ -297,9 +268,7 @@ class LangBotSkillsTest {
                 + " underscores");
 
     assertThat(
-            RpcClient.data(rpc.call("box_delete_skill", "{\"name\": \"notes\"}", ctx))
-                .path("deleted")
-                .asText())
+            rpc.callData("box_delete_skill", "{\"name\": \"notes\"}", ctx).path("deleted").asText())
         .isEqualTo("notes");
     assertThat(Path.of(packageRoot)).doesNotExist();
   }
@@ -308,7 +277,7 @@ class LangBotSkillsTest {
   void maliciousZip_isRefused_andLeavesNothingBehind() throws IOException {
     String ctx = context("ws-evil");
     String key = "8899aabbccddeeff-00112233445566778899aabbccddeeff.zip";
-    upload(key, zip(Map.of("evil/SKILL.md", SKILL, "evil/../../../escaped.txt", "x")));
+    upload(key, ZipBytes.of(Map.of("evil/SKILL.md", SKILL, "evil/../../../escaped.txt", "x")));
     assertThat(
             error(
                 rpc.call(
@@ -328,7 +297,7 @@ class LangBotSkillsTest {
     assertThat(filesUnder(skills.resolve(".staging"))).isZero();
     assertThat(skills.resolve("escaped.txt")).doesNotExist();
     assertThat(hostRoot.resolve("escaped.txt")).doesNotExist();
-    assertThat(RpcClient.data(rpc.call("box_list_skills", "{}", ctx)).path("skills")).isEmpty();
+    assertThat(rpc.callData("box_list_skills", "{}", ctx).path("skills")).isEmpty();
 
     assertThat(
             error(

@@ -8,6 +8,7 @@ import dev.box.testclient.BoxSocket;
 import dev.box.testclient.BoxSocket.Binary;
 import dev.box.testclient.BoxSocket.Close;
 import dev.box.testclient.BoxSocket.Frame;
+import dev.box.testclient.HostProcesses;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -165,12 +166,12 @@ class ManagedProcessTest {
             + "' &); trap '' TERM; exec sleep 1001\"]}");
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> !ExecTest.hostCommandLinesContaining(marker).isEmpty());
+        .until(() -> !HostProcesses.commandLinesContaining(marker).isEmpty());
 
     Answer stopped = box.delete("/v1/sessions/tree/managed-process/default");
 
     assertThat(stopped.body().path("stopped").asText()).isEqualTo("default");
-    assertThat(ExecTest.hostCommandLinesContaining(marker)).isEmpty();
+    assertThat(HostProcesses.commandLinesContaining(marker)).isEmpty();
     assertThat(box.exec("tree", "ps -eo args").text("stdout")).doesNotContain("sleep 100");
     assertThat(box.get("/v1/sessions/tree/managed-process/default").errorCode())
         .isEqualTo("managed_process_not_found");
@@ -185,7 +186,7 @@ class ManagedProcessTest {
     Answer second = box.post("/v1/sessions/replace/managed-process", "{\"command\":\"cat\"}");
 
     assertThat(second.text("command")).isEqualTo("cat");
-    assertThat(ExecTest.hostCommandLinesContaining(marker)).isEmpty();
+    assertThat(HostProcesses.commandLinesContaining(marker)).isEmpty();
     assertThat(box.get("/v1/sessions/replace").body().path("managed_processes").size())
         .isEqualTo(1);
   }
@@ -197,11 +198,11 @@ class ManagedProcessTest {
         "doomed", "{\"command\":\"sh\",\"args\":[\"-c\",\"sleep 1000; echo " + marker + "\"]}");
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> !ExecTest.hostCommandLinesContaining(marker).isEmpty());
+        .until(() -> !HostProcesses.commandLinesContaining(marker).isEmpty());
 
     box.delete("/v1/sessions/doomed");
 
-    assertThat(ExecTest.hostCommandLinesContaining(marker)).isEmpty();
+    assertThat(HostProcesses.commandLinesContaining(marker)).isEmpty();
   }
 
   @Test

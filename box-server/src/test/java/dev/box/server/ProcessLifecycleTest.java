@@ -3,8 +3,8 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.box.server.ReaperTest.ManualClock;
 import dev.box.testclient.Answer;
+import dev.box.testclient.ManualClock;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +13,7 @@ class ProcessLifecycleTest {
 
   @Test
   void aSessionWithARunningProcess_isNeverReaped_andIsOnceItStops() {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(ReaperTest.START);
     try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
       box.post("/v1/sessions/kept", "{}");
       box.post("/v1/sessions/kept/managed-process", "{\"command\":\"cat\"}");
@@ -31,7 +31,7 @@ class ProcessLifecycleTest {
 
   @Test
   void exitedRecords_areKeptForTheRetentionThenForgotten() {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(ReaperTest.START);
     try (TestServer box =
         TestServer.start(clock, "completed_process_retention_sec", "300", "session_ttl_sec", "0")) {
       box.post("/v1/sessions/s", "{}");

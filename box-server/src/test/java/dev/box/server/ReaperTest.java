@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.box.testclient.Answer;
-import java.time.Clock;
+import dev.box.testclient.ManualClock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -17,48 +15,18 @@ import org.junit.jupiter.api.Test;
 
 /** Idle reaping, with time advanced by a clock the test controls instead of by sleeping. */
 class ReaperTest {
-
-  /** A clock that moves only when told to. */
-  static final class ManualClock extends Clock {
-    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-    void advance(Duration step) {
-      now = now.plus(step);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-  }
+  /** When the tests' clocks start. */
+  static final Instant START = Instant.parse("2026-01-01T00:00:00Z");
 
   @Test
   void idleSessionsAreReapedAfterTheTtl_persistentAndBusyOnesAreNot() throws Exception {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(START);
     try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
       box.exec("idle", "true");
       box.exec("persistent", "true", "\"persistent\":true");
       box.exec("busy", "true");
       CompletableFuture<Answer> busy =
-          CompletableFuture.supplyAsync(
-              () ->
-                  box.exec(
-                      "busy",
-                      "touch /tmp/started; while [ ! -f /tmp/go ]; do sleep 0.05; done",
-                      "\"timeout_sec\":60"));
-      await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> box.exec("busy", "test -f /tmp/started").body().path("ok").asBoolean());
+          box.execUntilReleased("busy", "/tmp/go", "\"timeout_sec\":60");
 
       clock.advance(Duration.ofSeconds(59));
       assertThat(box.server.sessions().reapIdle()).isZero();
@@ -79,7 +47,7 @@ class ReaperTest {
 
   @Test
   void usingASession_resetsItsIdleTime() {
-    ManualClock clock = new ManualClock();
+    ManualClock clock = new ManualClock(START);
     try (TestServer box = TestServer.start(clock, "session_ttl_sec", "60")) {
       box.exec("used", "true");
       clock.advance(Duration.ofSeconds(50));

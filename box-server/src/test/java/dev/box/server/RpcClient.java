@@ -122,6 +122,11 @@ final class RpcClient implements AutoCloseable {
     socket.sendText(text, true).join();
   }
 
+  /** Calls {@code action} and returns the data it answers; fails the test when it fails. */
+  JsonNode callData(String action, String data, @Nullable String context) {
+    return data(call(action, data, context));
+  }
+
   /** Sends {@code {"seq_id", "action", "data", "context"?}} and returns the matching response. */
   JsonNode call(String action, String data, @Nullable String context) {
     int id = seq.incrementAndGet();

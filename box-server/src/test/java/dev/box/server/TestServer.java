@@ -1,5 +1,7 @@
 package dev.box.server;
 
+import static org.awaitility.Awaitility.await;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
@@ -8,8 +10,10 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -95,6 +99,27 @@ final class TestServer implements AutoCloseable {
 
   Answer exec(String session, String cmd) {
     return http.exec(session, cmd);
+  }
+
+  /** Runs {@link #exec(String, String, String)} on another thread, for a command released later. */
+  CompletableFuture<Answer> execAsync(String session, String cmd, String more) {
+    return CompletableFuture.supplyAsync(() -> exec(session, cmd, more));
+  }
+
+  /**
+   * Starts an exec in {@code session}, with the extra JSON fields in {@code more}, that runs until
+   * the file {@code release} exists in the sandbox; returns once the command is running.
+   */
+  CompletableFuture<Answer> execUntilReleased(String session, String release, String more) {
+    CompletableFuture<Answer> running =
+        execAsync(
+            session,
+            "touch /tmp/started; while [ ! -f " + release + " ]; do sleep 0.05; done",
+            more);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> exec(session, "test -f /tmp/started").body().path("ok").asBoolean());
+    return running;
   }
 
   Answer send(String method, String path, String body) {

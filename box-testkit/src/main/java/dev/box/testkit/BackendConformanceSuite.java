@@ -9,9 +9,8 @@ import dev.box.server.BoxServer;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
+import dev.box.testclient.HostProcesses;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -254,7 +253,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> box().exec(id, "test -f /tmp/started", "").ok());
-    String seen = hostCommandLinesContaining(secret);
+    String seen = HostProcesses.commandLinesContaining(secret);
     box().exec(id, "touch /tmp/done", "");
 
     Answer a = running.get(60, TimeUnit.SECONDS);
@@ -262,26 +261,6 @@ public abstract class BackendConformanceSuite extends BackendSuite {
         .as("the command ran with the secret in its env")
         .isEqualTo(secret + "\n");
     assertThat(seen).as("host processes whose command line holds the secret").isEmpty();
-  }
-
-  /** Every host process whose command line contains {@code text}, one per line. */
-  private static String hostCommandLinesContaining(String text) throws IOException {
-    StringBuilder found = new StringBuilder();
-    try (DirectoryStream<Path> procs = Files.newDirectoryStream(Path.of("/proc"), "[0-9]*")) {
-      for (Path proc : procs) {
-        try {
-          String cmdline =
-              new String(Files.readAllBytes(proc.resolve("cmdline")), StandardCharsets.UTF_8)
-                  .replace('\0', ' ');
-          if (cmdline.contains(text)) {
-            found.append(proc.getFileName()).append(": ").append(cmdline).append('\n');
-          }
-        } catch (IOException e) {
-          // The process ended while we looked.
-        }
-      }
-    }
-    return found.toString();
   }
 
   @Test

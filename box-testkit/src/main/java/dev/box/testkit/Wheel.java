@@ -1,8 +1,7 @@
 package dev.box.testkit;
 
-import java.io.ByteArrayOutputStream;
+import dev.box.testclient.ZipBytes;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,8 +11,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.zip.ZipEntry;
-import java.util.zip.ZipOutputStream;
 
 /**
  * A tiny pure-Python wheel, made by hand (a wheel is a zip with a dist-info directory), so that a
@@ -47,18 +44,8 @@ final class Wheel {
     record.append("boxprobe-1.0.dist-info/RECORD,,\n");
     files.put("boxprobe-1.0.dist-info/RECORD", record.toString());
 
-    ByteArrayOutputStream zip = new ByteArrayOutputStream();
-    try (ZipOutputStream out = new ZipOutputStream(zip)) {
-      for (Map.Entry<String, String> file : files.entrySet()) {
-        out.putNextEntry(new ZipEntry(file.getKey()));
-        out.write(file.getValue().getBytes(StandardCharsets.UTF_8));
-        out.closeEntry();
-      }
-    }
     Path wheel = dir.resolve(FILE);
-    try (OutputStream out = Files.newOutputStream(wheel)) {
-      zip.writeTo(out);
-    }
+    Files.write(wheel, ZipBytes.of(files));
     Files.setPosixFilePermissions(wheel, PosixFilePermissions.fromString("rw-r--r--"));
     return wheel;
   }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * File operations on cgroup directories, shared by the v1 and v2 drivers. Removing a cgroup goes
@@ -59,6 +60,25 @@ final class CgroupFiles {
   /** Removes the cgroup {@code dir} if it exists; fails while it has children or processes. */
   void removeDir(Path dir) throws IOException {
     rmdir.remove(dir);
+  }
+
+  /**
+   * Removes the process cgroup {@code group}, then {@code alongside} when there is one (v1's memory
+   * cgroup of the group), if no process is left in {@code group}. What cannot go yet (a process
+   * joined meanwhile, or teardown is not finished) stays for the sandbox's teardown to remove.
+   */
+  void releaseIfEmpty(Path group, @Nullable Path alongside) {
+    if (!pids(group).isEmpty()) {
+      return;
+    }
+    try {
+      removeDir(group);
+      if (alongside != null) {
+        removeDir(alongside);
+      }
+    } catch (IOException e) {
+      // A process joined meanwhile, or teardown is not finished: the sandbox removes it.
+    }
   }
 
   static void write(Path file, String value) throws IOException {

@@ -214,16 +214,7 @@ record CgroupV1Driver(
 
     @Override
     public void releaseIfEmpty() {
-      if (CgroupFiles.pids(dir).isEmpty()) {
-        try {
-          files.removeDir(dir);
-          if (memory != null) {
-            files.removeDir(memory);
-          }
-        } catch (IOException e) {
-          // A process joined meanwhile, or teardown is not finished: the sandbox removes it.
-        }
-      }
+      files.releaseIfEmpty(dir, memory);
     }
   }
 }

@@ -153,13 +153,7 @@ final class CgroupV2Driver implements CgroupDriver {
 
     @Override
     public void releaseIfEmpty() {
-      if (CgroupFiles.pids(dir).isEmpty()) {
-        try {
-          files.removeDir(dir);
-        } catch (IOException e) {
-          // Still tearing down: the sandbox removes it.
-        }
-      }
+      files.releaseIfEmpty(dir, null);
     }
   }
 }

@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -74,11 +73,8 @@ class CgroupV1DriverTest {
     CgroupV1Driver driver = driver();
 
     assertThat(driver.enforced())
-        .containsExactly(
-            Map.entry("memory", "cgroup-v1"),
-            Map.entry("pids", "cgroup-v1"),
-            Map.entry("cpu", "cgroup-v1"),
-            Map.entry("kill", "cgroup-v1"));
+        .containsExactlyEntriesOf(
+            FakeCgroupFs.enforced("cgroup-v1", "cgroup-v1", "cgroup-v1", "cgroup-v1"));
     assertThat(pids().resolve(BASE)).isEmptyDirectory();
     assertThat(memory().resolve(BASE)).isEmptyDirectory();
     assertThat(cpu().resolve(BASE)).isEmptyDirectory();
@@ -91,11 +87,7 @@ class CgroupV1DriverTest {
     CgroupV1Driver driver = Objects.requireNonNull(CgroupV1Driver.probe(layout(), BASE, fs.files));
 
     assertThat(driver.enforced())
-        .containsExactly(
-            Map.entry("memory", "none"),
-            Map.entry("pids", "cgroup-v1"),
-            Map.entry("cpu", "none"),
-            Map.entry("kill", "cgroup-v1"));
+        .containsExactlyEntriesOf(FakeCgroupFs.enforced("none", "cgroup-v1", "none", "cgroup-v1"));
   }
 
   @Test

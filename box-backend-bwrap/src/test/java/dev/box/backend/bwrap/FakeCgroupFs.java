@@ -6,7 +6,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 
@@ -59,6 +61,16 @@ final class FakeCgroupFs {
                 throw new UncheckedIOException(e);
               }
             });
+  }
+
+  /** What a driver should report it enforces each of memory, pids, cpu and kill with, in order. */
+  static Map<String, String> enforced(String memory, String pids, String cpu, String kill) {
+    Map<String, String> enforced = new LinkedHashMap<>();
+    enforced.put("memory", memory);
+    enforced.put("pids", pids);
+    enforced.put("cpu", cpu);
+    enforced.put("kill", kill);
+    return enforced;
   }
 
   static void write(Path file, String text) throws IOException {

@@ -23,7 +23,8 @@ class BackendChoiceTest {
 
   @Test
   void notChosen_keepsTheOrderItWasGiven() {
-    BackendChoice choice = new BackendChoice(new NoBackend(), "local", "first", candidates());
+    BackendChoice choice =
+        new BackendChoice(new NoBackend("no backend in this test"), "local", "first", candidates());
 
     assertThat(choice.notChosen().keySet()).containsExactlyElementsOf(candidates().keySet());
   }
@@ -31,7 +32,8 @@ class BackendChoiceTest {
   @Test
   void notChosen_isAnUnmodifiableCopyWithoutNulls() {
     Map<String, String> given = candidates();
-    BackendChoice choice = new BackendChoice(new NoBackend(), "local", "first", given);
+    BackendChoice choice =
+        new BackendChoice(new NoBackend("no backend in this test"), "local", "first", given);
     given.clear();
     Map<String, String> withNull = new HashMap<>();
     withNull.put("docker", null);
@@ -39,31 +41,10 @@ class BackendChoiceTest {
     assertThat(choice.notChosen()).hasSize(10);
     assertThatThrownBy(() -> choice.notChosen().put("y", "z"))
         .isInstanceOf(UnsupportedOperationException.class);
-    assertThatThrownBy(() -> new BackendChoice(new NoBackend(), "local", "first", withNull))
+    assertThatThrownBy(
+            () ->
+                new BackendChoice(
+                    new NoBackend("no backend in this test"), "local", "first", withNull))
         .isInstanceOf(NullPointerException.class);
-  }
-
-  /** A choice only holds its backend; no method of it is called here. */
-  private static final class NoBackend implements SandboxBackend {
-    @Override
-    public String name() {
-      return "none";
-    }
-
-    @Override
-    public BackendStatus status() {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public Sandbox start(SandboxSpec spec) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void removeOrphans() {}
-
-    @Override
-    public void close() {}
   }
 }
