@@ -23,8 +23,19 @@ import org.jspecify.annotations.Nullable;
  * The runtime-owned workspace of grant-enforced mode ({@code box.local.default_workspace}): the
  * strict readiness report built on it, and the shared-volume challenge ({@code
  * box_verify_shared_workspace}) with which LangBot checks that it and Box see the same directory.
+ *
+ * @param backend the backend in use
+ * @param local the {@code box.local} settings in force
+ * @param unsafeSoftStorageLimits whether the storage checks are waived ({@code
+ *     LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS})
+ * @param mapper builds the answers
  */
-final class ManagedWorkspace implements Admission.Readiness {
+record ManagedWorkspace(
+    Supplier<BackendStatus> backend,
+    Supplier<BoxInit.Local> local,
+    boolean unsafeSoftStorageLimits,
+    ObjectMapper mapper)
+    implements Admission.Readiness {
   private static final Pattern PROBE =
       Pattern.compile("^\\.langbot-box-volume-probe-[a-f0-9]{32}$");
   private static final int MAX_PROBE_BYTES = 1024;
@@ -41,22 +52,6 @@ final class ManagedWorkspace implements Admission.Readiness {
           "hard_skill_storage_quota",
           "bounded_ephemeral_storage",
           "inode_quota");
-
-  private final Supplier<BackendStatus> backend;
-  private final Supplier<BoxInit.Local> local;
-  private final boolean unsafeSoftStorageLimits;
-  private final ObjectMapper mapper;
-
-  ManagedWorkspace(
-      Supplier<BackendStatus> backend,
-      Supplier<BoxInit.Local> local,
-      boolean unsafeSoftStorageLimits,
-      ObjectMapper mapper) {
-    this.backend = backend;
-    this.local = local;
-    this.unsafeSoftStorageLimits = unsafeSoftStorageLimits;
-    this.mapper = mapper;
-  }
 
   /** Whether {@code LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS} is set to a true word. */
   static boolean unsafeSoftStorageLimits(Map<String, String> env) {
