@@ -24,8 +24,13 @@ class WorkspaceQuotaTest {
   @Test
   void writesPastTheQuota_failWithENOSPC_andTheResultNamesTheLimit() throws IOException {
     try (TestServer box = TestServer.startOn(dataDir, Clock.systemUTC())) {
-      assertThat(box.get("/v1/health").body().path("enforced").path("workspace_quota").asText())
+      var enforced = box.get("/v1/health").body().path("enforced");
+      assertThat(enforced.path("workspace_quota").asText())
           .isEqualTo("private workspaces: a file system per session");
+      assertThat(enforced.path("writable_root").asText())
+          .as("a writable root is tmpfs, bounded by the memory cgroup")
+          .startsWith("tmpfs, counted in the memory limit (cgroup");
+      assertThat(enforced.path("tmp").asText()).isEqualTo(enforced.path("writable_root").asText());
 
       Answer full =
           box.exec(

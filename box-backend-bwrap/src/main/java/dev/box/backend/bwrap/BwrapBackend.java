@@ -182,6 +182,15 @@ public final class BwrapBackend implements SandboxBackend {
     enforced.put("egress", networkStatus());
     enforced.put("seccomp", guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
     enforced.put("sandbox_uid", Integer.toString(sandboxUid));
+    // /tmp, /home, /dev/shm and a writable root are tmpfs: their pages count in the memory cgroup,
+    // and nothing bounds them without one (an rlimit does not see tmpfs pages).
+    String memory = enforced.getOrDefault("memory", "none");
+    String inMemory =
+        memory.startsWith("cgroup")
+            ? "tmpfs, counted in the memory limit (" + memory + ")"
+            : "none: tmpfs without a memory cgroup";
+    enforced.put("tmp", inMemory);
+    enforced.put("writable_root", inMemory);
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);

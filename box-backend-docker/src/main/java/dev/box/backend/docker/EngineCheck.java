@@ -97,6 +97,10 @@ record EngineCheck(
         "egress",
         firewall.available() ? firewall.status() : firewall.status() + "; network on is refused");
     enforced.put("seccomp", seccomp);
+    // The image's root is read-only unless read_only_rootfs is false; then the engine's overlay
+    // writes to the host's disk, which no engine option bounds on every storage driver.
+    enforced.put("tmp", "tmpfs 64 MiB (read-only root)");
+    enforced.put("writable_root", "none: the engine's overlay on the host disk");
     return enforced;
   }
 

@@ -162,7 +162,9 @@ class ContainerBackendTest {
   @ValueSource(strings = {"docker", "podman"})
   void everyProcess_pid1Included_runsUnderBoxFilterAndTheEngines(String engine) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
+      assertThat(backend.status().enforced())
+          .containsEntry("seccomp", SyscallGuard.POLICY)
+          .containsEntry("writable_root", "none: the engine's overlay on the host disk");
       inSandbox(
           backend,
           spec("guarded", IMAGE),
