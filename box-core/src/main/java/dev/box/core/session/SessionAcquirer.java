@@ -5,6 +5,7 @@ import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.SandboxBackend;
 import java.time.Clock;
+import java.time.Instant;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -101,6 +102,35 @@ record SessionAcquirer(
       return new Use(session, true);
     } finally {
       table.settle(spec.sessionId(), session);
+    }
+  }
+
+  /**
+   * Starts a recorded persistent session again with its spec and creation time, unless a session of
+   * its id exists already; a failure is logged and the session stays recorded.
+   *
+   * @return whether it was started
+   */
+  boolean restore(BoxSpec spec, Instant createdAt) {
+    String id = spec.sessionId();
+    try (BackendSlot.Lease lease = slot.lease()) {
+      try (KeyedLocks.Held held = table.lockSettled(id)) {
+        if (table.get(id) != null) {
+          return false;
+        }
+        table.claim(id);
+      }
+      Session session = null;
+      try {
+        session = sandboxes.start(spec, lease.backend(), createdAt);
+        log.info("restored persistent session {}", id);
+        return true;
+      } finally {
+        table.settle(id, session);
+      }
+    } catch (RuntimeException e) {
+      log.warn("persistent session {} could not be restored now: {}", id, e.getMessage());
+      return false;
     }
   }
 

@@ -2,18 +2,14 @@ package dev.box.core.session;
 
 import dev.box.api.BoxCapacityExceededException;
 import dev.box.api.BoxExecutionResult;
-import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxSpec;
-import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
-import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxBackend;
-import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
@@ -24,7 +20,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -59,11 +54,9 @@ public final class SessionManager implements AutoCloseable {
   private final SandboxSpecs specs;
   private final WorkspaceStore workspaces;
 
-  /** Free space below which a workspace quota counts as used up. */
-  private static final long QUOTA_FULL_BYTES = 1024 * 1024;
-
   private final PersistentSessions persistent;
   private final ExecRunner runner;
+  private final SessionExecutor executor;
   private final SessionTable table = new SessionTable(START_WAIT);
   private final ProcessManager processes;
   private final SessionSandboxes sandboxes;
@@ -125,6 +118,7 @@ public final class SessionManager implements AutoCloseable {
             persistent);
     this.reaper = new SessionReaper(table, sandboxes, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
+    this.executor = new SessionExecutor(acquirer, runner, slot, clock);
   }
 
   /** The managed processes of these sessions. */
@@ -155,24 +149,8 @@ public final class SessionManager implements AutoCloseable {
   public int restorePersistent() {
     int restored = 0;
     for (PersistentSessions.Entry entry : persistent.load()) {
-      String id = entry.spec().sessionId();
-      try (BackendSlot.Lease lease = slot.lease()) {
-        try (KeyedLocks.Held held = table.lockSettled(id)) {
-          if (table.get(id) != null) {
-            continue;
-          }
-          table.claim(id);
-        }
-        Session session = null;
-        try {
-          session = sandboxes.start(entry.spec(), lease.backend(), entry.createdAt());
-          restored++;
-          log.info("restored persistent session {}", id);
-        } finally {
-          table.settle(id, session);
-        }
-      } catch (RuntimeException e) {
-        log.warn("persistent session {} could not be restored now: {}", id, e.getMessage());
+      if (acquirer.restore(entry.spec(), entry.createdAt())) {
+        restored++;
       }
     }
     return restored;
@@ -217,15 +195,7 @@ public final class SessionManager implements AutoCloseable {
 
   /** The backend's status. */
   public BackendStatus backendStatus() {
-    BackendStatus status = slot.backend().status();
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    String quota = workspaces.quotaUnavailable();
-    // A host_path workspace is the operator's directory: Box bounds only its own.
-    enforced.put(
-        "workspace_quota",
-        quota == null ? "private workspaces: a file system per session" : "none: " + quota);
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+    return workspaces.reportQuota(slot.backend().status());
   }
 
   /** The backend in use and how it was chosen. */
@@ -323,32 +293,7 @@ public final class SessionManager implements AutoCloseable {
    * it does not exist. A command that exits non-zero or times out is a normal result.
    */
   public BoxExecutionResult exec(BoxSpec spec) {
-    if (spec.cmd().isEmpty()) {
-      throw new BoxValidationException("cmd must not be empty");
-    }
-    Session session = acquirer.acquire(spec, true).session();
-    try {
-      ProcessSpec process =
-          new ProcessSpec(new ProcessSpec.Shell(spec.cmd()), spec.workdir(), spec.env(), false);
-      ExecOutcome outcome =
-          runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
-      return new BoxExecutionResult(
-          session.id(),
-          slot.backend().name(),
-          outcome.status(),
-          outcome.exitCode(),
-          outcome.stdout(),
-          outcome.stderr() + quotaNote(session),
-          outcome.durationMs(),
-          outcome.stdoutDroppedBytes(),
-          outcome.stderrDroppedBytes());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new BoxRuntimeUnavailableException("exec was interrupted");
-    } finally {
-      session.execEnded();
-      session.touch(clock.instant());
-    }
+    return executor.exec(spec);
   }
 
   /**
@@ -374,26 +319,6 @@ public final class SessionManager implements AutoCloseable {
   public void close() {
     shutdown();
     runner.close();
-  }
-
-  /**
-   * A line for the exec's stderr when the session's workspace quota is used up, so that the result
-   * says which limit a failed write hit; empty otherwise.
-   */
-  private static String quotaNote(Session session) {
-    int quota = session.template().workspaceQuotaMb();
-    Path workspace = session.privateWorkspace();
-    if (quota <= 0 || workspace == null) {
-      return "";
-    }
-    try {
-      if (Files.getFileStore(workspace).getUsableSpace() < QUOTA_FULL_BYTES) {
-        return "\nbox: the workspace quota (workspace_quota_mb=" + quota + ") is used up";
-      }
-    } catch (IOException e) {
-      log.debug("cannot read the free space of {}: {}", workspace, e.toString());
-    }
-    return "";
   }
 
   /** Locks the session {@code id} once no start of it is in progress (bounded). */

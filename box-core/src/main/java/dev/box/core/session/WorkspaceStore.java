@@ -1,12 +1,14 @@
 package dev.box.core.session;
 
+import dev.box.core.backend.BackendStatus;
 import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Predicate;
-import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,9 +24,18 @@ final class WorkspaceStore {
     this.quota = new WorkspaceQuota(dataDir);
   }
 
-  /** Why workspace quotas cannot be enforced on this host, or null when they can. */
-  @Nullable String quotaUnavailable() {
-    return quota.unavailable();
+  /**
+   * {@code status} with how workspace quotas are enforced added to its {@code enforced} map: a
+   * {@code host_path} workspace is the operator's directory, so Box bounds only its own.
+   */
+  BackendStatus reportQuota(BackendStatus status) {
+    Map<String, String> enforced = new TreeMap<>(status.enforced());
+    String why = quota.unavailable();
+    enforced.put(
+        "workspace_quota",
+        why == null ? "private workspaces: a file system per session" : "none: " + why);
+    return new BackendStatus(
+        status.name(), status.available(), status.reason(), enforced, status.capabilities());
   }
 
   /** Creates (or reuses) the workspace of the sandbox {@code name}, with no quota. */

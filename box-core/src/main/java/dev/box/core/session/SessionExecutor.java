@@ -1,0 +1,83 @@
+package dev.box.core.session;
+
+import dev.box.api.BoxExecutionResult;
+import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.exec.ExecOutcome;
+import dev.box.core.exec.ExecRunner;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs one exec in its session: acquires the session (creating it when needed), runs the command
+ * with its timeout and bounded output, and says in the result when the workspace quota was what a
+ * failed write hit.
+ *
+ * @param acquirer finds or starts the session
+ * @param runner runs the command and kills its tree at the timeout
+ * @param slot the backend, whose name the result carries
+ * @param clock what {@code last_used_at} is read from
+ */
+record SessionExecutor(SessionAcquirer acquirer, ExecRunner runner, BackendSlot slot, Clock clock) {
+  private static final Logger log = LoggerFactory.getLogger(SessionExecutor.class);
+
+  /** Free space below which a workspace quota counts as used up. */
+  private static final long QUOTA_FULL_BYTES = 1024 * 1024;
+
+  /** See {@link SessionManager#exec}. */
+  BoxExecutionResult exec(BoxSpec spec) {
+    if (spec.cmd().isEmpty()) {
+      throw new BoxValidationException("cmd must not be empty");
+    }
+    Session session = acquirer.acquire(spec, true).session();
+    try {
+      ProcessSpec process =
+          new ProcessSpec(new ProcessSpec.Shell(spec.cmd()), spec.workdir(), spec.env(), false);
+      ExecOutcome outcome =
+          runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
+      return new BoxExecutionResult(
+          session.id(),
+          slot.backend().name(),
+          outcome.status(),
+          outcome.exitCode(),
+          outcome.stdout(),
+          outcome.stderr() + quotaNote(session),
+          outcome.durationMs(),
+          outcome.stdoutDroppedBytes(),
+          outcome.stderrDroppedBytes());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BoxRuntimeUnavailableException("exec was interrupted");
+    } finally {
+      session.execEnded();
+      session.touch(clock.instant());
+    }
+  }
+
+  /**
+   * A line for the exec's stderr when the session's workspace quota is used up, so that the result
+   * says which limit a failed write hit; empty otherwise.
+   */
+  private static String quotaNote(Session session) {
+    int quota = session.template().workspaceQuotaMb();
+    Path workspace = session.privateWorkspace();
+    if (quota <= 0 || workspace == null) {
+      return "";
+    }
+    try {
+      if (Files.getFileStore(workspace).getUsableSpace() < QUOTA_FULL_BYTES) {
+        return "\nbox: the workspace quota (workspace_quota_mb=" + quota + ") is used up";
+      }
+    } catch (IOException e) {
+      log.debug("cannot read the free space of {}: {}", workspace, e.toString());
+    }
+    return "";
+  }
+}
