@@ -663,6 +663,15 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     }
   }
 
+  /**
+   * Whether this backend's sandboxes outlive a crash of their server, so that the next server
+   * adopts a persistent session's sandbox with everything running in it (containers); false when
+   * they die with the server and a restored session gets a fresh sandbox (bubblewrap).
+   */
+  protected boolean adoptsAfterACrash() {
+    return false;
+  }
+
   @Test
   void aPersistentSession_survivesAKillOfItsServer_withItsFiles() throws Exception {
     Path dataDir = fleet().newDataDir();
@@ -672,7 +681,10 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     Answer created = http.post("/v1/sessions/kept", "{\"persistent\": true}");
     assertThat(created.status()).as("%s", created).isEqualTo(201);
     String persistent = "\"persistent\": true";
-    assertThat(http.exec("kept", "echo still-here > /workspace/note", persistent).ok()).isTrue();
+    String before =
+        "echo still-here > /workspace/note; echo same-sandbox > /tmp/mark;"
+            + " nohup sleep 1000 >/dev/null 2>&1 &";
+    assertThat(http.exec("kept", before, persistent).ok()).isTrue();
     String sandbox = created.text("backend_session_id");
 
     child.process().destroyForcibly();
@@ -686,7 +698,21 @@ public abstract class BackendConformanceSuite extends BackendSuite {
       assertThat(listed.text("created_at")).isEqualTo(created.text("created_at"));
       assertThat(again.exec("kept", "cat /workspace/note", persistent).stdout())
           .isEqualTo("still-here\n");
-      awaitGone(sandbox);
+      String after =
+          "cat /tmp/mark 2>/dev/null || echo fresh-sandbox; for p in /proc/[0-9]*; do"
+              + " tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c '^sleep 1000'";
+      String seen = again.exec("kept", after, persistent).stdout();
+      if (adoptsAfterACrash()) {
+        assertThat(listed.text("backend_session_id")).isEqualTo(sandbox);
+        assertThat(seen)
+            .as("the same sandbox, its processes running")
+            .isEqualTo("same-sandbox\n1\n");
+      } else {
+        assertThat(seen)
+            .as("a fresh sandbox on the kept workspace")
+            .isEqualTo("fresh-sandbox\n0\n");
+        awaitGone(sandbox);
+      }
       assertThat(again.delete("/v1/sessions/kept").status()).isEqualTo(200);
     } finally {
       fleet().stop(next);

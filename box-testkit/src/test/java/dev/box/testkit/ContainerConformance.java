@@ -19,6 +19,11 @@ import java.util.concurrent.TimeUnit;
  * scripts/engines up}.
  */
 abstract class ContainerConformance extends BackendConformanceSuite {
+  @Override
+  protected boolean adoptsAfterACrash() {
+    return true;
+  }
+
   /** The engine's CLI, which this test uses to look behind Box's back. */
   private String cli() {
     return "/usr/bin/" + backendName();

@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -160,7 +161,8 @@ public final class ContainerBackend implements SandboxBackend {
             new ImagePuller(client, settings.engine(), settings.pullTimeout()),
             instanceId,
             dataLabel,
-            CALL_TIMEOUT);
+            CALL_TIMEOUT,
+            ConcurrentHashMap.newKeySet());
     this.probe =
         new EngineProbe(
             new EngineCheck(
@@ -324,8 +326,38 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public void removeOrphans() {
     if (status().available()) {
-      containers.removeOrphans();
+      containers.removeOrphans(false);
     }
+  }
+
+  @Override
+  public void removeOrphansSparingPersistent() {
+    if (status().available()) {
+      containers.removeOrphans(true);
+    }
+  }
+
+  /**
+   * Takes over the running container that a crashed predecessor left for the persistent session
+   * {@code spec}: the container, its processes and its workspace mount are as they were, and the
+   * lease this server beats keeps it running.
+   */
+  @Override
+  public @Nullable Sandbox adopt(SandboxSpec spec) {
+    if (!spec.persistent() || !status().available()) {
+      return null;
+    }
+    EngineContainers.Adopted found = containers.adopt(spec.sessionId());
+    if (found == null) {
+      return null;
+    }
+    try {
+      lease.start();
+    } catch (IOException e) {
+      throw new BoxBackendUnavailableException(
+          settings.engine() + ": cannot write the sandbox lease: " + e.getMessage());
+    }
+    return new ContainerSandbox(client, found.name(), found.id(), guard.available(), ticker);
   }
 
   /** Stops beating the sandbox lease, as the death of the server would: tests only. */

@@ -30,6 +30,12 @@ record ContainerCreateBody(
     String dataLabel,
     SandboxLease lease) {
 
+  /**
+   * The label of the containers of persistent sessions, which the next server of the data dir may
+   * adopt when its predecessor crashed.
+   */
+  static final String PERSISTENT_LABEL = "dev.box.persistent";
+
   /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
   static final String SANDBOX_USER = "1000:1000";
 
@@ -71,7 +77,9 @@ record ContainerCreateBody(
             "langbot.box.instance_id",
             instanceId,
             "dev.box.data",
-            dataLabel));
+            dataLabel,
+            PERSISTENT_LABEL,
+            Boolean.toString(spec.persistent())));
     body.put("HostConfig", hostConfig(spec, cpuLimit, binary));
     return body;
   }

@@ -7,7 +7,11 @@ import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,6 +26,8 @@ import org.slf4j.LoggerFactory;
  * @param instanceId the id of this server instance
  * @param dataLabel the hash of the server's data directory
  * @param callTimeout how long the engine may take to answer
+ * @param adopted the containers of an earlier instance this one took over (persistent sessions
+ *     restored after a crash), which are this instance's from then on
  */
 record EngineContainers(
     EngineClient client,
@@ -29,8 +35,12 @@ record EngineContainers(
     ImagePuller puller,
     String instanceId,
     String dataLabel,
-    Duration callTimeout) {
+    Duration callTimeout,
+    Set<String> adopted) {
   private static final Logger log = LoggerFactory.getLogger(EngineContainers.class);
+
+  /** A container taken over from an earlier instance. */
+  record Adopted(String id, String name) {}
 
   /** Creates the container, pulling the image first when the engine does not have it; its id. */
   String create(String name, Map<String, Object> body, String image) throws IOException {
@@ -73,8 +83,52 @@ record EngineContainers(
     }
   }
 
-  /** Removes the containers of this data directory that another instance of the server left. */
-  void removeOrphans() {
+  /**
+   * Removes the containers of this data directory that another instance of the server left and this
+   * one did not adopt; with {@code sparePersistent}, the running ones of persistent sessions are
+   * kept for the restore to adopt.
+   */
+  void removeOrphans(boolean sparePersistent) {
+    for (JsonNode container : ours()) {
+      String id = container.path("Id").asText();
+      JsonNode labels = container.path("Labels");
+      boolean persistentAndRunning =
+          labels.path(ContainerCreateBody.PERSISTENT_LABEL).asText("").equals("true")
+              && container.path("State").asText("").equals("running");
+      if (labels.path("langbot.box.instance_id").asText("").equals(instanceId)
+          || adopted.contains(id)
+          || (sparePersistent && persistentAndRunning)) {
+        continue;
+      }
+      log.info(
+          "removing container left by an earlier instance: {}",
+          container.path("Names").path(0).asText(id));
+      remove(id);
+    }
+  }
+
+  /**
+   * The running container an earlier instance left for the persistent session {@code sessionId},
+   * taken over by this instance: its id and name; null when there is none.
+   */
+  @Nullable Adopted adopt(String sessionId) {
+    for (JsonNode container : ours()) {
+      JsonNode labels = container.path("Labels");
+      if (labels.path(ContainerCreateBody.PERSISTENT_LABEL).asText("").equals("true")
+          && labels.path("langbot.session_id").asText("").equals(sessionId)
+          && container.path("State").asText("").equals("running")
+          && !labels.path("langbot.box.instance_id").asText("").equals(instanceId)) {
+        String id = container.path("Id").asText();
+        adopted.add(id);
+        String name = container.path("Names").path(0).asText(id);
+        return new Adopted(id, name.startsWith("/") ? name.substring(1) : name);
+      }
+    }
+    return null;
+  }
+
+  /** Every container of this data directory, running or not; empty when the engine is silent. */
+  private List<JsonNode> ours() {
     String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
     try {
       EngineClient.Response list =
@@ -85,21 +139,15 @@ record EngineContainers(
               null,
               callTimeout);
       if (!list.ok()) {
-        log.warn("cannot list orphaned containers: {}", list.message());
-        return;
+        log.warn("cannot list the containers of this data dir: {}", list.message());
+        return List.of();
       }
-      for (JsonNode container : list.json()) {
-        String owner = container.path("Labels").path("langbot.box.instance_id").asText("");
-        if (!owner.equals(instanceId)) {
-          String id = container.path("Id").asText();
-          log.info(
-              "removing container left by an earlier instance: {}",
-              container.path("Names").path(0).asText(id));
-          remove(id);
-        }
-      }
+      List<JsonNode> all = new ArrayList<>();
+      list.json().forEach(all::add);
+      return all;
     } catch (IOException e) {
-      log.warn("cannot list orphaned containers: {}", e.toString());
+      log.warn("cannot list the containers of this data dir: {}", e.toString());
+      return List.of();
     }
   }
 }

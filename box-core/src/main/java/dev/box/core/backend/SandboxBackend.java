@@ -1,6 +1,7 @@
 package dev.box.core.backend;
 
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A sandbox technology that runs Box sessions: one live sandbox per session, into which commands
@@ -28,6 +29,25 @@ public interface SandboxBackend extends AutoCloseable {
    * cgroups), never touching the running instance's own sandboxes.
    */
   void removeOrphans();
+
+  /**
+   * Finds the sandbox of the persistent session {@code spec} that an earlier server instance of the
+   * same data directory left running (it crashed), and takes it over with everything running in it;
+   * null when there is none, or when this backend's sandboxes cannot outlive their server. Called
+   * before {@link #start} when a persistent session is restored. The default adopts nothing.
+   */
+  default @Nullable Sandbox adopt(SandboxSpec spec) {
+    return null;
+  }
+
+  /**
+   * As {@link #removeOrphans()}, sparing the running sandboxes of persistent sessions, which the
+   * restore that follows may {@link #adopt}; the default spares nothing. After the restore the
+   * runtime calls {@link #removeOrphans()}, which removes those not adopted.
+   */
+  default void removeOrphansSparingPersistent() {
+    removeOrphans();
+  }
 
   /**
    * Applies the backend's own section of LangBot's {@code box_init} configuration (for example

@@ -22,6 +22,9 @@ import org.jspecify.annotations.Nullable;
  * @param pidsLimit process limit
  * @param egress the session's own egress rules, applied within the operator's policy when the
  *     network is on
+ * @param persistent whether the session outlives its server: a backend whose sandboxes can outlive
+ *     a crash of the server marks them, so that the next server can adopt them ({@link
+ *     SandboxBackend#adopt})
  */
 public record SandboxSpec(
     String sessionId,
@@ -35,10 +38,41 @@ public record SandboxSpec(
     double cpus,
     int memoryMb,
     int pidsLimit,
-    BoxEgress egress) {
+    BoxEgress egress,
+    boolean persistent) {
 
   /** Copies {@code extraMounts}. */
   public SandboxSpec {
     extraMounts = List.copyOf(extraMounts);
+  }
+
+  /** The spec of a session that is not persistent. */
+  public SandboxSpec(
+      String sessionId,
+      String sandboxName,
+      String instanceId,
+      String image,
+      BoxNetworkMode network,
+      @Nullable SandboxMount workspace,
+      List<SandboxMount> extraMounts,
+      boolean readOnlyRootfs,
+      double cpus,
+      int memoryMb,
+      int pidsLimit,
+      BoxEgress egress) {
+    this(
+        sessionId,
+        sandboxName,
+        instanceId,
+        image,
+        network,
+        workspace,
+        extraMounts,
+        readOnlyRootfs,
+        cpus,
+        memoryMb,
+        pidsLimit,
+        egress,
+        false);
   }
 }

@@ -110,7 +110,8 @@ final class SandboxSpecs {
         spec.cpus(),
         spec.memoryMb(),
         spec.pidsLimit(),
-        spec.egress());
+        spec.egress(),
+        spec.persistent());
   }
 
   private static void checkMountPath(String mountPath) {

@@ -122,7 +122,7 @@ record SessionAcquirer(
       }
       Session session = null;
       try {
-        session = sandboxes.start(spec, lease.backend(), createdAt);
+        session = sandboxes.restore(spec, lease.backend(), createdAt);
         log.info("restored persistent session {}", id);
         return true;
       } finally {

@@ -128,10 +128,11 @@ public final class SessionManager implements AutoCloseable {
 
   /**
    * Removes what earlier instances of this data directory left behind, except the workspaces of
-   * recorded persistent sessions.
+   * recorded persistent sessions and the running sandboxes the backend keeps for them to adopt
+   * (removed by {@link #restorePersistent()} when none adopts them).
    */
   public void removeOrphans() {
-    slot.backend().removeOrphans();
+    slot.backend().removeOrphansSparingPersistent();
     try {
       workspaces.removeOrphans(instanceId, persistent::recordsWorkspace);
     } catch (IOException e) {
@@ -153,6 +154,8 @@ public final class SessionManager implements AutoCloseable {
         restored++;
       }
     }
+    // What an earlier instance left and no restore adopted.
+    slot.backend().removeOrphans();
     return restored;
   }
 

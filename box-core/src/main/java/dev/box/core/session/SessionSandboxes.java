@@ -9,6 +9,7 @@ import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -75,6 +76,18 @@ final class SessionSandboxes {
    * before it is returned; one that cannot be recorded is not started.
    */
   Session start(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
+    return start(spec, backend, createdAt, false);
+  }
+
+  /**
+   * Starts a recorded persistent session again: its sandbox, when the backend finds it still
+   * running ({@link SandboxBackend#adopt}), else a new one on its kept workspace.
+   */
+  Session restore(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
+    return start(spec, backend, createdAt, true);
+  }
+
+  private Session start(BoxSpec spec, SandboxBackend backend, Instant createdAt, boolean adopt) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -91,7 +104,15 @@ final class SessionSandboxes {
     try {
       SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
       privateWorkspace = workspace.privateDir();
-      Sandbox sandbox = backend.start(specs.sandboxSpec(spec, workspace, extra));
+      SandboxSpec sandboxSpec = specs.sandboxSpec(spec, workspace, extra);
+      Sandbox adopted = adopt ? backend.adopt(sandboxSpec) : null;
+      if (adopted != null) {
+        log.info(
+            "adopted the running sandbox {} of persistent session {}",
+            adopted.id(),
+            spec.sessionId());
+      }
+      Sandbox sandbox = adopted != null ? adopted : backend.start(sandboxSpec);
       if (shuttingDown.getAsBoolean()) {
         sandbox.destroy();
         throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
