@@ -121,7 +121,8 @@ class BackendSelectionTest {
                             1,
                             256,
                             64,
-                            dev.box.api.BoxEgress.NONE)))
+                            dev.box.api.BoxEgress.NONE,
+                            false)))
         .isInstanceOfSatisfying(
             BoxException.class,
             e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE));

@@ -29,7 +29,8 @@ class SandboxArgsTest {
         1.0,
         256,
         64,
-        BoxEgress.NONE);
+        BoxEgress.NONE,
+        false);
   }
 
   private static List<String> argv(SandboxSpec spec, @Nullable Path guard) throws Exception {

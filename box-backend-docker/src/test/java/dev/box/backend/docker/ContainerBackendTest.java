@@ -73,7 +73,8 @@ class ContainerBackendTest {
         1.0,
         256,
         64,
-        BoxEgress.NONE);
+        BoxEgress.NONE,
+        false);
   }
 
   static String text(SandboxProcess p) throws IOException {

@@ -45,34 +45,4 @@ public record SandboxSpec(
   public SandboxSpec {
     extraMounts = List.copyOf(extraMounts);
   }
-
-  /** The spec of a session that is not persistent. */
-  public SandboxSpec(
-      String sessionId,
-      String sandboxName,
-      String instanceId,
-      String image,
-      BoxNetworkMode network,
-      @Nullable SandboxMount workspace,
-      List<SandboxMount> extraMounts,
-      boolean readOnlyRootfs,
-      double cpus,
-      int memoryMb,
-      int pidsLimit,
-      BoxEgress egress) {
-    this(
-        sessionId,
-        sandboxName,
-        instanceId,
-        image,
-        network,
-        workspace,
-        extraMounts,
-        readOnlyRootfs,
-        cpus,
-        memoryMb,
-        pidsLimit,
-        egress,
-        false);
-  }
 }
