@@ -67,6 +67,8 @@ box_ensure_tools() {
   PATH="$PATH:/usr/sbin:/sbin" command -v ip >/dev/null 2>&1 || missing+=(iproute2)
   PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  # mkfs.ext4 makes the file system of a private workspace with a quota (workspace_quota_mb).
+  PATH="$PATH:/usr/sbin:/sbin" command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
   [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
   { [ -f "$lib/libseccomp.a" ] && [ -f /usr/include/seccomp.h ]; } || missing+=(libseccomp-dev)
   if [ "${#missing[@]}" -gt 0 ]; then
