@@ -208,7 +208,7 @@ public final class BwrapBackend implements SandboxBackend {
           enforced);
     }
     try {
-      writeEtc();
+      SandboxEtc.write(etcDir);
       Process p =
           new ProcessBuilder(
                   bwrap.toString(),
@@ -241,25 +241,6 @@ public final class BwrapBackend implements SandboxBackend {
         "bubblewrap " + bwrap,
         enforced,
         Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
-  }
-
-  private void writeEtc() throws IOException {
-    Files.createDirectories(etcDir);
-    String id = SandboxArgs.SANDBOX_ID;
-    Files.writeString(
-        etcDir.resolve("passwd"),
-        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-            + "box:x:"
-            + id
-            + ":"
-            + id
-            + ":box:/home/box:/bin/sh\n"
-            + "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
-    Files.writeString(etcDir.resolve("group"), "root:x:0:\nbox:x:" + id + ":\nnogroup:x:65534:\n");
-    Files.writeString(
-        etcDir.resolve("hosts"), "127.0.0.1 localhost box\n::1 localhost ip6-localhost\n");
-    Files.writeString(
-        etcDir.resolve(UserModeNetwork.RESOLV_CONF), UserModeNetwork.RESOLV_CONF_TEXT);
   }
 
   /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
@@ -325,7 +306,8 @@ public final class BwrapBackend implements SandboxBackend {
       if (networkOn && slirp != null) {
         network = UserModeNetwork.start(slirp, initPid, readers);
       }
-      return new BwrapSandbox(spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
+      return new NamespaceSandbox(
+          spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
     } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
       abandon(process, network, cgroup);
       if (e instanceof BoxException box) {
