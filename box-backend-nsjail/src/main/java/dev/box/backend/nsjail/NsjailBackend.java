@@ -1,0 +1,382 @@
+package dev.box.backend.nsjail;
+
+import dev.box.api.BoxCapabilities;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.backend.bwrap.CgroupDriver;
+import dev.box.backend.bwrap.CgroupLayout;
+import dev.box.backend.bwrap.CgroupV1Driver;
+import dev.box.backend.bwrap.CgroupV2Driver;
+import dev.box.backend.bwrap.IdMaps;
+import dev.box.backend.bwrap.Launcher;
+import dev.box.backend.bwrap.NamespaceSandbox;
+import dev.box.backend.bwrap.NoCgroupDriver;
+import dev.box.backend.bwrap.SandboxEtc;
+import dev.box.backend.bwrap.UserModeNetwork;
+import dev.box.core.Hashes;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.HostCommand;
+import dev.box.core.backend.MountOwnership;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.core.net.EgressRuleset;
+import dev.box.core.net.NetnsFirewall;
+import dev.box.guard.SyscallGuard;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The nsjail backend: a session is a live nsjail jail whose pid 1 is a holder process; commands are
+ * spawned into it with nsenter and limited by the session's cgroups, exactly as on the bubblewrap
+ * backend (whose launcher, cgroup drivers, user-mode network and sandbox type it uses). nsjail
+ * builds the namespaces, the uid maps and the mount tree from a configuration file Box writes
+ * ({@link JailConfig}); Box then masks the revealing files of /proc, forbids nested user namespaces
+ * and, with the network on, puts the firewall and slirp4netns in place before the session is handed
+ * out.
+ */
+public final class NsjailBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(NsjailBackend.class);
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
+
+  private final String instanceId;
+  private final int sandboxUid;
+  private final EgressPolicy egress;
+  private final NetnsFirewall firewall;
+  private final @Nullable Path slirp4netns;
+  private final SyscallGuard syscallGuard;
+  private final @Nullable Path guard;
+  private final String baseName;
+  private final Path jailsDir;
+  private final Path workspaces;
+  private final Path etcDir;
+  private final @Nullable Path nsjail;
+  private final @Nullable Path nsenter;
+  private final @Nullable Launcher launcher;
+  private final Path setpriv;
+  private final CgroupDriver cgroups;
+  private final BackendStatus status;
+
+  /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
+  private final ExecutorService readers =
+      Executors.newCachedThreadPool(
+          Thread.ofPlatform().name("box-nsjail-reader").daemon().factory());
+
+  /**
+   * Probes the host and prepares the backend.
+   *
+   * @param dataDir the runtime's data directory; jails and cgroups are tagged with its hash so that
+   *     two data directories never touch each other's
+   * @param instanceId the id of this server instance
+   * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
+   * @param sandboxUid the host uid (and gid) the sandbox user is
+   * @param egress the operator's egress policy for network-on sandboxes
+   * @param syscallGuard the syscall guard every sandbox process runs through, when available
+   * @param nsjailPath the nsjail binary to use, or null to look for {@code nsjail} in the system
+   *     directories
+   */
+  public NsjailBackend(
+      Path dataDir,
+      String instanceId,
+      boolean useCgroups,
+      int sandboxUid,
+      EgressPolicy egress,
+      SyscallGuard syscallGuard,
+      @Nullable Path nsjailPath) {
+    if (sandboxUid <= 0) {
+      throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
+    }
+    Path data = dataDir.toAbsolutePath().normalize();
+    this.instanceId = instanceId;
+    this.sandboxUid = sandboxUid;
+    this.egress = egress;
+    this.syscallGuard = syscallGuard;
+    this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
+    this.firewall = NetnsFirewall.probe();
+    this.slirp4netns = HostCommand.find("slirp4netns");
+    this.baseName = tagOf(data);
+    this.jailsDir = data.resolve("nsjail");
+    this.etcDir = data.resolve("nsjail-etc");
+    this.workspaces = data.resolve("workspaces");
+    this.nsjail = nsjailPath != null ? nsjailPath : HostCommand.find("nsjail");
+    this.nsenter = HostCommand.find("nsenter");
+    Path setpriv = HostCommand.find("setpriv");
+    this.setpriv = setpriv != null ? setpriv : Path.of("/usr/bin/setpriv");
+    this.launcher =
+        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
+    this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
+    this.status = probe(nsjailPath);
+    log.info(
+        "nsjail backend: {} ({})",
+        status.available() ? "available" : "unavailable",
+        status.reason());
+  }
+
+  /**
+   * The tag of a data directory's jails: their cgroups' base name, and the start of their holders'
+   * {@code argv[0]}.
+   */
+  public static String tagOf(Path dataDir) {
+    return "box-nsjail-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+  }
+
+  @Override
+  public String name() {
+    return "nsjail";
+  }
+
+  @Override
+  public BackendStatus status() {
+    return status;
+  }
+
+  private static CgroupDriver probeCgroups(String base) {
+    CgroupLayout layout = CgroupLayout.current();
+    CgroupDriver v2 = CgroupV2Driver.probe(layout, base);
+    if (v2 != null) {
+      return v2;
+    }
+    CgroupDriver v1 = CgroupV1Driver.probe(layout, base);
+    if (v1 != null) {
+      return v1;
+    }
+    log.warn(
+        "no writable cgroup hierarchy: memory is limited per process by rlimit only; pids and cpu"
+            + " limits are NOT enforced");
+    return new NoCgroupDriver();
+  }
+
+  private BackendStatus probe(@Nullable Path configured) {
+    Map<String, String> enforced = new LinkedHashMap<>(cgroups.enforced());
+    enforced.put("timeout", "kill");
+    enforced.put("nsjail_time_limit", "off: the server's exec timeout kills the process tree");
+    enforced.put("output", "bounded");
+    enforced.put("egress", networkStatus());
+    enforced.put("seccomp", guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
+    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
+    String memory = enforced.getOrDefault("memory", "none");
+    String inMemory =
+        memory.startsWith("cgroup")
+            ? "tmpfs, counted in the memory limit (" + memory + ")"
+            : "none: tmpfs without a memory cgroup";
+    enforced.put("tmp", inMemory);
+    enforced.put("writable_root", inMemory);
+    Path binary = nsjail;
+    if (binary == null || !Files.isExecutable(binary)) {
+      String reason =
+          configured != null
+              ? "nsjail not found at " + configured + " (nsjail_path)"
+              : "nsjail not found in /usr/local/bin, /usr/bin or /usr/sbin (build it with"
+                  + " scripts/nsjail, or set nsjail_path)";
+      return new BackendStatus(name(), false, reason, enforced);
+    }
+    if (nsenter == null || launcher == null) {
+      return new BackendStatus(
+          name(), false, "nsenter or setpriv not found (util-linux)", enforced);
+    }
+    if (!runsAsRoot()) {
+      return new BackendStatus(
+          name(),
+          false,
+          "the nsjail backend needs root, to map the sandbox user onto an unprivileged uid and to"
+              + " enter jails (run box serve as root, or use docker or podman)",
+          enforced);
+    }
+    try {
+      SandboxEtc.write(etcDir);
+      Files.createDirectories(jailsDir);
+      Path config = jailsDir.resolve("probe.cfg");
+      Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
+      Process p = nsjailProcess(binary, config).redirectErrorStream(true).start();
+      String output =
+          new String(p.getInputStream().readNBytes(4096), java.nio.charset.StandardCharsets.UTF_8);
+      if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+        p.destroyForcibly();
+        return new BackendStatus(
+            name(), false, "nsjail cannot create a jail here: " + oneLine(output), enforced);
+      }
+    } catch (IOException e) {
+      return new BackendStatus(
+          name(), false, "nsjail failed to start: " + e.getMessage(), enforced);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new BackendStatus(name(), false, "interrupted while probing nsjail", enforced);
+    }
+    return new BackendStatus(
+        name(),
+        true,
+        "nsjail " + binary,
+        enforced,
+        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
+  }
+
+  private String configText(
+      String name,
+      boolean readOnlyRoot,
+      boolean networkOn,
+      List<dev.box.core.backend.SandboxMount> mounts,
+      String command) {
+    return JailConfig.render(
+        name,
+        sandboxUid,
+        readOnlyRoot,
+        networkOn,
+        etcDir,
+        guard,
+        SyscallGuard.SANDBOX_PATH,
+        mounts,
+        setpriv,
+        command);
+  }
+
+  private static ProcessBuilder nsjailProcess(Path binary, Path config) {
+    ProcessBuilder builder = new ProcessBuilder(binary.toString(), "--config", config.toString());
+    builder.environment().clear();
+    builder.environment().put("PATH", "/usr/bin:/bin");
+    builder.directory(Path.of("/").toFile());
+    return builder;
+  }
+
+  /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
+  private String networkStatus() {
+    if (slirp4netns == null) {
+      return "none: slirp4netns not found (apt-get install slirp4netns); network on is refused";
+    }
+    if (!firewall.available()) {
+      return firewall.status() + "; network on is refused";
+    }
+    return firewall.status();
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    Path binary = nsjail;
+    Launcher spawnLauncher = launcher;
+    Path nsenterPath = nsenter;
+    if (!status.available() || binary == null || spawnLauncher == null || nsenterPath == null) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE, "nsjail backend is unavailable: " + status.reason());
+    }
+    boolean networkOn = spec.network() == BoxNetworkMode.ON;
+    Path slirp = slirp4netns;
+    if (networkOn && (slirp == null || !firewall.available())) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the sandbox could not be kept off the host"
+              + " (egress: "
+              + networkStatus()
+              + ")");
+    }
+    MountOwnership.prepare(spec, workspaces, sandboxUid);
+    CgroupDriver.SessionCgroup cgroup =
+        cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
+    Path config = jailsDir.resolve(spec.sandboxName() + ".cfg");
+    Process process = null;
+    Process network = null;
+    try {
+      Files.createDirectories(jailsDir);
+      Files.writeString(
+          config,
+          configText(
+              baseName + "/" + spec.sandboxName(),
+              spec.readOnlyRootfs(),
+              networkOn,
+              JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
+              JailConfig.HOLDER));
+      process = nsjailProcess(binary, config).start();
+      JailStart.awaitReady(process, readers, START_TIMEOUT);
+      long initPid = JailStart.initPid(process);
+      IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
+      JailStart.maskProc(nsenterPath, initPid);
+      if (networkOn && slirp != null) {
+        // Before anything of the request runs in the namespace: never a moment without it.
+        firewall.apply(
+            initPid,
+            EgressRuleset.render(
+                egress,
+                spec.egress(),
+                NetnsFirewall.hostAddresses(),
+                UserModeNetwork.forbidden(),
+                List.of(UserModeNetwork.DNS)));
+        network = UserModeNetwork.start(slirp, initPid, readers);
+      }
+      return new NamespaceSandbox(
+          spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
+    } catch (IOException | RuntimeException e) {
+      abandon(process, network, cgroup);
+      if (e instanceof BoxException box) {
+        throw box;
+      }
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "nsjail backend error: " + oneLine(String.valueOf(e)), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      abandon(process, network, cgroup);
+      throw new BoxException(
+          BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
+    } finally {
+      try {
+        Files.deleteIfExists(config);
+      } catch (IOException e) {
+        log.warn("cannot remove {}: {}", config, e.toString());
+      }
+    }
+  }
+
+  private static void abandon(
+      @Nullable Process nsjail, @Nullable Process network, CgroupDriver.SessionCgroup cgroup) {
+    if (network != null) {
+      UserModeNetwork.stop(network);
+    }
+    if (nsjail != null) {
+      // nsjail's child outlives it: the jail's pid 1 goes first, and its namespace with it.
+      nsjail.toHandle().children().forEach(ProcessHandle::destroyForcibly);
+      nsjail.destroyForcibly();
+    }
+    cgroup.destroy();
+  }
+
+  @Override
+  public void removeOrphans() {
+    JailStart.killOthers(baseName, jailsDir, instanceId + "_");
+    cgroups.removeOthers(instanceId + "_");
+  }
+
+  @Override
+  public void close() {
+    readers.shutdownNow();
+    cgroups.close();
+  }
+
+  /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */
+  private static boolean runsAsRoot() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+        if (line.startsWith("Uid:")) {
+          return line.split("\\s+")[2].equals("0");
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot read this process's uid: {}", e.toString());
+    }
+    return false;
+  }
+
+  static String oneLine(String text) {
+    String line = text.strip().replaceAll("\\s+", " ");
+    return line.length() > 300 ? line.substring(0, 300) : line;
+  }
+}
