@@ -179,8 +179,8 @@ public final class NsjailBackend implements SandboxBackend {
       String reason =
           configured != null
               ? "nsjail not found at " + configured + " (nsjail_path)"
-              : "nsjail not found in /usr/local/bin, /usr/bin or /usr/sbin (build it with"
-                  + " scripts/nsjail, or set nsjail_path)";
+              : "nsjail not found in /usr/bin, /bin, /usr/sbin, /sbin or /usr/local/bin (build it"
+                  + " with scripts/nsjail, or set nsjail_path)";
       return new BackendStatus(name(), false, reason, enforced);
     }
     if (nsenter == null || launcher == null) {
