@@ -6,13 +6,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The conformance suite against the nsjail backend. Its host-side objects are the {@code nsjail}
@@ -22,8 +19,6 @@ import java.util.stream.Stream;
  * hierarchy (or the v2 tree).
  */
 class NsjailConformanceTest extends BackendConformanceSuite {
-  private static final List<String> CONTROLLERS = List.of("pids", "memory", "cpu");
-
   @Override
   protected String backendName() {
     return "nsjail";
@@ -68,21 +63,7 @@ class NsjailConformanceTest extends BackendConformanceSuite {
                 // Not one of ours.
               }
             });
-    for (Path base : cgroupDirs()) {
-      for (String tag : tags) {
-        Path dir = base.resolve(tag);
-        if (Files.isDirectory(dir)) {
-          try (Stream<Path> children = Files.list(dir)) {
-            children
-                .filter(Files::isDirectory)
-                .filter(p -> !p.getFileName().toString().startsWith("probe-"))
-                .forEach(p -> found.add("cgroup " + p));
-          } catch (IOException e) {
-            // Removed while we looked.
-          }
-        }
-      }
-    }
+    SandboxCgroups.addLeftovers(tags, found);
     return found;
   }
 
@@ -117,43 +98,6 @@ class NsjailConformanceTest extends BackendConformanceSuite {
       return text.isEmpty() ? List.of() : List.of(text.split("\0"));
     } catch (IOException e) {
       return List.of();
-    }
-  }
-
-  /**
-   * This process's cgroup directory in each hierarchy where the backend creates its own: the mount
-   * point from /proc/self/mounts joined with this process's path from /proc/self/cgroup.
-   */
-  private static List<Path> cgroupDirs() {
-    try {
-      Map<String, Path> mounts = new HashMap<>();
-      for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
-        String[] f = line.split(" ");
-        if (f.length >= 4 && f[2].equals("cgroup")) {
-          for (String option : f[3].split(",")) {
-            mounts.put(option, Path.of(f[1]));
-          }
-        } else if (f.length >= 4 && f[2].equals("cgroup2")) {
-          mounts.put("", Path.of(f[1]));
-        }
-      }
-      List<Path> dirs = new java.util.ArrayList<>();
-      for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
-        String[] f = line.split(":", 3);
-        if (f.length < 3) {
-          continue;
-        }
-        String relative = f[2].startsWith("/") ? f[2].substring(1) : f[2];
-        for (String controller : f[1].isEmpty() ? List.of("") : List.of(f[1].split(","))) {
-          Path mount = mounts.get(controller);
-          if (mount != null && (controller.isEmpty() || CONTROLLERS.contains(controller))) {
-            dirs.add(mount.resolve(relative));
-          }
-        }
-      }
-      return dirs;
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
     }
   }
 }

@@ -13,6 +13,12 @@ public final class SandboxEtc {
   /** The uid and gid of the sandbox user inside a sandbox. */
   public static final String SANDBOX_ID = SandboxArgs.SANDBOX_ID;
 
+  /** Directories of the host root that live in /usr on merged-usr hosts, or beside it on others. */
+  public static final java.util.List<String> ROOT_DIRS = SandboxArgs.ROOT_DIRS;
+
+  /** Host files from /etc that programs need, bound read-only when present. */
+  public static final java.util.List<String> HOST_FILES = SandboxArgs.ETC_FILES;
+
   /** The names of the files {@link #write} makes, but resolv.conf. */
   public static final java.util.List<String> FILES = java.util.List.of("passwd", "group", "hosts");
 

@@ -30,20 +30,6 @@ final class JailConfig {
   static final String HOLDER =
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready; while :; do sleep 86400 & wait; done";
 
-  private static final List<String> ROOT_DIRS =
-      List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
-
-  private static final List<String> ETC_FILES =
-      List.of(
-          "/etc/ld.so.cache",
-          "/etc/ld.so.conf",
-          "/etc/ld.so.conf.d",
-          "/etc/alternatives",
-          "/etc/ssl",
-          "/etc/ca-certificates",
-          "/etc/localtime",
-          "/etc/nsswitch.conf");
-
   private static final List<String> DEVICES =
       List.of("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty");
 
@@ -100,7 +86,7 @@ final class JailConfig {
     }
     c.tmpfs("/", readOnlyRoot ? "mode=0755" : "mode=1777", !readOnlyRoot);
     c.bind("/usr", "/usr", false, true);
-    for (String dir : ROOT_DIRS) {
+    for (String dir : SandboxEtc.ROOT_DIRS) {
       Path host = Path.of("/", dir);
       if (Files.isSymbolicLink(host)) {
         c.symlink(readLink(host), host.toString());
@@ -108,7 +94,7 @@ final class JailConfig {
         c.bind(host.toString(), host.toString(), false, true);
       }
     }
-    for (String file : ETC_FILES) {
+    for (String file : SandboxEtc.HOST_FILES) {
       Path host = Path.of(file);
       if (Files.exists(host)) {
         c.bind(file, file, false, Files.isDirectory(host));

@@ -59,7 +59,8 @@ final class JailStart {
       String error = new String(nsjail.getErrorStream().readNBytes(4096), StandardCharsets.UTF_8);
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR,
-          "nsjail backend error: " + NsjailBackend.oneLine(error + " " + line));
+          "nsjail backend error: "
+              + dev.box.backend.bwrap.NamespaceHost.oneLine(error + " " + line));
     }
     // Neither stream is read again; closing them lets a chatty nsjail fail instead of block.
     nsjail.getInputStream().close();

@@ -5,11 +5,9 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.backend.bwrap.CgroupDriver;
-import dev.box.backend.bwrap.CgroupLayout;
-import dev.box.backend.bwrap.CgroupV1Driver;
-import dev.box.backend.bwrap.CgroupV2Driver;
 import dev.box.backend.bwrap.IdMaps;
 import dev.box.backend.bwrap.Launcher;
+import dev.box.backend.bwrap.NamespaceHost;
 import dev.box.backend.bwrap.NamespaceSandbox;
 import dev.box.backend.bwrap.NoCgroupDriver;
 import dev.box.backend.bwrap.SandboxEtc;
@@ -29,7 +27,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -117,7 +114,7 @@ public final class NsjailBackend implements SandboxBackend {
     this.setpriv = setpriv != null ? setpriv : Path.of("/usr/bin/setpriv");
     this.launcher =
         nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
-    this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
+    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsjailPath);
     log.info(
         "nsjail backend: {} ({})",
@@ -143,37 +140,14 @@ public final class NsjailBackend implements SandboxBackend {
     return status;
   }
 
-  private static CgroupDriver probeCgroups(String base) {
-    CgroupLayout layout = CgroupLayout.current();
-    CgroupDriver v2 = CgroupV2Driver.probe(layout, base);
-    if (v2 != null) {
-      return v2;
-    }
-    CgroupDriver v1 = CgroupV1Driver.probe(layout, base);
-    if (v1 != null) {
-      return v1;
-    }
-    log.warn(
-        "no writable cgroup hierarchy: memory is limited per process by rlimit only; pids and cpu"
-            + " limits are NOT enforced");
-    return new NoCgroupDriver();
-  }
-
   private BackendStatus probe(@Nullable Path configured) {
-    Map<String, String> enforced = new LinkedHashMap<>(cgroups.enforced());
-    enforced.put("timeout", "kill");
+    Map<String, String> enforced =
+        NamespaceHost.enforced(
+            cgroups,
+            NamespaceHost.networkStatus(slirp4netns, firewall),
+            guard != null ? syscallGuard.policy() : SyscallGuard.NONE,
+            sandboxUid);
     enforced.put("nsjail_time_limit", "off: the server's exec timeout kills the process tree");
-    enforced.put("output", "bounded");
-    enforced.put("egress", networkStatus());
-    enforced.put("seccomp", guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
-    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
-    String memory = enforced.getOrDefault("memory", "none");
-    String inMemory =
-        memory.startsWith("cgroup")
-            ? "tmpfs, counted in the memory limit (" + memory + ")"
-            : "none: tmpfs without a memory cgroup";
-    enforced.put("tmp", inMemory);
-    enforced.put("writable_root", inMemory);
     Path binary = nsjail;
     if (binary == null || !Files.isExecutable(binary)) {
       String reason =
@@ -187,7 +161,7 @@ public final class NsjailBackend implements SandboxBackend {
       return new BackendStatus(
           name(), false, "nsenter or setpriv not found (util-linux)", enforced);
     }
-    if (!runsAsRoot()) {
+    if (!NamespaceHost.runsAsRoot()) {
       return new BackendStatus(
           name(),
           false,
@@ -206,7 +180,10 @@ public final class NsjailBackend implements SandboxBackend {
       if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
         p.destroyForcibly();
         return new BackendStatus(
-            name(), false, "nsjail cannot create a jail here: " + oneLine(output), enforced);
+            name(),
+            false,
+            "nsjail cannot create a jail here: " + NamespaceHost.oneLine(output),
+            enforced);
       }
     } catch (IOException e) {
       return new BackendStatus(
@@ -250,17 +227,6 @@ public final class NsjailBackend implements SandboxBackend {
     return builder;
   }
 
-  /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
-  private String networkStatus() {
-    if (slirp4netns == null) {
-      return "none: slirp4netns not found (apt-get install slirp4netns); network on is refused";
-    }
-    if (!firewall.available()) {
-      return firewall.status() + "; network on is refused";
-    }
-    return firewall.status();
-  }
-
   @Override
   public Sandbox start(SandboxSpec spec) {
     Path binary = nsjail;
@@ -277,7 +243,7 @@ public final class NsjailBackend implements SandboxBackend {
           BoxErrorCode.BACKEND_UNAVAILABLE,
           "network on is unavailable on this server: the sandbox could not be kept off the host"
               + " (egress: "
-              + networkStatus()
+              + NamespaceHost.networkStatus(slirp4netns, firewall)
               + ")");
     }
     MountOwnership.prepare(spec, workspaces, sandboxUid);
@@ -321,7 +287,9 @@ public final class NsjailBackend implements SandboxBackend {
         throw box;
       }
       throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "nsjail backend error: " + oneLine(String.valueOf(e)), e);
+          BoxErrorCode.INTERNAL_ERROR,
+          "nsjail backend error: " + NamespaceHost.oneLine(String.valueOf(e)),
+          e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       abandon(process, network, cgroup);
@@ -359,24 +327,5 @@ public final class NsjailBackend implements SandboxBackend {
   public void close() {
     readers.shutdownNow();
     cgroups.close();
-  }
-
-  /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */
-  private static boolean runsAsRoot() {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-        if (line.startsWith("Uid:")) {
-          return line.split("\\s+")[2].equals("0");
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot read this process's uid: {}", e.toString());
-    }
-    return false;
-  }
-
-  static String oneLine(String text) {
-    String line = text.strip().replaceAll("\\s+", " ");
-    return line.length() > 300 ? line.substring(0, 300) : line;
   }
 }
