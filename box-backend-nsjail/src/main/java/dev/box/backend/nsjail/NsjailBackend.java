@@ -30,6 +30,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
@@ -66,6 +67,14 @@ public final class NsjailBackend implements SandboxBackend {
   private final Path setpriv;
   private final CgroupDriver cgroups;
   private final BackendStatus status;
+
+  /**
+   * A spawner thread that lives as long as the backend: nsjail dies with the thread that forked it
+   * ({@code setpriv --pdeathsig}), so jails must not be forked by pool threads that may retire.
+   */
+  private final ExecutorService spawner =
+      Executors.newSingleThreadExecutor(
+          Thread.ofPlatform().name("box-nsjail-spawner").daemon().factory());
 
   /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
   private final ExecutorService readers =
@@ -174,7 +183,7 @@ public final class NsjailBackend implements SandboxBackend {
       Files.createDirectories(jailsDir);
       Path config = jailsDir.resolve("probe.cfg");
       Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
-      Process p = nsjailProcess(binary, config).redirectErrorStream(true).start();
+      Process p = nsjailProcess(List.of(), binary, config).redirectErrorStream(true).start();
       String output =
           new String(p.getInputStream().readNBytes(4096), java.nio.charset.StandardCharsets.UTF_8);
       if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
@@ -219,8 +228,14 @@ public final class NsjailBackend implements SandboxBackend {
         command);
   }
 
-  private static ProcessBuilder nsjailProcess(Path binary, Path config) {
-    ProcessBuilder builder = new ProcessBuilder(binary.toString(), "--config", config.toString());
+  /**
+   * nsjail with the configuration file {@code config}, started through {@code prefix}; nothing else
+   * is on its command line.
+   */
+  private static ProcessBuilder nsjailProcess(List<String> prefix, Path binary, Path config) {
+    List<String> argv = new java.util.ArrayList<>(prefix);
+    argv.addAll(List.of(binary.toString(), "--config", config.toString()));
+    ProcessBuilder builder = new ProcessBuilder(argv);
     builder.environment().clear();
     builder.environment().put("PATH", "/usr/bin:/bin");
     builder.directory(Path.of("/").toFile());
@@ -262,7 +277,10 @@ public final class NsjailBackend implements SandboxBackend {
               networkOn,
               JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
               JailConfig.HOLDER));
-      process = nsjailProcess(binary, config).start();
+      // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
+      ProcessBuilder builder =
+          nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);
+      process = spawner.submit(builder::start).get();
       JailStart.awaitReady(process, readers, START_TIMEOUT);
       long initPid = JailStart.initPid(process);
       IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
@@ -281,7 +299,7 @@ public final class NsjailBackend implements SandboxBackend {
       }
       return new NamespaceSandbox(
           spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | ExecutionException | RuntimeException e) {
       abandon(process, network, cgroup);
       if (e instanceof BoxException box) {
         throw box;
@@ -325,6 +343,7 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public void close() {
+    spawner.shutdownNow();
     readers.shutdownNow();
     cgroups.close();
   }
