@@ -3,11 +3,14 @@ package dev.box.backend.nsjail;
 import dev.box.backend.bwrap.SandboxEtc;
 import dev.box.backend.bwrap.UserModeNetwork;
 import dev.box.core.backend.SandboxMount;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -147,8 +150,8 @@ final class JailConfig {
   private static String readLink(Path link) {
     try {
       return Files.readSymbolicLink(link).toString();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -207,7 +210,7 @@ final class JailConfig {
       if (c == '"' || c == '\\') {
         q.append('\\').append((char) c);
       } else if (c < 0x20 || c >= 0x7f) {
-        q.append('\\').append(String.format(java.util.Locale.ROOT, "%03o", c));
+        q.append('\\').append(String.format(Locale.ROOT, "%03o", c));
       } else {
         q.append((char) c);
       }

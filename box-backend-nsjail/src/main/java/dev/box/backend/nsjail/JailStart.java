@@ -2,6 +2,8 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.backend.bwrap.NamespaceHost;
+import dev.box.core.backend.HostCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -59,8 +61,7 @@ final class JailStart {
       String error = new String(nsjail.getErrorStream().readNBytes(4096), StandardCharsets.UTF_8);
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR,
-          "nsjail backend error: "
-              + dev.box.backend.bwrap.NamespaceHost.oneLine(error + " " + line));
+          "nsjail backend error: " + NamespaceHost.oneLine(error + " " + line));
     }
     // Neither stream is read again; closing them lets a chatty nsjail fail instead of block.
     nsjail.getInputStream().close();
@@ -93,7 +94,7 @@ final class JailStart {
 
   /** Masks /proc in the mount namespace of process {@code pid}. */
   static void maskProc(Path nsenter, long pid) throws IOException {
-    dev.box.core.backend.HostCommand.run(
+    HostCommand.run(
         List.of(
             nsenter.toString(), "--target", Long.toString(pid), "--mount", "--", "/bin/sh", "-s"),
         MASK_PROC,

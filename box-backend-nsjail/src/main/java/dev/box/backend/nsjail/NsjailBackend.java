@@ -18,21 +18,25 @@ import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -133,7 +137,7 @@ public final class NsjailBackend implements SandboxBackend {
 
   /**
    * The tag of a data directory's jails: their cgroups' base name, and the start of their holders'
-   * {@code argv[0]}.
+   * {@code $0} ({@code <tag>/<sandbox>}).
    */
   public static String tagOf(Path dataDir) {
     return "box-nsjail-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
@@ -184,9 +188,10 @@ public final class NsjailBackend implements SandboxBackend {
       Path config = jailsDir.resolve("probe.cfg");
       Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
       Process p = nsjailProcess(List.of(), binary, config).redirectErrorStream(true).start();
-      String output =
-          new String(p.getInputStream().readNBytes(4096), java.nio.charset.StandardCharsets.UTF_8);
-      if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+      String output = new String(p.getInputStream().readNBytes(4096), StandardCharsets.UTF_8);
+      boolean exited = p.waitFor(10, TimeUnit.SECONDS);
+      Files.deleteIfExists(config);
+      if (!exited || p.exitValue() != 0) {
         p.destroyForcibly();
         return new BackendStatus(
             name(),
@@ -213,7 +218,7 @@ public final class NsjailBackend implements SandboxBackend {
       String name,
       boolean readOnlyRoot,
       boolean networkOn,
-      List<dev.box.core.backend.SandboxMount> mounts,
+      List<SandboxMount> mounts,
       String command) {
     return JailConfig.render(
         name,
@@ -233,7 +238,7 @@ public final class NsjailBackend implements SandboxBackend {
    * is on its command line.
    */
   private static ProcessBuilder nsjailProcess(List<String> prefix, Path binary, Path config) {
-    List<String> argv = new java.util.ArrayList<>(prefix);
+    List<String> argv = new ArrayList<>(prefix);
     argv.addAll(List.of(binary.toString(), "--config", config.toString()));
     ProcessBuilder builder = new ProcessBuilder(argv);
     builder.environment().clear();
