@@ -17,8 +17,9 @@ import java.util.stream.Collectors;
  * test: nothing fails on a slow machine.
  *
  * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}, or {@code BoxBench
- * --containers ...} for the container backends ({@link ContainerBench}); {@code bench/run} builds
- * the module and runs it.
+ * --containers ...} for the container backends ({@link ContainerBench}), or {@code BoxBench
+ * --nsjail [N]} for the nsjail backend ({@link NsjailBench}); {@code bench/run} builds the module
+ * and runs it.
  */
 public final class BoxBench {
   /** Room for the memory measurement's idle sessions and more. */
@@ -28,6 +29,11 @@ public final class BoxBench {
 
   /** Runs the benchmark; exits 2 for a bad argument and 1 when the run fails. */
   public static void main(String[] args) {
+    if (args.length > 0 && args[0].equals("--nsjail")) {
+      System.exit(
+          exitStatus(() -> NsjailBench.main(List.of(args).subList(1, args.length), System.out)));
+      return;
+    }
     if (args.length > 0 && args[0].equals("--containers")) {
       System.exit(
           exitStatus(() -> ContainerBench.main(List.of(args).subList(1, args.length), System.out)));

@@ -75,8 +75,8 @@ final class ServeCommand implements Callable<Integer> {
           new Setting(
               "backend",
               "NAME",
-              "Sandbox backend: local (the first available of docker, podman, bwrap), docker,"
-                  + " podman or bwrap (local)."),
+              "Sandbox backend: local (the first available of docker, podman, bwrap, nsjail),"
+                  + " docker, podman, bwrap or nsjail (local)."),
           new Setting(
               "image",
               "IMAGE",

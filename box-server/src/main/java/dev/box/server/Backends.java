@@ -2,6 +2,7 @@ package dev.box.server;
 
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
@@ -16,12 +17,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Chooses the backend named by {@code --backend}, as LangBot's runtime does: {@code local} tries
- * Docker, then Podman, then bubblewrap, and the first available wins; an explicit name never falls
- * back to another (an unavailable one is reported by /v1/health and refuses sessions).
+ * Docker, then Podman, then bubblewrap, then nsjail, and the first available wins; an explicit name
+ * never falls back to another (an unavailable one is reported by /v1/health and refuses sessions).
+ * nsjail comes last: it gives the same guarantees as bubblewrap through the same launcher and
+ * cgroups, but is rarely packaged (it is built from source) and adds a process per session, so it
+ * is chosen only on a host that has neither a container engine nor bubblewrap.
  */
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
-  private static final String KNOWN = "local, docker, podman, bwrap";
+  private static final String KNOWN = "local, docker, podman, bwrap, nsjail";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -39,10 +43,10 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap" ->
+      case "docker", "podman", "bwrap", "bubblewrap", "nsjail" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
-      case "nsjail", "e2b" ->
+      case "e2b" ->
           throw new IllegalArgumentException(
               "backend '"
                   + name
@@ -79,7 +83,7 @@ final class Backends {
 
   private static BackendChoice local(ServerConfig config, String instanceId) {
     return firstAvailable(
-        List.of("docker", "podman", "bwrap"), name -> single(name, config, instanceId));
+        List.of("docker", "podman", "bwrap", "nsjail"), name -> single(name, config, instanceId));
   }
 
   /**
@@ -101,7 +105,7 @@ final class Backends {
       notChosen.put(candidate, backend.status().reason());
       backend.close();
     }
-    log.warn("no supported backend (Docker, Podman, bubblewrap) is ready");
+    log.warn("no supported backend (Docker, Podman, bubblewrap, nsjail) is ready");
     return new BackendChoice(
         noneReady(notChosen), "local", "none of local is available", notChosen);
   }
@@ -110,7 +114,7 @@ final class Backends {
   private static NoBackend noneReady(Map<String, String> reasons) {
     return new NoBackend(
         NO_BACKEND_MESSAGE
-            + " Box runs sandboxes with Docker, Podman or bubblewrap; none is ready ("
+            + " Box runs sandboxes with Docker, Podman, bubblewrap or nsjail; none is ready ("
             + reasons.entrySet().stream()
                 .map(e -> e.getKey() + ": " + e.getValue())
                 .collect(Collectors.joining("; "))
@@ -136,6 +140,15 @@ final class Backends {
               config.stateDir(),
               instanceId,
               config.isolation().egress());
+      case "nsjail" ->
+          new NsjailBackend(
+              config.stateDir(),
+              instanceId,
+              config.cgroups(),
+              config.isolation().sandboxUid(),
+              config.isolation().egress(),
+              SyscallGuard.install(config.stateDir()),
+              config.isolation().nsjailPath());
       default ->
           new BwrapBackend(
               config.stateDir(),

@@ -2,7 +2,9 @@ package dev.box.server;
 
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.settings.IntSetting;
+import java.nio.file.Path;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How sandboxes are kept apart from the host.
@@ -11,8 +13,10 @@ import java.util.Map;
  *     (bubblewrap): what sandboxes write to a mount belongs to it; never 0
  * @param egress what network-on sandboxes may reach besides the internet ({@code egress_allow},
  *     {@code egress_deny})
+ * @param nsjailPath the nsjail binary of the nsjail backend ({@code nsjail_path}), or null to look
+ *     for it in the system directories
  */
-public record IsolationConfig(int sandboxUid, EgressPolicy egress) {
+public record IsolationConfig(int sandboxUid, EgressPolicy egress, @Nullable Path nsjailPath) {
   /** The default host uid of the sandbox user: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID =
       dev.box.backend.bwrap.BwrapBackend.DEFAULT_SANDBOX_UID;
@@ -26,14 +30,14 @@ public record IsolationConfig(int sandboxUid, EgressPolicy egress) {
 
   /** The default uid and policy. */
   public static final IsolationConfig DEFAULTS =
-      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT);
+      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null);
 
   private static final IntSetting SANDBOX_UID =
       new IntSetting("sandbox_uid", DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE);
 
   /**
    * Reads the settings from the resolved values of {@code box serve} ({@code sandbox_uid}, {@code
-   * egress_allow}, {@code egress_deny}).
+   * egress_allow}, {@code egress_deny}, {@code nsjail_path}).
    *
    * @throws IllegalArgumentException with a message for the user when a value is invalid
    */
@@ -41,6 +45,18 @@ public record IsolationConfig(int sandboxUid, EgressPolicy egress) {
     return new IsolationConfig(
         SANDBOX_UID.parse(values.get("sandbox_uid")),
         EgressPolicy.parse(
-            values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")));
+            values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")),
+        nsjailPath(values.get("nsjail_path")));
+  }
+
+  private static @Nullable Path nsjailPath(@Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    Path path = Path.of(value.strip());
+    if (!path.isAbsolute()) {
+      throw new IllegalArgumentException("nsjail_path must be an absolute path: " + value);
+    }
+    return path.normalize();
   }
 }

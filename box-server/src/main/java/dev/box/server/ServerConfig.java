@@ -100,6 +100,7 @@ public record ServerConfig(
           "egress_allow",
           "egress_deny",
           "seccomp_profile",
+          "nsjail_path",
           "config");
 
   /** Copies the list. */

@@ -18,9 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Backend selection through the real server: {@code local} takes the first available of Docker,
- * Podman and bubblewrap and says why it passed the others over; an explicit name never falls back.
- * Runs against the engines {@code scripts/engines up} starts; engines are made unreachable by
- * pointing their sockets at paths where nothing listens.
+ * Podman, bubblewrap and nsjail and says why it passed the others over; an explicit name never
+ * falls back. Runs against the engines {@code scripts/engines up} starts; engines are made
+ * unreachable by pointing their sockets at paths where nothing listens.
  */
 class BackendSelectionTest {
   private static final String NO_DOCKER = "/nonexistent/docker.sock";
@@ -67,6 +67,33 @@ class BackendSelectionTest {
       assertThat(exec.status()).isEqualTo(503);
       assertThat(exec.errorCode()).isEqualTo("backend_unavailable");
       assertThat(exec.errorMessage()).contains("docker");
+    }
+  }
+
+  @Test
+  void nsjail_byName_runsSessionsInJails() {
+    try (TestServer box = TestServer.start("backend", "nsjail")) {
+      Answer health = box.get("/v1/health");
+      assertThat(health.text("name")).isEqualTo("nsjail");
+      assertThat(health.body().path("available").asBoolean()).as(health.text("reason")).isTrue();
+      assertThat(health.body().path("enforced").path("nsjail_time_limit").asText())
+          .startsWith("off");
+      assertThat(box.exec("nj", "id -u; cat /proc/1/cmdline | tr '\\0' ' '").text("stdout"))
+          .startsWith("1000\n/bin/sh -c ");
+    }
+  }
+
+  @Test
+  void nsjail_missingAtTheConfiguredPath_isUnavailableAndSaysWhere() {
+    try (TestServer box =
+        TestServer.start("backend", "nsjail", "nsjail_path", "/nonexistent/nsjail")) {
+      Answer health = box.get("/v1/health");
+      assertThat(health.body().path("available").asBoolean()).isFalse();
+      assertThat(health.text("reason"))
+          .isEqualTo("nsjail not found at /nonexistent/nsjail (nsjail_path)");
+      Answer exec = box.exec("nf", "echo ok");
+      assertThat(exec.status()).isEqualTo(503);
+      assertThat(exec.errorCode()).isEqualTo("backend_unavailable");
     }
   }
 

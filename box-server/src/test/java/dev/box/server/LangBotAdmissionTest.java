@@ -24,8 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * LangBot's deployment as it really is, through the real server and its control channel: the
  * runtime's data dir is LangBot's {@code host_root}, and LangBot's grant-enforced mode, which fails
- * closed on this host (its required backend, nsjail, is not one of Box's backends yet, and the host
- * has cgroup v1).
+ * closed here (its required backend is nsjail, this server runs bwrap, and the host has cgroup v1).
  */
 class LangBotAdmissionTest {
   private static final String TOKEN = LangBotServers.TOKEN;

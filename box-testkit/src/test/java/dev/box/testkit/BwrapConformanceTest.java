@@ -2,17 +2,11 @@ package dev.box.testkit;
 
 import dev.box.api.BoxDataDir;
 import dev.box.core.Hashes;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The conformance suite against the bubblewrap backend. Its host-side objects are the {@code bwrap}
@@ -20,8 +14,6 @@ import java.util.stream.Stream;
  * the cgroup directories under {@code box-<hash>} in each cgroup v1 hierarchy (or the v2 tree).
  */
 class BwrapConformanceTest extends BackendConformanceSuite {
-  private static final List<String> CONTROLLERS = List.of("pids", "memory", "cpu");
-
   @Override
   protected String backendName() {
     return "bwrap";
@@ -46,21 +38,7 @@ class BwrapConformanceTest extends BackendConformanceSuite {
     ProcessHandle.allProcesses()
         .filter(h -> h.info().command().map(c -> c.endsWith("/slirp4netns")).orElse(false))
         .forEach(h -> slirpLeftover(h, tags).ifPresent(found::add));
-    for (Path base : cgroupDirs()) {
-      for (String tag : tags) {
-        Path dir = base.resolve(tag);
-        if (Files.isDirectory(dir)) {
-          try (Stream<Path> children = Files.list(dir)) {
-            children
-                .filter(Files::isDirectory)
-                .filter(p -> !p.getFileName().toString().startsWith("probe-"))
-                .forEach(p -> found.add("cgroup " + p));
-          } catch (IOException e) {
-            // Removed while we looked.
-          }
-        }
-      }
-    }
+    SandboxCgroups.addLeftovers(tags, found);
     return found;
   }
 
@@ -112,42 +90,5 @@ class BwrapConformanceTest extends BackendConformanceSuite {
       return List.of();
     }
     return h.info().arguments().map(List::of).orElse(List.of());
-  }
-
-  /**
-   * This process's cgroup directory in each hierarchy where the backend creates its own: the mount
-   * point from /proc/self/mounts joined with this process's path from /proc/self/cgroup.
-   */
-  private static List<Path> cgroupDirs() {
-    try {
-      Map<String, Path> mounts = new HashMap<>();
-      for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
-        String[] f = line.split(" ");
-        if (f.length >= 4 && f[2].equals("cgroup")) {
-          for (String option : f[3].split(",")) {
-            mounts.put(option, Path.of(f[1]));
-          }
-        } else if (f.length >= 4 && f[2].equals("cgroup2")) {
-          mounts.put("", Path.of(f[1]));
-        }
-      }
-      List<Path> dirs = new java.util.ArrayList<>();
-      for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
-        String[] f = line.split(":", 3);
-        if (f.length < 3) {
-          continue;
-        }
-        String relative = f[2].startsWith("/") ? f[2].substring(1) : f[2];
-        for (String controller : f[1].isEmpty() ? List.of("") : List.of(f[1].split(","))) {
-          Path mount = mounts.get(controller);
-          if (mount != null && (controller.isEmpty() || CONTROLLERS.contains(controller))) {
-            dirs.add(mount.resolve(relative));
-          }
-        }
-      }
-      return dirs;
-    } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

@@ -20,9 +20,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -135,7 +133,7 @@ public final class BwrapBackend implements SandboxBackend {
     Path setpriv = HostCommand.find("setpriv");
     this.launcher =
         nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
-    this.cgroups = useCgroups ? probeCgroups(baseName) : new NoCgroupDriver();
+    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
     this.status = probe(nsenter, setpriv);
     log.info(
         "bwrap backend: {} ({})",
@@ -159,38 +157,13 @@ public final class BwrapBackend implements SandboxBackend {
     return status;
   }
 
-  private CgroupDriver probeCgroups(String base) {
-    CgroupLayout layout = CgroupLayout.current();
-    CgroupDriver v2 = CgroupV2Driver.probe(layout, base);
-    if (v2 != null) {
-      return v2;
-    }
-    CgroupDriver v1 = CgroupV1Driver.probe(layout, base);
-    if (v1 != null) {
-      return v1;
-    }
-    log.warn(
-        "no writable cgroup hierarchy: memory is limited per process by rlimit only; pids and cpu"
-            + " limits are NOT enforced");
-    return new NoCgroupDriver();
-  }
-
   private BackendStatus probe(@Nullable Path nsenter, @Nullable Path setpriv) {
-    Map<String, String> enforced = new LinkedHashMap<>(cgroups.enforced());
-    enforced.put("timeout", "kill");
-    enforced.put("output", "bounded");
-    enforced.put("egress", networkStatus());
-    enforced.put("seccomp", guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
-    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
-    // /tmp, /home, /dev/shm and a writable root are tmpfs: their pages count in the memory cgroup,
-    // and nothing bounds them without one (an rlimit does not see tmpfs pages).
-    String memory = enforced.getOrDefault("memory", "none");
-    String inMemory =
-        memory.startsWith("cgroup")
-            ? "tmpfs, counted in the memory limit (" + memory + ")"
-            : "none: tmpfs without a memory cgroup";
-    enforced.put("tmp", inMemory);
-    enforced.put("writable_root", inMemory);
+    Map<String, String> enforced =
+        NamespaceHost.enforced(
+            cgroups,
+            networkStatus(),
+            guard != null ? syscallGuard.policy() : SyscallGuard.NONE,
+            sandboxUid);
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
@@ -199,7 +172,7 @@ public final class BwrapBackend implements SandboxBackend {
       return new BackendStatus(
           name(), false, "nsenter or setpriv not found (util-linux)", enforced);
     }
-    if (!runsAsRoot()) {
+    if (!NamespaceHost.runsAsRoot()) {
       return new BackendStatus(
           name(),
           false,
@@ -208,7 +181,7 @@ public final class BwrapBackend implements SandboxBackend {
           enforced);
     }
     try {
-      writeEtc();
+      SandboxEtc.write(etcDir);
       Process p =
           new ProcessBuilder(
                   bwrap.toString(),
@@ -243,34 +216,9 @@ public final class BwrapBackend implements SandboxBackend {
         Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
-  private void writeEtc() throws IOException {
-    Files.createDirectories(etcDir);
-    String id = SandboxArgs.SANDBOX_ID;
-    Files.writeString(
-        etcDir.resolve("passwd"),
-        "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-            + "box:x:"
-            + id
-            + ":"
-            + id
-            + ":box:/home/box:/bin/sh\n"
-            + "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
-    Files.writeString(etcDir.resolve("group"), "root:x:0:\nbox:x:" + id + ":\nnogroup:x:65534:\n");
-    Files.writeString(
-        etcDir.resolve("hosts"), "127.0.0.1 localhost box\n::1 localhost ip6-localhost\n");
-    Files.writeString(
-        etcDir.resolve(UserModeNetwork.RESOLV_CONF), UserModeNetwork.RESOLV_CONF_TEXT);
-  }
-
   /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
   private String networkStatus() {
-    if (slirp4netns == null) {
-      return "none: slirp4netns not found (apt-get install slirp4netns); network on is refused";
-    }
-    if (!firewall.available()) {
-      return firewall.status() + "; network on is refused";
-    }
-    return firewall.status();
+    return NamespaceHost.networkStatus(slirp4netns, firewall);
   }
 
   @Override
@@ -325,7 +273,8 @@ public final class BwrapBackend implements SandboxBackend {
       if (networkOn && slirp != null) {
         network = UserModeNetwork.start(slirp, initPid, readers);
       }
-      return new BwrapSandbox(spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
+      return new NamespaceSandbox(
+          spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
     } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
       abandon(process, network, cgroup);
       if (e instanceof BoxException box) {
@@ -452,22 +401,7 @@ public final class BwrapBackend implements SandboxBackend {
     cgroups.close();
   }
 
-  /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */
-  private static boolean runsAsRoot() {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-        if (line.startsWith("Uid:")) {
-          return line.split("\\s+")[2].equals("0");
-        }
-      }
-    } catch (IOException e) {
-      log.warn("cannot read this process's uid: {}", e.toString());
-    }
-    return false;
-  }
-
   private static String oneLine(String text) {
-    String line = text.strip().replaceAll("\\s+", " ");
-    return line.length() > 300 ? line.substring(0, 300) : line;
+    return NamespaceHost.oneLine(text);
   }
 }

@@ -8,7 +8,7 @@ import java.util.Map;
  * Creates, limits and empties the cgroups of sandboxes. One implementation per cgroup layout (v1,
  * v2), and one that enforces nothing where cgroups cannot be written.
  */
-interface CgroupDriver {
+public interface CgroupDriver {
 
   /** For each limit, how it is enforced ({@code cgroup-v1}, {@code cgroup-v2}) or {@code none}. */
   Map<String, String> enforced();

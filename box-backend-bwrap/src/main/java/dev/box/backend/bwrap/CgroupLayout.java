@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
  * Where this process's cgroups are: the mount point of each hierarchy (from /proc/self/mounts)
  * joined with this process's path in it (from /proc/self/cgroup).
  */
-final class CgroupLayout {
+public final class CgroupLayout {
   /**
    * The controllers the drivers limit with. The unified hierarchy is used when none of them is
    * bound to a v1 one; a named v1 hierarchy without controllers (name=systemd) does not count.
@@ -28,7 +28,7 @@ final class CgroupLayout {
   }
 
   /** Reads the layout of the running process. */
-  static CgroupLayout current() {
+  public static CgroupLayout current() {
     try {
       return parse(
           Files.readAllLines(Path.of("/proc/self/mounts")),

@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * @param memsw whether the memory hierarchy accounts swap, so that it is limited with memory
  * @param files what removes from the cgroup filesystems
  */
-record CgroupV1Driver(
+public record CgroupV1Driver(
     Path pidsBase,
     @Nullable Path memoryBase,
     @Nullable Path cpuBase,
@@ -38,7 +38,7 @@ record CgroupV1Driver(
    * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
    * not writable. Memory and cpu are used when they can be written, and reported when not.
    */
-  static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName) {
+  public static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName) {
     return probe(layout, baseName, CgroupFiles.KERNEL);
   }
 

@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * memory.swap.max 0, pids.max, cpu.max), and one leaf per spawned process tree, killed with
  * cgroup.kill.
  */
-final class CgroupV2Driver implements CgroupDriver {
+public final class CgroupV2Driver implements CgroupDriver {
   private static final Logger log = LoggerFactory.getLogger(CgroupV2Driver.class);
   private static final String CONTROLLERS = "+memory +pids +cpu";
 
@@ -33,7 +33,7 @@ final class CgroupV2Driver implements CgroupDriver {
    * root cgroup is exempt (the root of a cgroup namespace is not): a server in its own cgroup, as
    * under systemd or in a container, gets null here.
    */
-  static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName) {
+  public static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName) {
     return probe(layout, baseName, CgroupFiles.KERNEL);
   }
 

@@ -18,7 +18,7 @@ import java.util.List;
  * uid 1000 inside, is {@code hostUid} outside: what it writes to a mount belongs to that
  * unprivileged uid, and a process that escapes the sandbox is nobody in particular.
  */
-final class IdMaps {
+public final class IdMaps {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   private IdMaps() {}
@@ -42,7 +42,7 @@ final class IdMaps {
    * user.max_user_namespaces} is set to 0, from root joining it. bwrap's {@code --disable-userns}
    * does the same but cannot be combined with maps written from outside.
    */
-  static void forbidNestedNamespaces(Path nsenter, long pid) throws IOException {
+  public static void forbidNestedNamespaces(Path nsenter, long pid) throws IOException {
     HostCommand.run(
         List.of(
             nsenter.toString(),

@@ -24,7 +24,7 @@ import java.util.Map;
  * @param nsenter the host's nsenter
  * @param guard whether the process starts under box-guard's filter
  */
-record Launcher(Path setpriv, Path nsenter, boolean guard) {
+public record Launcher(Path setpriv, Path nsenter, boolean guard) {
   private static final String LAUNCHER =
       "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
           + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
@@ -39,7 +39,7 @@ record Launcher(Path setpriv, Path nsenter, boolean guard) {
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
 
-  Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
+  public Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
       throws IOException {
     List<Path> procsFiles = group.procsFiles();
     List<String> argv = new ArrayList<>();

@@ -9,7 +9,7 @@ import java.util.Map;
  * the backend reports. A timed-out tree is killed through the launcher's descendants as the host
  * sees them; what double-forked out of reach dies with the sandbox.
  */
-final class NoCgroupDriver implements CgroupDriver {
+public final class NoCgroupDriver implements CgroupDriver {
   @Override
   public Map<String, String> enforced() {
     return Map.of("memory", "rlimit-as", "pids", "none", "cpu", "none", "kill", "process");

@@ -30,11 +30,10 @@ final class SandboxArgs {
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec sleep infinity";
 
   /** System directories that live in /usr on merged-usr hosts, or beside it on others. */
-  private static final List<String> ROOT_DIRS =
-      List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
+  static final List<String> ROOT_DIRS = List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
 
   /** Host files from /etc that programs need; never shadow, never the host's users. */
-  private static final List<String> ETC_FILES =
+  static final List<String> ETC_FILES =
       List.of(
           "/etc/ld.so.cache",
           "/etc/ld.so.conf",

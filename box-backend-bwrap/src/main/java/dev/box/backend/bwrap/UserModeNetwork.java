@@ -22,18 +22,18 @@ import java.util.concurrent.TimeoutException;
  * the host's resolvers. slirp4netns runs sandboxed itself and ends when its standard input ends, so
  * a server that dies takes it along.
  */
-final class UserModeNetwork {
+public final class UserModeNetwork {
   /** The file under the backend's etc directory that sandboxes see as /etc/resolv.conf. */
-  static final String RESOLV_CONF = "resolv.conf";
+  public static final String RESOLV_CONF = "resolv.conf";
 
   /** slirp4netns's DNS forwarder, the only resolver a sandbox knows. */
-  static final Cidr DNS = Cidr.parse("10.0.2.3");
+  public static final Cidr DNS = Cidr.parse("10.0.2.3");
 
   /** slirp4netns's gateway: rejected by the firewall whatever the operator allows. */
   static final Cidr GATEWAY = Cidr.parse("10.0.2.2");
 
   /** The text of the sandbox's resolv.conf. */
-  static final String RESOLV_CONF_TEXT = "nameserver 10.0.2.3\noptions edns0\n";
+  public static final String RESOLV_CONF_TEXT = "nameserver 10.0.2.3\noptions edns0\n";
 
   private static final long READY_SECONDS = 10;
 
@@ -49,7 +49,7 @@ final class UserModeNetwork {
   private UserModeNetwork() {}
 
   /** Blocks never to allow in any sandbox this network serves, on top of the policy's. */
-  static List<Cidr> forbidden() {
+  public static List<Cidr> forbidden() {
     return List.of(GATEWAY);
   }
 
@@ -57,7 +57,8 @@ final class UserModeNetwork {
    * Starts slirp4netns for the namespace of {@code pid} and returns once the namespace is
    * configured.
    */
-  static Process start(Path slirp4netns, long pid, ExecutorService readers) throws IOException {
+  public static Process start(Path slirp4netns, long pid, ExecutorService readers)
+      throws IOException {
     ProcessBuilder builder =
         new ProcessBuilder("/bin/sh", "-c", SCRIPT, "box-net", slirp4netns.toString(), "" + pid)
             .redirectError(ProcessBuilder.Redirect.DISCARD);
@@ -88,7 +89,7 @@ final class UserModeNetwork {
   }
 
   /** Ends the connection: closing its standard input ends it; the kill is the backstop. */
-  static void stop(Process process) {
+  public static void stop(Process process) {
     try {
       process.getOutputStream().close();
     } catch (IOException e) {

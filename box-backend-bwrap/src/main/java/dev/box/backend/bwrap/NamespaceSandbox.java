@@ -13,18 +13,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One live bubblewrap sandbox: the bwrap process, the pid of the sandbox's init (which nsenter
- * targets), the sandbox's cgroups and, with the network on, its slirp4netns.
+ * One live namespace sandbox (bubblewrap's, or nsjail's): the process that made it, the pid of the
+ * sandbox's init (which nsenter targets, a child of that process), the sandbox's cgroups and, with
+ * the network on, its slirp4netns.
  *
  * @param name the sandbox's name, its id
- * @param bwrap the bwrap process
+ * @param bwrap the process that made the sandbox (bwrap, nsjail); its exit ends the sandbox
  * @param initPid the pid of the sandbox's init
  * @param cgroup the sandbox's cgroups
  * @param launcher starts processes inside
  * @param network the sandbox's slirp4netns, or null with the network off
  * @param destroyed whether {@link #destroy} has run
  */
-record BwrapSandbox(
+public record NamespaceSandbox(
     String name,
     Process bwrap,
     long initPid,
@@ -33,10 +34,10 @@ record BwrapSandbox(
     @Nullable Process network,
     AtomicBoolean destroyed)
     implements Sandbox {
-  private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
+  private static final Logger log = LoggerFactory.getLogger(NamespaceSandbox.class);
 
   /** A sandbox not destroyed yet. */
-  BwrapSandbox(
+  public NamespaceSandbox(
       String name,
       Process bwrap,
       long initPid,
@@ -68,7 +69,7 @@ record BwrapSandbox(
     } catch (IOException | RuntimeException e) {
       group.releaseIfEmpty();
       throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: cannot spawn a process: " + e, e);
+          BoxErrorCode.INTERNAL_ERROR, "cannot spawn a process in sandbox " + name + ": " + e, e);
     }
   }
 
@@ -78,7 +79,8 @@ record BwrapSandbox(
       return;
     }
     // Killing the sandbox's init ends its pid namespace: every process in it dies, including
-    // those that double-forked or called setsid. --die-with-parent does the same for bwrap.
+    // those that double-forked or called setsid. --die-with-parent does the same for bwrap,
+    // and nsjail ends with its child.
     // The parent check keeps a recycled pid from being killed after the sandbox ended by itself.
     ProcessHandle.of(initPid)
         .filter(h -> h.parent().map(p -> p.pid() == bwrap.pid()).orElse(false))
@@ -86,7 +88,7 @@ record BwrapSandbox(
     bwrap.destroyForcibly();
     try {
       if (!bwrap.waitFor(5, TimeUnit.SECONDS)) {
-        log.warn("bwrap of {} did not exit within 5 s of SIGKILL", name);
+        log.warn("the maker of sandbox {} did not exit within 5 s of SIGKILL", name);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
