@@ -2,6 +2,7 @@ package dev.box.server;
 
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.e2b.E2bBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
@@ -17,11 +18,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Chooses the backend named by {@code --backend}, as LangBot's runtime does: {@code local} tries
  * Docker, then Podman, then bubblewrap, and the first available wins; an explicit name never falls
- * back to another (an unavailable one is reported by /v1/health and refuses sessions).
+ * back to another (an unavailable one is reported by /v1/health and refuses sessions). E2B joins
+ * {@code local}'s order, last, only when an API key is configured: it runs code on a remote
+ * service, which an operator who configured nothing for it must not get by surprise, and a local
+ * sandbox, when one works, keeps the host's files where they are.
  */
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
-  private static final String KNOWN = "local, docker, podman, bwrap";
+  private static final String KNOWN = "local, docker, podman, bwrap, e2b";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -39,10 +43,10 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap" ->
+      case "docker", "podman", "bwrap", "bubblewrap", "e2b" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
-      case "nsjail", "e2b" ->
+      case "nsjail" ->
           throw new IllegalArgumentException(
               "backend '"
                   + name
@@ -78,8 +82,11 @@ final class Backends {
   }
 
   private static BackendChoice local(ServerConfig config, String instanceId) {
-    return firstAvailable(
-        List.of("docker", "podman", "bwrap"), name -> single(name, config, instanceId));
+    List<String> order = new java.util.ArrayList<>(List.of("docker", "podman", "bwrap"));
+    if (config.e2b().apiKey() != null) {
+      order.add("e2b");
+    }
+    return firstAvailable(order, name -> single(name, config, instanceId));
   }
 
   /**
@@ -120,6 +127,9 @@ final class Backends {
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {
     ContainerConfig containers = config.containers();
     return switch (name) {
+      case "e2b" ->
+          new E2bBackend(
+              config.e2b(), config.stateDir(), instanceId, config.isolation().sandboxUid());
       case "docker", "podman" ->
           new ContainerBackend(
               new ContainerBackend.Settings(

@@ -56,7 +56,7 @@ class LangBotBackendSwitchTest {
       assertThat(refused.path("message").asText())
           .isEqualTo(
               "BoxBackendUnavailableError: LangBot Box backend \"nsjail\" not found"
-                  + " (box.backend=nsjail, available: [local, docker, podman, bwrap])");
+                  + " (box.backend=nsjail, available: [local, docker, podman, bwrap, e2b])");
 
       rpc.callData("box_init", "{\"backend\": \"local\"}", null);
       assertThat(backend(rpc)).isEqualTo("docker");
