@@ -15,9 +15,11 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -39,7 +41,6 @@ final class E2bSandbox implements Sandbox {
   private final ControlPlane controlPlane;
   private final Envd envd;
   private final MountSync mounts;
-  private final long addressSpacePerMb;
   private final AtomicBoolean destroyed = new AtomicBoolean();
   private volatile @Nullable ScheduledFuture<?> refresher;
 
@@ -48,7 +49,6 @@ final class E2bSandbox implements Sandbox {
     this.controlPlane = controlPlane;
     this.envd = envd;
     this.mounts = mounts.create(this);
-    this.addressSpacePerMb = 1024;
   }
 
   /** Keeps the sandbox from expiring while the session lives: {@code task} runs until destroy. */
@@ -88,8 +88,7 @@ final class E2bSandbox implements Sandbox {
       env.put("PATH", PATH);
       env.put("HOME", "/home/" + Envd.USER);
       env.putAll(
-          ProcessPrelude.environment(
-              spec, spec.memoryMb() > 0 ? spec.memoryMb() * addressSpacePerMb : 0));
+          ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
       env.put(TaggedTree.TAG_VARIABLE, tag);
       Envd.Stream stream =
           envd.start(
@@ -145,14 +144,38 @@ final class E2bSandbox implements Sandbox {
 
   /**
    * Runs a fixed helper {@code script} as {@code user}, its inputs in {@code env}, and collects its
-   * output up to a bound; it is cut off after {@link #HELPER_TIMEOUT}.
+   * output up to a bound; the caller is let go after {@link #HELPER_TIMEOUT}, and the stream
+   * closed.
    */
   Helper helper(String user, String script, Map<String, String> env) throws IOException {
     Envd.Stream stream = envd.start(user, "/bin/sh", List.of("-c", script), env, "/", false);
-    CompletableFuture<Void> deadline =
-        CompletableFuture.runAsync(
-            () -> closeQuietly(stream),
-            CompletableFuture.delayedExecutor(HELPER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
+    CompletableFuture<Helper> result = new CompletableFuture<>();
+    Thread.ofVirtual()
+        .name("e2b-helper-" + id)
+        .start(
+            () -> {
+              try {
+                result.complete(collect(stream));
+              } catch (IOException | RuntimeException e) {
+                result.completeExceptionally(e);
+              }
+            });
+    try {
+      return result.get(HELPER_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      closeQuietly(stream);
+      throw new IOException(
+          "a helper script in E2B sandbox " + id + " did not end within " + HELPER_TIMEOUT);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      closeQuietly(stream);
+      throw new IOException("interrupted while running a helper script", e);
+    }
+  }
+
+  private static Helper collect(Envd.Stream stream) throws IOException {
     ByteArrayOutputStream output = new ByteArrayOutputStream();
     int code = 255;
     try (stream) {
@@ -166,8 +189,6 @@ final class E2bSandbox implements Sandbox {
           code = ended.exitCode();
         }
       }
-    } finally {
-      deadline.cancel(false);
     }
     return new Helper(code, output.toByteArray());
   }

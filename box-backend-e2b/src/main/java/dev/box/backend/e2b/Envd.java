@@ -107,6 +107,8 @@ final class Envd {
     HttpResponse<InputStream> response =
         send(
             rpc(user, "Start")
+                // Until the response's headers: the stream itself lasts as long as the process.
+                .timeout(CALL_TIMEOUT)
                 .header("Content-Type", "application/connect+json")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(body))
                 .build());
@@ -200,6 +202,7 @@ final class Envd {
     HttpResponse<InputStream> response =
         send(
             rpc(USER, method)
+                .timeout(CALL_TIMEOUT)
                 .header("Content-Type", "application/json")
                 .header("Connect-Protocol-Version", "1")
                 .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(message)))
