@@ -99,6 +99,9 @@ public final class E2bBackend implements SandboxBackend {
     enforced.put("pids", "none");
     enforced.put("cpu", "none");
     enforced.put("network", "allow_internet_access (E2B's firewall)");
+    // The sandbox is a remote VM: Box's egress firewall (private ranges, the operator's and the
+    // session's rules) cannot be loaded into it. A session that asks for rules is refused.
+    enforced.put("egress", "none: a network-on E2B sandbox reaches what E2B allows");
     enforced.put("timeout", "kill");
     enforced.put("output", "bounded");
     enforced.put("host_mounts", "copied before and after each process (no live view)");
@@ -144,6 +147,11 @@ public final class E2bBackend implements SandboxBackend {
 
   @Override
   public Sandbox start(SandboxSpec spec) {
+    if (!spec.egress().isEmpty()) {
+      throw new BoxValidationException(
+          "egress rules cannot be applied by the e2b backend: its sandboxes are remote VMs that"
+              + " Box's firewall does not reach");
+    }
     E2bSettings s = settings;
     ControlPlane controlPlane = controlPlane(s);
     // The same rule as the local backends: a directory the sandbox user could not use is refused,
