@@ -92,6 +92,16 @@ final class ServeCommand implements Callable<Integer> {
               "A seccomp profile (JSON) for the container engines to apply instead of their"
                   + " default; Box's own filter applies under it (docker, podman)."),
           new Setting(
+              "e2b_api_url",
+              "URL",
+              "E2B's control plane (E2B_API_URL wins; https://api.e2b.app). The API key comes"
+                  + " from E2B_API_KEY or the config file only, never a flag."),
+          new Setting("e2b_template", "NAME", "E2B template of sessions naming no image (base)."),
+          new Setting(
+              "e2b_envd_url",
+              "URL",
+              "Where each E2B sandbox's envd answers (https://49983-{sandboxID}.{domain})."),
+          new Setting(
               "control_token",
               "TOKEN",
               "Require this bearer token on every API request (default:"

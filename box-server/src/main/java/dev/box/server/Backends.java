@@ -2,6 +2,7 @@ package dev.box.server;
 
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.e2b.E2bBackend;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
@@ -19,13 +20,16 @@ import org.slf4j.LoggerFactory;
  * Chooses the backend named by {@code --backend}, as LangBot's runtime does: {@code local} tries
  * Docker, then Podman, then bubblewrap, then nsjail, and the first available wins; an explicit name
  * never falls back to another (an unavailable one is reported by /v1/health and refuses sessions).
- * nsjail comes last: it gives the same guarantees as bubblewrap through the same launcher and
+ * nsjail comes after bubblewrap: it gives the same guarantees through the same launcher and
  * cgroups, but is rarely packaged (it is built from source) and adds a process per session, so it
- * is chosen only on a host that has neither a container engine nor bubblewrap.
+ * is chosen only on a host that has neither a container engine nor bubblewrap. E2B joins {@code
+ * local}'s order, last, only when an API key is configured: it runs code on a remote service, which
+ * an operator who configured nothing for it must not get by surprise, and a local sandbox, when one
+ * works, keeps the host's files where they are.
  */
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
-  private static final String KNOWN = "local, docker, podman, bwrap, nsjail";
+  private static final String KNOWN = "local, docker, podman, bwrap, nsjail, e2b";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -43,16 +47,9 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap", "nsjail" ->
+      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
-      case "e2b" ->
-          throw new IllegalArgumentException(
-              "backend '"
-                  + name
-                  + "' is not available in this version of Box (available: "
-                  + KNOWN
-                  + ")");
       default ->
           throw new IllegalArgumentException(
               "unknown backend '" + name + "' (available: " + KNOWN + ")");
@@ -82,8 +79,11 @@ final class Backends {
   }
 
   private static BackendChoice local(ServerConfig config, String instanceId) {
-    return firstAvailable(
-        List.of("docker", "podman", "bwrap", "nsjail"), name -> single(name, config, instanceId));
+    List<String> order = new java.util.ArrayList<>(List.of("docker", "podman", "bwrap", "nsjail"));
+    if (config.e2b().apiKey() != null) {
+      order.add("e2b");
+    }
+    return firstAvailable(order, name -> single(name, config, instanceId));
   }
 
   /**
@@ -124,6 +124,9 @@ final class Backends {
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {
     ContainerConfig containers = config.containers();
     return switch (name) {
+      case "e2b" ->
+          new E2bBackend(
+              config.e2b(), config.stateDir(), instanceId, config.isolation().sandboxUid());
       case "docker", "podman" ->
           new ContainerBackend(
               new ContainerBackend.Settings(

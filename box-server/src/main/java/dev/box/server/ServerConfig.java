@@ -3,6 +3,7 @@ package dev.box.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.api.BoxDataDir;
+import dev.box.backend.e2b.E2bSettings;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.settings.BooleanSetting;
 import dev.box.core.settings.IntSetting;
@@ -42,6 +43,7 @@ import org.jspecify.annotations.Nullable;
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  * @param containers the settings of the Docker and Podman backends
  * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
+ * @param e2b how to reach E2B (keys {@code e2b_*}; {@code E2B_API_KEY} and {@code E2B_API_URL} win)
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
  */
@@ -60,6 +62,7 @@ public record ServerConfig(
     boolean cgroups,
     ContainerConfig containers,
     IsolationConfig isolation,
+    E2bSettings e2b,
     boolean backendFixed) {
 
   private static final IntSetting PORT = new IntSetting("port", 5410, 0, 65535);
@@ -101,6 +104,10 @@ public record ServerConfig(
           "egress_deny",
           "seccomp_profile",
           "nsjail_path",
+          "e2b_api_key",
+          "e2b_api_url",
+          "e2b_template",
+          "e2b_envd_url",
           "config");
 
   /** Copies the list. */
@@ -153,6 +160,8 @@ public record ServerConfig(
         + cgroups
         + ", containers="
         + containers
+        + ", e2b="
+        + e2b
         + ", backendFixed="
         + backendFixed
         + "]";
@@ -175,6 +184,7 @@ public record ServerConfig(
         cgroups,
         containers,
         isolation,
+        e2b,
         backendFixed);
   }
 
@@ -214,6 +224,7 @@ public record ServerConfig(
         CGROUPS.parse(values.get("cgroups")),
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),
+        E2bSettings.read(values, env),
         values.containsKey("backend"));
   }
 

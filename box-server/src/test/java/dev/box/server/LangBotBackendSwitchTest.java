@@ -49,14 +49,15 @@ class LangBotBackendSwitchTest {
       assertThat(pid1(rpc, "b")).as("a container: box-guard is its init").isEqualTo("box-guard");
       rpc.callData("box_delete_session", "{\"session_id\": \"b\"}", CTX);
 
-      rpc.callData("box_init", "{\"backend\": \"e2b\"}", null);
+      rpc.callData("box_init", "{\"backend\": \"kubernetes\"}", null);
       JsonNode info = rpc.callData("box_get_backend_info", "{}", null);
       assertThat(info.path("available").asBoolean()).isFalse();
       JsonNode refused = rpc.call("box_exec", "{\"session_id\": \"c\", \"cmd\": \"true\"}", CTX);
       assertThat(refused.path("message").asText())
           .isEqualTo(
-              "BoxBackendUnavailableError: LangBot Box backend \"e2b\" not found"
-                  + " (box.backend=e2b, available: [local, docker, podman, bwrap, nsjail])");
+              "BoxBackendUnavailableError: LangBot Box backend \"kubernetes\" not found"
+                  + " (box.backend=kubernetes, available: [local, docker, podman, bwrap, nsjail,"
+                  + " e2b])");
 
       rpc.callData("box_init", "{\"backend\": \"local\"}", null);
       assertThat(backend(rpc)).isEqualTo("docker");

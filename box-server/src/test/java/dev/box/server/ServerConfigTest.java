@@ -24,6 +24,24 @@ class ServerConfigTest {
   }
 
   @Test
+  void e2b_theEnvironmentsKeyWinsOverTheFile_andNoKeyIsEverPrinted() throws IOException {
+    Path file = dir.resolve("box.yaml");
+    Files.writeString(file, "e2b_api_key: from-the-file\ne2b_template: mine\n");
+
+    ServerConfig fromFile = ServerConfig.resolve(Map.of("config", file.toString()), Map.of());
+    ServerConfig fromEnv =
+        ServerConfig.resolve(
+            Map.of("config", file.toString()), Map.of("E2B_API_KEY", "from-the-env"));
+
+    assertThat(fromFile.e2b().apiKey()).isEqualTo("from-the-file");
+    assertThat(fromFile.e2b().template()).isEqualTo("mine");
+    assertThat(fromEnv.e2b().apiKey()).isEqualTo("from-the-env");
+    assertThat(fromFile.toString()).doesNotContain("from-the-file");
+    assertThat(fromEnv.toString()).doesNotContain("from-the-env");
+    assertThat(ServerConfig.defaults().e2b().apiKey()).isNull();
+  }
+
+  @Test
   void defaults() {
     ServerConfig config = ServerConfig.defaults();
 

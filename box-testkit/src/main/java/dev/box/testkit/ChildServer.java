@@ -11,13 +11,17 @@ import java.util.Map;
  * and check that the next server on the same data directory removes what it left behind.
  *
  * <p>Arguments are {@code key=value} server settings; the control token, kept off the command line,
- * comes from the variable {@value #TOKEN_VARIABLE} when it is set (else the server generates one in
- * its data directory). It prints {@code port=<port>} on stdout once it accepts requests, and shuts
- * down cleanly when its stdin ends (so a test JVM that dies first does not leave it running).
+ * comes from the variable {@value #TOKEN_VARIABLE} when it is set (an E2B API key from {@value
+ * #E2B_KEY_VARIABLE}) (else the server generates one in its data directory). It prints {@code
+ * port=<port>} on stdout once it accepts requests, and shuts down cleanly when its stdin ends (so a
+ * test JVM that dies first does not leave it running).
  */
 public final class ChildServer {
   /** The environment variable that carries the control token. */
   public static final String TOKEN_VARIABLE = "BOX_CONTROL_TOKEN";
+
+  /** The environment variable that carries an E2B API key, also kept off the command line. */
+  public static final String E2B_KEY_VARIABLE = "E2B_API_KEY";
 
   private ChildServer() {}
 
@@ -32,7 +36,14 @@ public final class ChildServer {
       flags.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
     String token = System.getenv(TOKEN_VARIABLE);
-    Map<String, String> env = token == null ? Map.of() : Map.of(TOKEN_VARIABLE, token);
+    Map<String, String> env = new HashMap<>();
+    if (token != null) {
+      env.put(TOKEN_VARIABLE, token);
+    }
+    String e2bKey = System.getenv(E2B_KEY_VARIABLE);
+    if (e2bKey != null) {
+      env.put(E2B_KEY_VARIABLE, e2bKey);
+    }
     try (BoxServer server = BoxServer.start(ServerConfig.resolve(flags, env))) {
       System.out.println("port=" + server.port());
       System.out.flush();

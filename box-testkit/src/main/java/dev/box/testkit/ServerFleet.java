@@ -24,7 +24,7 @@ import java.util.stream.Stream;
  *
  * <p>Every server requires {@link #TOKEN} (unless the settings configure another token), which
  * {@link #http(int)} and {@link #relay(int, String)} send; a child JVM gets it in its environment,
- * never on its command line.
+ * never on its command line, and so it gets an E2B API key.
  */
 final class ServerFleet implements AutoCloseable {
   /** The control token of every server a fleet starts, unless its settings name another. */
@@ -116,10 +116,14 @@ final class ServerFleet implements AutoCloseable {
     command.add(System.getProperty("java.class.path"));
     command.add(ChildServer.class.getName());
     flags(dataDir, extra).entrySet().stream()
-        .filter(e -> !e.getKey().equals("control_token"))
+        .filter(e -> !e.getKey().equals("control_token") && !e.getKey().equals("e2b_api_key"))
         .forEach(e -> command.add(e.getKey() + "=" + e.getValue()));
     ProcessBuilder builder = new ProcessBuilder(command).redirectError(log.toFile());
     builder.environment().put(ChildServer.TOKEN_VARIABLE, childToken());
+    String e2bKey = settings.get("e2b_api_key");
+    if (e2bKey != null) {
+      builder.environment().put(ChildServer.E2B_KEY_VARIABLE, e2bKey);
+    }
     Process process = builder.start();
     children.add(process);
     childDataDirs.add(dataDir);

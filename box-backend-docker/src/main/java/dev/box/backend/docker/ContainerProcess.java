@@ -1,6 +1,7 @@
 package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.core.backend.ChunkPipe;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.time.Ticker;
 import java.io.IOException;

@@ -6,6 +6,7 @@ import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.TaggedTree;
 import dev.box.core.time.Ticker;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
@@ -45,34 +46,7 @@ final class ContainerSandbox implements Sandbox {
   private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
 
   /** Signals the tree tagged {@code $__BOX_KILL} with {@code $__BOX_SIG}; fixed text, no input. */
-  static final String SIGNAL_TREE =
-      String.join(
-          "\n",
-          "tag=\"__BOX_TREE=$__BOX_KILL\"; sig=\"$__BOX_SIG\"; round=0",
-          "while [ \"$round\" -lt 50 ]; do",
-          "  round=$((round + 1)); set_=' '",
-          "  for d in /proc/[0-9]*; do",
-          "    p=${d#/proc/}; [ \"$p\" = \"$$\" ] && continue",
-          "    if tr '\\0' '\\n' 2>/dev/null < \"$d/environ\" | grep -qxF -- \"$tag\"; then"
-              + " set_=\"$set_$p \"; fi",
-          "  done",
-          "  grew=1",
-          "  while [ -n \"$grew\" ]; do",
-          "    grew=",
-          "    for d in /proc/[0-9]*; do",
-          "      p=${d#/proc/}",
-          "      case \"$set_\" in *\" $p \"*) continue ;; esac",
-          "      read -r stat 2>/dev/null < \"$d/stat\" || continue",
-          "      rest=${stat##*) }; set -- $rest",
-          "      case \"$set_\" in *\" $2 \"*) set_=\"$set_$p \"; grew=1 ;; esac",
-          "    done",
-          "  done",
-          "  [ \"$set_\" = ' ' ] && exit 0",
-          "  kill -s \"$sig\" $set_ 2>/dev/null",
-          "  [ \"$sig\" = KILL ] || exit 0",
-          "  sleep 0.02",
-          "done",
-          "echo \"box: processes still alive after 50 rounds:$set_\" >&2; exit 1");
+  static final String SIGNAL_TREE = TaggedTree.SIGNAL_SCRIPT;
 
   private final EngineClient engine;
   private final String name;

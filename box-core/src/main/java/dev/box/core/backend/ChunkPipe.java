@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.core.backend;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,11 +8,12 @@ import java.util.concurrent.BlockingQueue;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One demultiplexed stream of an exec (stdout or stderr): the demultiplexer offers chunks, one
- * reader reads them. A bounded queue, so a reader that falls behind slows the process down instead
- * of filling the heap; once the reader closes it, chunks are dropped so the other stream goes on.
+ * One output stream of a process whose bytes arrive as chunks from elsewhere (a demultiplexed
+ * container stream, an RPC stream): one writer offers chunks, one reader reads them. A bounded
+ * queue, so a reader that falls behind slows the process down instead of filling the heap; once the
+ * reader closes it, chunks are dropped so the other stream goes on.
  */
-final class ChunkPipe extends InputStream {
+public final class ChunkPipe extends InputStream {
   private static final byte[] END = new byte[0];
 
   private final BlockingQueue<byte[]> chunks = new ArrayBlockingQueue<>(64);
@@ -25,14 +26,14 @@ final class ChunkPipe extends InputStream {
    * Hands a chunk to the reader, waiting while the queue is full. Closing the pipe empties the
    * queue, which frees a waiting writer; later chunks are dropped.
    */
-  void offer(byte[] chunk) throws InterruptedException {
+  public void offer(byte[] chunk) throws InterruptedException {
     if (!closed && chunk.length > 0) {
       chunks.put(chunk);
     }
   }
 
   /** Marks the end of the stream. */
-  void finish() throws InterruptedException {
+  public void finish() throws InterruptedException {
     if (!closed) {
       chunks.put(END);
     }

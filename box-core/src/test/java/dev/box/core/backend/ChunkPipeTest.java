@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.core.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
