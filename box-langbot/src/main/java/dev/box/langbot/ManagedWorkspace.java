@@ -62,7 +62,7 @@ record ManagedWorkspace(
 
   /**
    * The checks of the reference's grant mode. The backend checks come from a strict probe of the
-   * required backend ({@code nsjail}); this runtime has no such backend yet, so they all stay
+   * required backend ({@code nsjail}); this runtime does not run such probes yet, so they all stay
    * false, the report says why, and grant-enforced mode is never ready: every sandbox action is
    * refused rather than run with isolation that was not proven.
    */
@@ -91,6 +91,11 @@ record ManagedWorkspace(
                   + " backend; this runtime runs "
                   + status.name()
               : error;
+    } else if (error == null) {
+      error =
+          "the strict isolation and storage probes of the "
+              + status.name()
+              + " backend are not run by this runtime: its isolation is not claimed";
     }
     checks.put("session_cap", policy.maxSessions() <= 1);
     checks.put("managed_process_cap", policy.maxManagedProcesses() == 0);
