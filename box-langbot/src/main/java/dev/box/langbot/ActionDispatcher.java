@@ -120,7 +120,12 @@ public final class ActionDispatcher implements ActionHandler {
     this.auth = auth;
     this.mapper = mapper;
     this.managedWorkspace =
-        new ManagedWorkspace(sessions::backendStatus, this::local, unsafeSoftStorageLimits, mapper);
+        new ManagedWorkspace(
+            sessions::backendStatus,
+            this::local,
+            unsafeSoftStorageLimits,
+            mapper,
+            new IsolationProbe(sessions::exec, sessions::delete, sessions.config().dataDir()));
     this.admission = new Admission(clock, readiness != null ? readiness : managedWorkspace, mapper);
     this.init = new BoxInit(sessions, tenancy, admission, mapper);
     this.files =

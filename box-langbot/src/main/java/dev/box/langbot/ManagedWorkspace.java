@@ -29,12 +29,14 @@ import org.jspecify.annotations.Nullable;
  * @param unsafeSoftStorageLimits whether the storage checks are waived ({@code
  *     LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS})
  * @param mapper builds the answers
+ * @param probe the strict isolation probe, run in a real sandbox of the required backend
  */
 record ManagedWorkspace(
     Supplier<BackendStatus> backend,
     Supplier<BoxInit.Local> local,
     boolean unsafeSoftStorageLimits,
-    ObjectMapper mapper)
+    ObjectMapper mapper,
+    IsolationProbe probe)
     implements Admission.Readiness {
   private static final Pattern PROBE =
       Pattern.compile("^\\.langbot-box-volume-probe-[a-f0-9]{32}$");
@@ -61,10 +63,12 @@ record ManagedWorkspace(
   }
 
   /**
-   * The checks of the reference's grant mode. The backend checks come from a strict probe of the
-   * required backend ({@code nsjail}); this runtime does not run such probes yet, so they all stay
-   * false, the report says why, and grant-enforced mode is never ready: every sandbox action is
-   * refused rather than run with isolation that was not proven.
+   * The checks of the reference's grant mode. With the required backend ({@code nsjail}) in use and
+   * available, the isolation checks come from {@link IsolationProbe} run in a real jail; the cgroup
+   * check from the host; the storage checks hold only with a hard quota for every byte and inode a
+   * Workspace can write, which Box does not give a {@code host_path} workspace, so they stay false
+   * unless the operator waives them. Any check that was not proven is false and the mode stays
+   * closed.
    */
   @Override
   public ObjectNode check(AdmissionPolicy policy, @Nullable String configError) {
@@ -83,6 +87,7 @@ record ManagedWorkspace(
     for (String name : BACKEND_CHECKS) {
       checks.put(name, false);
     }
+    ObjectNode details = mapper.createObjectNode();
     if (!policy.requiredBackend().equals(status.name())) {
       error =
           error == null
@@ -91,11 +96,29 @@ record ManagedWorkspace(
                   + " backend; this runtime runs "
                   + status.name()
               : error;
+    } else if (status.available()) {
+      checks.put("backend_available", true);
+      checks.put("cgroup_v2", Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers")));
+      IsolationProbe.Result proven = probe.run();
+      checks.put("namespace_isolation", proven.namespaces());
+      checks.put("mount_isolation", proven.mounts());
+      checks.put("network_isolation", proven.network());
+      details.put("probe", proven.detail());
+      if (unsafeSoftStorageLimits) {
+        for (String name :
+            List.of(
+                "hard_workspace_quota",
+                "hard_skill_storage_quota",
+                "bounded_ephemeral_storage",
+                "inode_quota")) {
+          checks.put(name, true);
+        }
+      }
+      if (error == null && !checks.path("cgroup_v2").asBoolean()) {
+        error = "the host has no cgroup v2 hierarchy at /sys/fs/cgroup";
+      }
     } else if (error == null) {
-      error =
-          "the strict isolation and storage probes of the "
-              + status.name()
-              + " backend are not run by this runtime: its isolation is not claimed";
+      error = status.name() + " is unavailable: " + status.reason();
     }
     checks.put("session_cap", policy.maxSessions() <= 1);
     checks.put("managed_process_cap", policy.maxManagedProcesses() == 0);
@@ -109,7 +132,7 @@ record ManagedWorkspace(
     ObjectNode backendNode = report.putObject("backend");
     backendNode.put("name", status.name());
     backendNode.put("available", checks.path("backend_available").asBoolean());
-    backendNode.putObject("details");
+    backendNode.set("details", details);
     report.set("checks", checks);
     report.put("unsafe_soft_storage_limits", unsafeSoftStorageLimits);
     if (error != null) {

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,8 +35,12 @@ class LangBotAdmissionTest {
   private @Nullable BoxServer server;
 
   private BoxServer start(Path dataDir) {
+    return start(dataDir, "bwrap");
+  }
+
+  private BoxServer start(Path dataDir, String backend) {
     BoxServer started =
-        LangBotServers.start(dataDir, Map.of("backend", "bwrap"), LangBotServers.ENV, false);
+        LangBotServers.start(dataDir, Map.of("backend", backend), LangBotServers.ENV, false);
     server = started;
     return started;
   }
@@ -236,6 +241,45 @@ class LangBotAdmissionTest {
     assertThat(ready.body().path("checks").path("configuration").asBoolean()).isFalse();
     assertThat(ready.body().path("resources").path("sessions").asInt()).isZero();
     assertThat(server().sessions().list()).isEmpty();
+  }
+
+  @Test
+  void onTheRequiredBackend_theIsolationChecksAreProvenInARealJail_andTheModeStillFailsClosed()
+      throws IOException {
+    Assumptions.assumeTrue(
+        Files.isExecutable(Path.of("/usr/local/bin/nsjail"))
+            || Files.isExecutable(Path.of("/usr/bin/nsjail")),
+        "nsjail is not installed (scripts/nsjail builds it; .ci/run does)");
+    Path hostRoot = Files.createDirectories(dir.resolve("langbot/data/box"));
+    start(dir.resolve("runtime"), "nsjail");
+    try (RpcClient rpc = connect()) {
+      RpcClient.data(
+          rpc.call(
+              "box_init", "{\"admission\": {\"required\": true}, " + local(hostRoot) + "}", null));
+
+      JsonNode readiness =
+          RpcClient.data(rpc.call("box_get_backend_info", "{}", null)).path("readiness");
+      JsonNode checks = readiness.path("checks");
+      assertThat(checks.path("required_backend").asBoolean()).isTrue();
+      assertThat(checks.path("backend_available").asBoolean()).isTrue();
+      assertThat(checks.path("namespace_isolation").asBoolean()).as("%s", readiness).isTrue();
+      assertThat(checks.path("mount_isolation").asBoolean()).as("%s", readiness).isTrue();
+      assertThat(checks.path("network_isolation").asBoolean()).as("%s", readiness).isTrue();
+      assertThat(readiness.path("backend").path("details").path("probe").asText())
+          .contains("ifaces=lo");
+      // This host has cgroup v1 and no hard storage quota for host_path workspaces.
+      assertThat(checks.path("cgroup_v2").asBoolean()).isFalse();
+      assertThat(checks.path("hard_workspace_quota").asBoolean()).isFalse();
+      assertThat(readiness.path("ready").asBoolean()).isFalse();
+      assertThat(
+              message(
+                  rpc.call(
+                      "box_exec", "{\"session_id\": \"global\", \"cmd\": \"id\"}", context("ws"))))
+          .startsWith("BoxReadinessError: Managed sandbox isolation is not ready (failed checks:")
+          .contains("cgroup_v2")
+          .doesNotContain("namespace_isolation");
+      assertThat(server().sessions().list()).as("the probe's session is gone").isEmpty();
+    }
   }
 
   @Test
