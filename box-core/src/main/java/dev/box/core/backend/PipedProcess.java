@@ -32,16 +32,6 @@ public abstract class PipedProcess implements SandboxProcess {
   }
 
   @Override
-  public InputStream stdout() {
-    return stdout;
-  }
-
-  @Override
-  public InputStream stderr() {
-    return stderr;
-  }
-
-  @Override
   public OptionalInt waitFor(Duration timeout) throws InterruptedException {
     try {
       return OptionalInt.of(exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
@@ -55,5 +45,15 @@ public abstract class PipedProcess implements SandboxProcess {
   @Override
   public CompletableFuture<Integer> onExit() {
     return exit.copy();
+  }
+
+  @Override
+  public InputStream stdout() {
+    return stdout;
+  }
+
+  @Override
+  public InputStream stderr() {
+    return stderr;
   }
 }
