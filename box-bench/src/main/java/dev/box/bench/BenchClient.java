@@ -76,6 +76,30 @@ final class BenchClient {
   }
 
   /**
+   * Times {@code exec true} in one session made for the measurement and deleted after it ("warm").
+   */
+  Latencies warmExecs(int warmup, int iterations) throws IOException, InterruptedException {
+    create("warm");
+    Latencies warm = Sampler.measure(warmup, iterations, i -> execTrue("warm"));
+    delete("warm");
+    return warm;
+  }
+
+  /**
+   * Times {@code exec true} in a session the exec itself creates ("cold"); each session is deleted
+   * after its exec, untimed.
+   */
+  Latencies coldExecs(int warmup, int iterations) throws IOException, InterruptedException {
+    return Sampler.measure(
+        warmup, iterations, i -> execTrue(benchId("x", i)), i -> delete(benchId("x", i)));
+  }
+
+  /** The id of a bench session of {@code kind}: warm-up iterations get a {@code w}. */
+  static String benchId(String kind, int iteration) {
+    return "bench-" + kind + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
+  }
+
+  /**
    * Starts {@code argv} as the managed process {@code processId} in the existing session {@code
    * id}.
    */

@@ -109,25 +109,20 @@ final class ContainerBench {
       progress(out, engine + " box: " + iterations + " session creations");
       Latencies create =
           Sampler.measure(
-              WARMUP, iterations, i -> client.create(id("c", i)), i -> client.delete(id("c", i)));
+              WARMUP,
+              iterations,
+              i -> client.create(BenchClient.benchId("c", i)),
+              i -> client.delete(BenchClient.benchId("c", i)));
       progress(out, engine + " box: " + iterations + " warm execs of true");
-      client.create("warm");
-      Latencies warm = Sampler.measure(WARMUP, iterations, i -> client.execTrue("warm"));
-      client.delete("warm");
+      Latencies warm = client.warmExecs(WARMUP, iterations);
       progress(out, engine + " box: " + iterations + " create+exec in one request");
-      Latencies coldExec =
-          Sampler.measure(
-              WARMUP, iterations, i -> client.execTrue(id("x", i)), i -> client.delete(id("x", i)));
+      Latencies coldExec = client.coldExecs(WARMUP, iterations);
       return new Result(engine, backend, bareRun, bareExec, create, warm, coldExec);
     }
   }
 
   private static String bareName(int iteration) {
     return "box-bench-floor-" + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
-  }
-
-  private static String id(String kind, int iteration) {
-    return "bench-" + kind + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
   }
 
   private static String report(List<Result> results, String image, int iterations, boolean md) {

@@ -65,13 +65,9 @@ final class NsjailBench {
       BenchClient client = box.client();
       String reason = client.status().path("backend").path("reason").asText();
       progress(out, backend + ": " + iterations + " cold: new session + exec true");
-      Latencies cold =
-          Sampler.measure(
-              WARMUP, iterations, i -> client.execTrue(id("x", i)), i -> client.delete(id("x", i)));
+      Latencies cold = client.coldExecs(WARMUP, iterations);
       progress(out, backend + ": " + iterations + " warm: exec true in a session");
-      client.create("warm");
-      Latencies warm = Sampler.measure(WARMUP, iterations, i -> client.execTrue("warm"));
-      client.delete("warm");
+      Latencies warm = client.warmExecs(WARMUP, iterations);
       return new Execs(reason, cold, warm);
     }
   }
@@ -79,10 +75,6 @@ final class NsjailBench {
   private static void row(Table table, String name, Latencies l, @Nullable Latencies floor) {
     String ratio = floor == null ? "" : format(l.p50() / floor.p50()) + "x";
     table.row(name, format(l.p50()), format(l.p95()), format(l.p99()), ratio);
-  }
-
-  private static String id(String kind, int iteration) {
-    return "bench-" + kind + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
   }
 
   private static String format(double value) {

@@ -1,31 +1,23 @@
 package dev.box.testkit;
 
-import dev.box.api.BoxDataDir;
 import dev.box.core.Hashes;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The conformance suite against the bubblewrap backend. Its host-side objects are the {@code bwrap}
  * processes whose command line carries the {@code box-<hash of the data dir>/<sandbox>} tag, and
  * the cgroup directories under {@code box-<hash>} in each cgroup v1 hierarchy (or the v2 tree).
  */
-class BwrapConformanceTest extends BackendConformanceSuite {
-  @Override
-  protected String backendName() {
-    return "bwrap";
+class BwrapConformanceTest extends NamespaceConformance {
+  BwrapConformanceTest() {
+    super("bwrap", stateDir -> "box-" + Hashes.shortSha256(stateDir.toString()));
   }
 
   @Override
-  protected Set<String> leftovers() {
-    Set<String> found = new TreeSet<>();
-    List<String> tags =
-        dataDirs().stream()
-            .map(d -> "box-" + Hashes.shortSha256(BoxDataDir.stateDir(d).toString()))
-            .toList();
+  protected void addProcessLeftovers(List<Path> stateDirs, List<String> tags, Set<String> found) {
     ProcessHandle.allProcesses()
         .forEach(
             h -> {
@@ -35,11 +27,8 @@ class BwrapConformanceTest extends BackendConformanceSuite {
                 }
               }
             });
-    ProcessHandle.allProcesses()
-        .filter(h -> h.info().command().map(c -> c.endsWith("/slirp4netns")).orElse(false))
-        .forEach(h -> slirpLeftover(h, tags).ifPresent(found::add));
-    SandboxCgroups.addLeftovers(tags, found);
-    return found;
+    SandboxProcesses.forEachSlirp(
+        (slirp, target) -> slirpLeftover(slirp, target, tags).ifPresent(found::add));
   }
 
   /**
@@ -47,17 +36,8 @@ class BwrapConformanceTest extends BackendConformanceSuite {
    * sandbox of the suite (named by that sandbox's bwrap tag), or when that namespace's process is
    * gone: then nothing will ever stop it but its own exit.
    */
-  private static Optional<String> slirpLeftover(ProcessHandle slirp, List<String> tags) {
-    List<String> args = slirp.info().arguments().map(List::of).orElse(List.of());
-    if (args.size() < 2) {
-      return Optional.empty();
-    }
-    long target;
-    try {
-      target = Long.parseLong(args.get(args.size() - 2));
-    } catch (NumberFormatException e) {
-      return Optional.empty();
-    }
+  private static Optional<String> slirpLeftover(
+      ProcessHandle slirp, long target, List<String> tags) {
     Optional<ProcessHandle> init = ProcessHandle.of(target);
     if (init.isEmpty()) {
       return Optional.of("slirp4netns pid " + slirp.pid() + " serving a namespace that is gone");
@@ -71,17 +51,8 @@ class BwrapConformanceTest extends BackendConformanceSuite {
 
   @Override
   protected void killSandboxFromOutside(String backendSessionId) {
-    ProcessHandle.allProcesses()
-        .filter(h -> bwrapArguments(h).stream().anyMatch(a -> a.endsWith("/" + backendSessionId)))
-        .forEach(
-            h -> {
-              h.destroyForcibly();
-              try {
-                h.onExit().get(10, TimeUnit.SECONDS);
-              } catch (Exception e) {
-                throw new AssertionError("bwrap pid " + h.pid() + " did not die", e);
-              }
-            });
+    SandboxProcesses.killFromOutside(
+        h -> bwrapArguments(h).stream().anyMatch(a -> a.endsWith("/" + backendSessionId)), "bwrap");
   }
 
   private static List<String> bwrapArguments(ProcessHandle h) {

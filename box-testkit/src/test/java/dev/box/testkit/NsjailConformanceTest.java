@@ -1,6 +1,5 @@
 package dev.box.testkit;
 
-import dev.box.api.BoxDataDir;
 import dev.box.backend.nsjail.NsjailBackend;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -8,8 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The conformance suite against the nsjail backend. Its host-side objects are the {@code nsjail}
@@ -18,17 +15,13 @@ import java.util.concurrent.TimeUnit;
  * network-on jails, and the cgroup directories under {@code box-nsjail-<hash>} in each cgroup v1
  * hierarchy (or the v2 tree).
  */
-class NsjailConformanceTest extends BackendConformanceSuite {
-  @Override
-  protected String backendName() {
-    return "nsjail";
+class NsjailConformanceTest extends NamespaceConformance {
+  NsjailConformanceTest() {
+    super("nsjail", NsjailBackend::tagOf);
   }
 
   @Override
-  protected Set<String> leftovers() {
-    Set<String> found = new TreeSet<>();
-    List<Path> stateDirs = dataDirs().stream().map(BoxDataDir::stateDir).toList();
-    List<String> tags = stateDirs.stream().map(NsjailBackend::tagOf).toList();
+  protected void addProcessLeftovers(List<Path> stateDirs, List<String> tags, Set<String> found) {
     List<String> jails = stateDirs.stream().map(d -> d.resolve("nsjail") + "/").toList();
     Set<Long> ourJails = new java.util.HashSet<>();
     ProcessHandle.allProcesses()
@@ -46,47 +39,25 @@ class NsjailConformanceTest extends BackendConformanceSuite {
                 }
               }
             });
-    ProcessHandle.allProcesses()
-        .filter(h -> h.info().command().map(c -> c.endsWith("/slirp4netns")).orElse(false))
-        .forEach(
-            h -> {
-              List<String> args = h.info().arguments().map(List::of).orElse(List.of());
-              if (args.size() < 2) {
-                return;
-              }
-              try {
-                long target = Long.parseLong(args.get(args.size() - 2));
-                if (ProcessHandle.of(target).isEmpty() || ourJails.contains(target)) {
-                  found.add("slirp4netns pid " + h.pid() + " for " + target);
-                }
-              } catch (NumberFormatException e) {
-                // Not one of ours.
-              }
-            });
-    SandboxCgroups.addLeftovers(tags, found);
-    return found;
+    SandboxProcesses.forEachSlirp(
+        (slirp, target) -> {
+          if (ProcessHandle.of(target).isEmpty() || ourJails.contains(target)) {
+            found.add("slirp4netns pid " + slirp.pid() + " for " + target);
+          }
+        });
   }
 
   /** Kills the jail's nsjail process, as an operator or the OOM killer might. */
   @Override
   protected void killSandboxFromOutside(String backendSessionId) {
-    ProcessHandle.allProcesses()
-        .filter(
-            h -> {
-              List<String> argv = commandLine(h.pid());
-              return !argv.isEmpty()
-                  && argv.get(0).endsWith("/nsjail")
-                  && argv.stream().anyMatch(a -> a.endsWith("/" + backendSessionId + ".cfg"));
-            })
-        .forEach(
-            h -> {
-              h.destroyForcibly();
-              try {
-                h.onExit().get(10, TimeUnit.SECONDS);
-              } catch (Exception e) {
-                throw new AssertionError("nsjail pid " + h.pid() + " did not die", e);
-              }
-            });
+    SandboxProcesses.killFromOutside(
+        h -> {
+          List<String> argv = commandLine(h.pid());
+          return !argv.isEmpty()
+              && argv.get(0).endsWith("/nsjail")
+              && argv.stream().anyMatch(a -> a.endsWith("/" + backendSessionId + ".cfg"));
+        },
+        "nsjail");
   }
 
   private static List<String> commandLine(long pid) {

@@ -1,19 +1,14 @@
 package dev.box.backend.bwrap;
 
-import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxNetworkMode;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
-import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
-import dev.box.core.net.EgressRuleset;
-import dev.box.core.net.NetnsFirewall;
 import dev.box.guard.SyscallGuard;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -23,11 +18,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -53,32 +46,15 @@ public final class BwrapBackend implements SandboxBackend {
 
   private final String instanceId;
   private final int sandboxUid;
-  private final EgressPolicy egress;
-  private final NetnsFirewall firewall;
-  private final @Nullable Path slirp4netns;
   private final SyscallGuard syscallGuard;
   private final @Nullable Path guard;
   private final String baseName;
   private final Path workspaces;
   private final Path etcDir;
   private final @Nullable Path bwrap;
-  private final CgroupDriver cgroups;
+  private final NamespaceStart starts;
   private final @Nullable Launcher launcher;
-  private final @Nullable Path nsenter;
   private final BackendStatus status;
-
-  /**
-   * A spawner thread that lives as long as the backend: bwrap's --die-with-parent follows the
-   * thread that forked it, so sandboxes must not be forked by pool threads that may retire.
-   */
-  private final ExecutorService spawner =
-      Executors.newSingleThreadExecutor(
-          Thread.ofPlatform().name("box-bwrap-spawner").daemon().factory());
-
-  /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
-  private final ExecutorService readers =
-      Executors.newCachedThreadPool(
-          Thread.ofPlatform().name("box-bwrap-reader").daemon().factory());
 
   /**
    * Probes the host and prepares the backend.
@@ -114,27 +90,27 @@ public final class BwrapBackend implements SandboxBackend {
       int sandboxUid,
       EgressPolicy egress,
       SyscallGuard syscallGuard) {
-    if (sandboxUid <= 0) {
-      throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
-    }
+    Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
-    this.egress = egress;
     this.syscallGuard = syscallGuard;
     this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
-    this.firewall = NetnsFirewall.probe();
-    this.slirp4netns = HostCommand.find("slirp4netns");
-    this.baseName = "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
+    this.baseName = "box-" + Hashes.shortSha256(data.toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
-    this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
+    this.workspaces = data.resolve("workspaces");
     this.bwrap = HostCommand.find("bwrap");
-    Path nsenter = HostCommand.find("nsenter");
-    this.nsenter = nsenter;
-    Path setpriv = HostCommand.find("setpriv");
-    this.launcher =
-        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
-    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
-    this.status = probe(nsenter, setpriv);
+    this.launcher = Launcher.onHost(guard != null);
+    this.starts =
+        new NamespaceStart(
+            "bwrap",
+            sandboxUid,
+            workspaces,
+            egress,
+            useCgroups,
+            baseName,
+            Process::destroyForcibly,
+            BwrapBackend::failure);
+    this.status = probe();
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -157,151 +133,82 @@ public final class BwrapBackend implements SandboxBackend {
     return status;
   }
 
-  private BackendStatus probe(@Nullable Path nsenter, @Nullable Path setpriv) {
+  private BackendStatus probe() {
     Map<String, String> enforced =
-        NamespaceHost.enforced(
-            cgroups,
-            networkStatus(),
-            guard != null ? syscallGuard.policy() : SyscallGuard.NONE,
-            sandboxUid);
+        starts.enforced(guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
     }
-    if (nsenter == null || setpriv == null) {
-      return new BackendStatus(
-          name(), false, "nsenter or setpriv not found (util-linux)", enforced);
+    String unmet = NamespaceHost.unmet(launcher != null, "bubblewrap", "sandboxes");
+    if (unmet != null) {
+      return new BackendStatus(name(), false, unmet, enforced);
     }
-    if (!NamespaceHost.runsAsRoot()) {
-      return new BackendStatus(
-          name(),
-          false,
-          "the bubblewrap backend needs root, to map the sandbox user onto an unprivileged uid and"
-              + " to enter sandboxes (run box serve as root, or use docker or podman)",
-          enforced);
-    }
-    try {
-      SandboxEtc.write(etcDir);
-      Process p =
-          new ProcessBuilder(
-                  bwrap.toString(),
-                  "--unshare-user",
-                  "--unshare-pid",
-                  "--unshare-net",
-                  "--ro-bind",
-                  "/",
-                  "/",
-                  "--proc",
-                  "/proc",
-                  "/bin/true")
-              .redirectErrorStream(true)
-              .start();
-      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
-        p.destroyForcibly();
-        return new BackendStatus(
-            name(), false, "bwrap cannot create namespaces here: " + oneLine(output), enforced);
-      }
-    } catch (IOException e) {
-      return new BackendStatus(name(), false, "bwrap failed to start: " + e.getMessage(), enforced);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return new BackendStatus(name(), false, "interrupted while probing bwrap", enforced);
-    }
-    return new BackendStatus(
-        name(),
-        true,
-        "bubblewrap " + bwrap,
-        enforced,
-        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
+    Path binary = bwrap;
+    return NamespaceHost.tryOut(
+        name(), "bwrap", "bubblewrap " + binary, enforced, () -> trial(binary));
   }
 
-  /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
-  private String networkStatus() {
-    return NamespaceHost.networkStatus(slirp4netns, firewall);
+  /** Runs {@code true} in a throwaway sandbox: null when it ran, else why not. */
+  private @Nullable String trial(Path binary) throws IOException, InterruptedException {
+    SandboxEtc.write(etcDir);
+    Process p =
+        new ProcessBuilder(
+                binary.toString(),
+                "--unshare-user",
+                "--unshare-pid",
+                "--unshare-net",
+                "--ro-bind",
+                "/",
+                "/",
+                "--proc",
+                "/proc",
+                "/bin/true")
+            .redirectErrorStream(true)
+            .start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(10, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      return "bwrap cannot create namespaces here: " + oneLine(output);
+    }
+    return null;
   }
 
   @Override
   public Sandbox start(SandboxSpec spec) {
-    Path bwrapPath = bwrap;
-    Launcher spawnLauncher = launcher;
-    Path nsenterPath = nsenter;
-    if (!status.available() || bwrapPath == null || spawnLauncher == null || nsenterPath == null) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE, "bwrap backend is unavailable: " + status.reason());
-    }
-    boolean networkOn = spec.network() == BoxNetworkMode.ON;
-    Path slirp = slirp4netns;
-    if (networkOn && (slirp == null || !firewall.available())) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "network on is unavailable on this server: the sandbox could not be kept off the host"
-              + " (egress: "
-              + networkStatus()
-              + ")");
-    }
-    String tag = baseName + "/" + spec.sandboxName();
-    MountOwnership.prepare(spec, workspaces, sandboxUid);
-    CgroupDriver.SessionCgroup cgroup =
-        cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
-    Process process = null;
-    Process network = null;
-    try {
-      List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
-      ProcessBuilder builder = new ProcessBuilder(argv);
-      builder.environment().clear();
-      builder.environment().put("PATH", "/usr/bin:/bin");
-      builder.directory(Path.of("/").toFile());
-      process = spawner.submit(builder::start).get();
-      Future<String> ready = readers.submit(readUntil(process.getInputStream(), '\n'));
-      long initPid = awaitInitPid(process);
-      IdMaps.write(initPid, sandboxUid);
-      IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
-      if (networkOn) {
-        // Before anything runs in the namespace: there is never a moment without the firewall.
-        firewall.apply(
-            initPid,
-            EgressRuleset.render(
-                egress,
-                spec.egress(),
-                NetnsFirewall.hostAddresses(),
-                UserModeNetwork.forbidden(),
-                List.of(UserModeNetwork.DNS)));
-      }
-      release(process);
-      awaitReady(process, ready);
-      if (networkOn && slirp != null) {
-        network = UserModeNetwork.start(slirp, initPid, readers);
-      }
-      return new NamespaceSandbox(
-          spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
-    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
-      abandon(process, network, cgroup);
-      if (e instanceof BoxException box) {
-        throw box;
-      }
-      Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "bwrap backend error: " + oneLine(String.valueOf(cause.getMessage())),
-          cause);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      abandon(process, network, cgroup);
-      throw new BoxException(
-          BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
-    }
+    return starts.start(spec, status, launcher, attempt -> startBwrap(spec, attempt));
   }
 
-  private static void abandon(
-      @Nullable Process bwrap, @Nullable Process network, CgroupDriver.SessionCgroup cgroup) {
-    if (network != null) {
-      UserModeNetwork.stop(network);
-    }
-    if (bwrap != null) {
-      bwrap.destroyForcibly();
-    }
-    cgroup.destroy();
+  /** Starts bwrap for {@code spec} and returns the pid of the sandbox's init once it is ready. */
+  private long startBwrap(SandboxSpec spec, NamespaceStart.Attempt attempt)
+      throws IOException, InterruptedException, ExecutionException, TimeoutException {
+    Path bwrapPath = Objects.requireNonNull(bwrap, "bwrap");
+    Path nsenterPath = Objects.requireNonNull(launcher, "launcher").nsenter();
+    String tag = baseName + "/" + spec.sandboxName();
+    List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
+    ProcessBuilder builder = new ProcessBuilder(argv);
+    builder.environment().clear();
+    builder.environment().put("PATH", "/usr/bin:/bin");
+    builder.directory(Path.of("/").toFile());
+    Process process = attempt.spawn(builder);
+    Future<String> ready = starts.readers().submit(readUntil(process.getInputStream(), '\n'));
+    long initPid = awaitInitPid(process);
+    IdMaps.write(initPid, sandboxUid);
+    IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
+    // Before anything runs in the namespace: there is never a moment without the firewall.
+    attempt.applyFirewall(initPid);
+    release(process);
+    awaitReady(process, ready);
+    return initPid;
+  }
+
+  /** The error of a start that failed unexpectedly: the cause of a failed spawn, on one line. */
+  private static BoxException failure(Exception e) {
+    Throwable cause = e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e;
+    return new BoxException(
+        BoxErrorCode.INTERNAL_ERROR,
+        "bwrap backend error: " + oneLine(String.valueOf(cause.getMessage())),
+        cause);
   }
 
   /**
@@ -310,7 +217,7 @@ public final class BwrapBackend implements SandboxBackend {
    */
   private long awaitInitPid(Process process)
       throws InterruptedException, ExecutionException, TimeoutException {
-    String infoText = startLine(readers.submit(readUntil(process.getErrorStream(), '}')));
+    String infoText = startLine(starts.readers().submit(readUntil(process.getErrorStream(), '}')));
     Matcher m = CHILD_PID.matcher(infoText);
     if (!m.find()) {
       throw new BoxException(
@@ -378,7 +285,7 @@ public final class BwrapBackend implements SandboxBackend {
               log.info("killing sandbox left by an earlier instance: pid {}", h.pid());
               h.destroyForcibly();
             });
-    cgroups.removeOthers(instanceId + "_");
+    starts.cgroups().removeOthers(instanceId + "_");
   }
 
   private boolean isOrphanSandbox(ProcessHandle handle, String mine) {
@@ -396,9 +303,7 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public void close() {
-    spawner.shutdownNow();
-    readers.shutdownNow();
-    cgroups.close();
+    starts.close();
   }
 
   private static String oneLine(String text) {

@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import java.io.IOException;
@@ -7,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Starts a process inside a running sandbox.
@@ -38,6 +40,17 @@ public record Launcher(Path setpriv, Path nsenter, boolean guard) {
           "SHELL", "/bin/sh",
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
+
+  /**
+   * The launcher of this host's setpriv and nsenter, or null when either is missing.
+   *
+   * @param guard whether processes start under box-guard's filter
+   */
+  public static @Nullable Launcher onHost(boolean guard) {
+    Path setpriv = HostCommand.find("setpriv");
+    Path nsenter = HostCommand.find("nsenter");
+    return setpriv != null && nsenter != null ? new Launcher(setpriv, nsenter, guard) : null;
+  }
 
   public Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
       throws IOException {

@@ -1,11 +1,14 @@
 package dev.box.backend.bwrap;
 
+import dev.box.api.BoxCapabilities;
+import dev.box.core.backend.BackendStatus;
 import dev.box.core.net.NetnsFirewall;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,6 +77,63 @@ public final class NamespaceHost {
       return firewall.status() + "; network on is refused";
     }
     return firewall.status();
+  }
+
+  /**
+   * Why the host cannot run a namespace backend's sandboxes, or null when it can: the backend needs
+   * nsenter and setpriv, and root.
+   *
+   * @param utilLinux whether nsenter and setpriv were found
+   * @param backend the backend, as its message names it
+   * @param sandboxes what the backend's sandboxes are called, as its message names them
+   */
+  public static @Nullable String unmet(boolean utilLinux, String backend, String sandboxes) {
+    if (!utilLinux) {
+      return "nsenter or setpriv not found (util-linux)";
+    }
+    if (!runsAsRoot()) {
+      return "the "
+          + backend
+          + " backend needs root, to map the sandbox user onto an unprivileged uid and to enter "
+          + sandboxes
+          + " (run box serve as root, or use docker or podman)";
+    }
+    return null;
+  }
+
+  /** A trial run of a backend's jail on this host. */
+  @FunctionalInterface
+  public interface Trial {
+    /** Makes a throwaway sandbox: null when it could, else why not. */
+    @Nullable String run() throws IOException, InterruptedException;
+  }
+
+  /**
+   * The status of a namespace backend whose host has what it needs: available, described by {@code
+   * description}, when {@code trial} makes a sandbox; unavailable otherwise.
+   *
+   * @param name the backend's name
+   * @param tool the tool that makes its sandboxes, as the messages name it
+   */
+  public static BackendStatus tryOut(
+      String name, String tool, String description, Map<String, String> enforced, Trial trial) {
+    try {
+      String failed = trial.run();
+      if (failed != null) {
+        return new BackendStatus(name, false, failed, enforced);
+      }
+    } catch (IOException e) {
+      return new BackendStatus(name, false, tool + " failed to start: " + e.getMessage(), enforced);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new BackendStatus(name, false, "interrupted while probing " + tool, enforced);
+    }
+    return new BackendStatus(
+        name,
+        true,
+        description,
+        enforced,
+        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
   /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */

@@ -1,8 +1,7 @@
 package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.box.core.backend.ChunkPipe;
-import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.PipedProcess;
 import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,13 +9,9 @@ import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
-import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * open while a background process still holds it. The process tree is found inside the container by
  * a tag in its environment (see {@link ContainerSandbox#signalTree}).
  */
-final class ContainerProcess implements SandboxProcess {
+final class ContainerProcess extends PipedProcess {
   private static final Logger log = LoggerFactory.getLogger(ContainerProcess.class);
   private static final Duration INSPECT_TIMEOUT = Duration.ofSeconds(5);
 
@@ -52,10 +47,7 @@ final class ContainerProcess implements SandboxProcess {
   private final String execId;
   private final String tag;
   private final SocketChannel channel;
-  private final ChunkPipe stdout = new ChunkPipe();
-  private final ChunkPipe stderr = new ChunkPipe();
   private final OutputStream stdin;
-  private final CompletableFuture<Integer> exit = new CompletableFuture<>();
   private final Ticker ticker;
   private final long startedAt;
 
@@ -67,6 +59,7 @@ final class ContainerProcess implements SandboxProcess {
       EngineClient.Hijacked connection,
       boolean withStdin,
       Ticker ticker) {
+    super(137);
     this.ticker = ticker;
     this.startedAt = ticker.read();
     this.sandbox = sandbox;
@@ -172,32 +165,6 @@ final class ContainerProcess implements SandboxProcess {
   @Override
   public OutputStream stdin() {
     return stdin;
-  }
-
-  @Override
-  public InputStream stdout() {
-    return stdout;
-  }
-
-  @Override
-  public InputStream stderr() {
-    return stderr;
-  }
-
-  @Override
-  public OptionalInt waitFor(Duration timeout) throws InterruptedException {
-    try {
-      return OptionalInt.of(exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
-    } catch (TimeoutException e) {
-      return OptionalInt.empty();
-    } catch (ExecutionException e) {
-      return OptionalInt.of(137);
-    }
-  }
-
-  @Override
-  public CompletableFuture<Integer> onExit() {
-    return exit.copy();
   }
 
   @Override

@@ -1,17 +1,9 @@
 package dev.box.backend.e2b;
 
-import dev.box.core.backend.ChunkPipe;
-import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.PipedProcess;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.time.Duration;
 import java.util.Arrays;
-import java.util.OptionalInt;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * sandbox by its environment tag ({@link E2bSandbox#signalTree}), after envd's own {@code
  * SendSignal} to the process.
  */
-final class E2bProcess implements SandboxProcess {
+final class E2bProcess extends PipedProcess {
   private static final Logger log = LoggerFactory.getLogger(E2bProcess.class);
 
   /** The exit code when the stream breaks before the end event: the sandbox went away. */
@@ -33,13 +25,11 @@ final class E2bProcess implements SandboxProcess {
   private final Envd.Stream stream;
   private final int pid;
   private final String tag;
-  private final ChunkPipe stdout = new ChunkPipe();
-  private final ChunkPipe stderr = new ChunkPipe();
   private final OutputStream stdin;
-  private final CompletableFuture<Integer> exit = new CompletableFuture<>();
 
   private E2bProcess(
       E2bSandbox sandbox, Envd envd, Envd.Stream stream, int pid, String tag, boolean withStdin) {
+    super(LOST);
     this.sandbox = sandbox;
     this.envd = envd;
     this.stream = stream;
@@ -100,32 +90,6 @@ final class E2bProcess implements SandboxProcess {
   @Override
   public OutputStream stdin() {
     return stdin;
-  }
-
-  @Override
-  public InputStream stdout() {
-    return stdout;
-  }
-
-  @Override
-  public InputStream stderr() {
-    return stderr;
-  }
-
-  @Override
-  public OptionalInt waitFor(Duration timeout) throws InterruptedException {
-    try {
-      return OptionalInt.of(exit.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
-    } catch (TimeoutException e) {
-      return OptionalInt.empty();
-    } catch (ExecutionException e) {
-      return OptionalInt.of(LOST);
-    }
-  }
-
-  @Override
-  public CompletableFuture<Integer> onExit() {
-    return exit.copy();
   }
 
   @Override

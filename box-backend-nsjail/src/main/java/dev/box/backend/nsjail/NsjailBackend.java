@@ -1,28 +1,20 @@
 package dev.box.backend.nsjail;
 
-import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxNetworkMode;
-import dev.box.backend.bwrap.CgroupDriver;
 import dev.box.backend.bwrap.IdMaps;
 import dev.box.backend.bwrap.Launcher;
 import dev.box.backend.bwrap.NamespaceHost;
-import dev.box.backend.bwrap.NamespaceSandbox;
-import dev.box.backend.bwrap.NoCgroupDriver;
+import dev.box.backend.bwrap.NamespaceStart;
 import dev.box.backend.bwrap.SandboxEtc;
-import dev.box.backend.bwrap.UserModeNetwork;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
-import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
-import dev.box.core.net.EgressRuleset;
-import dev.box.core.net.NetnsFirewall;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -32,10 +24,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -56,9 +46,6 @@ public final class NsjailBackend implements SandboxBackend {
 
   private final String instanceId;
   private final int sandboxUid;
-  private final EgressPolicy egress;
-  private final NetnsFirewall firewall;
-  private final @Nullable Path slirp4netns;
   private final SyscallGuard syscallGuard;
   private final @Nullable Path guard;
   private final String baseName;
@@ -66,24 +53,10 @@ public final class NsjailBackend implements SandboxBackend {
   private final Path workspaces;
   private final Path etcDir;
   private final @Nullable Path nsjail;
-  private final @Nullable Path nsenter;
   private final @Nullable Launcher launcher;
   private final Path setpriv;
-  private final CgroupDriver cgroups;
+  private final NamespaceStart starts;
   private final BackendStatus status;
-
-  /**
-   * A spawner thread that lives as long as the backend: nsjail dies with the thread that forked it
-   * ({@code setpriv --pdeathsig}), so jails must not be forked by pool threads that may retire.
-   */
-  private final ExecutorService spawner =
-      Executors.newSingleThreadExecutor(
-          Thread.ofPlatform().name("box-nsjail-spawner").daemon().factory());
-
-  /** Platform threads: a blocking pipe read would pin a virtual thread's carrier. */
-  private final ExecutorService readers =
-      Executors.newCachedThreadPool(
-          Thread.ofPlatform().name("box-nsjail-reader").daemon().factory());
 
   /**
    * Probes the host and prepares the backend.
@@ -106,28 +79,29 @@ public final class NsjailBackend implements SandboxBackend {
       EgressPolicy egress,
       SyscallGuard syscallGuard,
       @Nullable Path nsjailPath) {
-    if (sandboxUid <= 0) {
-      throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
-    }
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
-    this.egress = egress;
     this.syscallGuard = syscallGuard;
     this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
-    this.firewall = NetnsFirewall.probe();
-    this.slirp4netns = HostCommand.find("slirp4netns");
     this.baseName = tagOf(data);
     this.jailsDir = data.resolve("nsjail");
     this.etcDir = data.resolve("nsjail-etc");
     this.workspaces = data.resolve("workspaces");
     this.nsjail = nsjailPath != null ? nsjailPath : HostCommand.find("nsjail");
-    this.nsenter = HostCommand.find("nsenter");
-    Path setpriv = HostCommand.find("setpriv");
-    this.setpriv = setpriv != null ? setpriv : Path.of("/usr/bin/setpriv");
-    this.launcher =
-        nsenter != null && setpriv != null ? new Launcher(setpriv, nsenter, guard != null) : null;
-    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
+    Launcher launcher = Launcher.onHost(guard != null);
+    this.launcher = launcher;
+    this.setpriv = launcher != null ? launcher.setpriv() : Path.of("/usr/bin/setpriv");
+    this.starts =
+        new NamespaceStart(
+            "nsjail",
+            sandboxUid,
+            workspaces,
+            egress,
+            useCgroups,
+            baseName,
+            NsjailBackend::destroy,
+            NsjailBackend::failure);
     this.status = probe(nsjailPath);
     log.info(
         "nsjail backend: {} ({})",
@@ -155,11 +129,7 @@ public final class NsjailBackend implements SandboxBackend {
 
   private BackendStatus probe(@Nullable Path configured) {
     Map<String, String> enforced =
-        NamespaceHost.enforced(
-            cgroups,
-            NamespaceHost.networkStatus(slirp4netns, firewall),
-            guard != null ? syscallGuard.policy() : SyscallGuard.NONE,
-            sandboxUid);
+        starts.enforced(guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
     enforced.put("nsjail_time_limit", "off: the server's exec timeout kills the process tree");
     Path binary = nsjail;
     if (binary == null || !Files.isExecutable(binary)) {
@@ -170,48 +140,29 @@ public final class NsjailBackend implements SandboxBackend {
                   + " with scripts/nsjail, or set nsjail_path)";
       return new BackendStatus(name(), false, reason, enforced);
     }
-    if (nsenter == null || launcher == null) {
-      return new BackendStatus(
-          name(), false, "nsenter or setpriv not found (util-linux)", enforced);
+    String unmet = NamespaceHost.unmet(launcher != null, "nsjail", "jails");
+    if (unmet != null) {
+      return new BackendStatus(name(), false, unmet, enforced);
     }
-    if (!NamespaceHost.runsAsRoot()) {
-      return new BackendStatus(
-          name(),
-          false,
-          "the nsjail backend needs root, to map the sandbox user onto an unprivileged uid and to"
-              + " enter jails (run box serve as root, or use docker or podman)",
-          enforced);
+    return NamespaceHost.tryOut(
+        name(), "nsjail", "nsjail " + binary, enforced, () -> trial(binary));
+  }
+
+  /** Runs {@code exit 0} in a throwaway jail: null when it ran, else why not. */
+  private @Nullable String trial(Path binary) throws IOException, InterruptedException {
+    SandboxEtc.write(etcDir);
+    Files.createDirectories(jailsDir);
+    Path config = jailsDir.resolve("probe.cfg");
+    Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
+    Process p = nsjailProcess(List.of(), binary, config).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readNBytes(4096), StandardCharsets.UTF_8);
+    boolean exited = p.waitFor(10, TimeUnit.SECONDS);
+    Files.deleteIfExists(config);
+    if (!exited || p.exitValue() != 0) {
+      p.destroyForcibly();
+      return "nsjail cannot create a jail here: " + NamespaceHost.oneLine(output);
     }
-    try {
-      SandboxEtc.write(etcDir);
-      Files.createDirectories(jailsDir);
-      Path config = jailsDir.resolve("probe.cfg");
-      Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
-      Process p = nsjailProcess(List.of(), binary, config).redirectErrorStream(true).start();
-      String output = new String(p.getInputStream().readNBytes(4096), StandardCharsets.UTF_8);
-      boolean exited = p.waitFor(10, TimeUnit.SECONDS);
-      Files.deleteIfExists(config);
-      if (!exited || p.exitValue() != 0) {
-        p.destroyForcibly();
-        return new BackendStatus(
-            name(),
-            false,
-            "nsjail cannot create a jail here: " + NamespaceHost.oneLine(output),
-            enforced);
-      }
-    } catch (IOException e) {
-      return new BackendStatus(
-          name(), false, "nsjail failed to start: " + e.getMessage(), enforced);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return new BackendStatus(name(), false, "interrupted while probing nsjail", enforced);
-    }
-    return new BackendStatus(
-        name(),
-        true,
-        "nsjail " + binary,
-        enforced,
-        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
+    return null;
   }
 
   private String configText(
@@ -249,75 +200,9 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public Sandbox start(SandboxSpec spec) {
-    Path binary = nsjail;
-    Launcher spawnLauncher = launcher;
-    Path nsenterPath = nsenter;
-    if (!status.available() || binary == null || spawnLauncher == null || nsenterPath == null) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE, "nsjail backend is unavailable: " + status.reason());
-    }
-    boolean networkOn = spec.network() == BoxNetworkMode.ON;
-    Path slirp = slirp4netns;
-    if (networkOn && (slirp == null || !firewall.available())) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "network on is unavailable on this server: the sandbox could not be kept off the host"
-              + " (egress: "
-              + NamespaceHost.networkStatus(slirp4netns, firewall)
-              + ")");
-    }
-    MountOwnership.prepare(spec, workspaces, sandboxUid);
-    CgroupDriver.SessionCgroup cgroup =
-        cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
     Path config = jailsDir.resolve(spec.sandboxName() + ".cfg");
-    Process process = null;
-    Process network = null;
     try {
-      Files.createDirectories(jailsDir);
-      Files.writeString(
-          config,
-          configText(
-              baseName + "/" + spec.sandboxName(),
-              spec.readOnlyRootfs(),
-              networkOn,
-              JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
-              JailConfig.HOLDER));
-      // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
-      ProcessBuilder builder =
-          nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);
-      process = spawner.submit(builder::start).get();
-      JailStart.awaitReady(process, readers, START_TIMEOUT);
-      long initPid = JailStart.initPid(process);
-      IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
-      JailStart.maskProc(nsenterPath, initPid);
-      if (networkOn && slirp != null) {
-        // Before anything of the request runs in the namespace: never a moment without it.
-        firewall.apply(
-            initPid,
-            EgressRuleset.render(
-                egress,
-                spec.egress(),
-                NetnsFirewall.hostAddresses(),
-                UserModeNetwork.forbidden(),
-                List.of(UserModeNetwork.DNS)));
-        network = UserModeNetwork.start(slirp, initPid, readers);
-      }
-      return new NamespaceSandbox(
-          spec.sandboxName(), process, initPid, cgroup, spawnLauncher, network);
-    } catch (IOException | ExecutionException | RuntimeException e) {
-      abandon(process, network, cgroup);
-      if (e instanceof BoxException box) {
-        throw box;
-      }
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "nsjail backend error: " + NamespaceHost.oneLine(String.valueOf(e)),
-          e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      abandon(process, network, cgroup);
-      throw new BoxException(
-          BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
+      return starts.start(spec, status, launcher, attempt -> startJail(spec, config, attempt));
     } finally {
       try {
         Files.deleteIfExists(config);
@@ -327,29 +212,59 @@ public final class NsjailBackend implements SandboxBackend {
     }
   }
 
-  private static void abandon(
-      @Nullable Process nsjail, @Nullable Process network, CgroupDriver.SessionCgroup cgroup) {
-    if (network != null) {
-      UserModeNetwork.stop(network);
-    }
-    if (nsjail != null) {
-      // nsjail's child outlives it: the jail's pid 1 goes first, and its namespace with it.
-      nsjail.toHandle().children().forEach(ProcessHandle::destroyForcibly);
-      nsjail.destroyForcibly();
-    }
-    cgroup.destroy();
+  /**
+   * Writes the jail's configuration to {@code config}, starts nsjail with it, and returns the pid
+   * of the jail's init once its holder is ready.
+   */
+  private long startJail(SandboxSpec spec, Path config, NamespaceStart.Attempt attempt)
+      throws IOException, InterruptedException, ExecutionException {
+    Path binary = Objects.requireNonNull(nsjail, "nsjail");
+    Path nsenterPath = Objects.requireNonNull(launcher, "launcher").nsenter();
+    Files.createDirectories(jailsDir);
+    Files.writeString(
+        config,
+        configText(
+            baseName + "/" + spec.sandboxName(),
+            spec.readOnlyRootfs(),
+            attempt.networkOn(),
+            JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
+            JailConfig.HOLDER));
+    // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
+    ProcessBuilder builder =
+        nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);
+    Process process = attempt.spawn(builder);
+    JailStart.awaitReady(process, starts.readers(), START_TIMEOUT);
+    long initPid = JailStart.initPid(process);
+    IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
+    JailStart.maskProc(nsenterPath, initPid);
+    // Before anything of the request runs in the namespace: never a moment without it.
+    attempt.applyFirewall(initPid);
+    return initPid;
+  }
+
+  /** Kills a jail whose start failed. */
+  private static void destroy(Process nsjail) {
+    // nsjail's child outlives it: the jail's pid 1 goes first, and its namespace with it.
+    nsjail.toHandle().children().forEach(ProcessHandle::destroyForcibly);
+    nsjail.destroyForcibly();
+  }
+
+  /** The error of a start that failed unexpectedly. */
+  private static BoxException failure(Exception e) {
+    return new BoxException(
+        BoxErrorCode.INTERNAL_ERROR,
+        "nsjail backend error: " + NamespaceHost.oneLine(String.valueOf(e)),
+        e);
   }
 
   @Override
   public void removeOrphans() {
     JailStart.killOthers(baseName, jailsDir, instanceId + "_");
-    cgroups.removeOthers(instanceId + "_");
+    starts.cgroups().removeOthers(instanceId + "_");
   }
 
   @Override
   public void close() {
-    spawner.shutdownNow();
-    readers.shutdownNow();
-    cgroups.close();
+    starts.close();
   }
 }

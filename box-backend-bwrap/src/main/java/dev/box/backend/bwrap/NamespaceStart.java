@@ -1,0 +1,235 @@
+package dev.box.backend.bwrap;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.HostCommand;
+import dev.box.core.backend.MountOwnership;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.core.net.EgressRuleset;
+import dev.box.core.net.NetnsFirewall;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How the namespace backends (bubblewrap, nsjail) start a sandbox alike: they refuse the network
+ * when it cannot be kept off the host, hand the mounts to the sandbox user, make the sandbox's
+ * cgroups, put the egress firewall and slirp4netns in place around the backend's own jail, and tear
+ * down what a start that failed left behind. It owns the backend's spawner and reader threads.
+ */
+public final class NamespaceStart {
+  private final String backend;
+  private final int sandboxUid;
+  private final Path workspaces;
+  private final EgressPolicy egress;
+  private final NetnsFirewall firewall;
+  private final @Nullable Path slirp4netns;
+  private final CgroupDriver cgroups;
+  private final ExecutorService spawner;
+  private final ExecutorService readers;
+  private final Consumer<Process> destroy;
+  private final Function<Exception, BoxException> failure;
+
+  /**
+   * Probes the host's firewall, slirp4netns and, when asked to, cgroups.
+   *
+   * @param backend the backend's name, for its threads and its messages
+   * @param sandboxUid the host uid (and gid) the sandbox user is
+   * @param workspaces the directory of the sandboxes' workspaces
+   * @param egress the operator's egress policy for network-on sandboxes
+   * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
+   * @param baseName the base cgroup of this data directory's sandboxes
+   * @param destroy kills the process of a sandbox whose start failed, and the sandbox with it
+   * @param failure the error a start that failed with an unexpected exception reports
+   */
+  public NamespaceStart(
+      String backend,
+      int sandboxUid,
+      Path workspaces,
+      EgressPolicy egress,
+      boolean useCgroups,
+      String baseName,
+      Consumer<Process> destroy,
+      Function<Exception, BoxException> failure) {
+    if (sandboxUid <= 0) {
+      throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
+    }
+    this.backend = backend;
+    this.sandboxUid = sandboxUid;
+    this.workspaces = workspaces;
+    this.egress = egress;
+    this.firewall = NetnsFirewall.probe();
+    this.slirp4netns = HostCommand.find("slirp4netns");
+    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
+    // One spawner thread that lives as long as the backend: a jail dies with the thread that forked
+    // it (bwrap's --die-with-parent, nsjail's setpriv --pdeathsig), so jails must not be forked by
+    // pool threads that may retire.
+    this.spawner =
+        Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().name("box-" + backend + "-spawner").daemon().factory());
+    // Platform threads: a blocking pipe read would pin a virtual thread's carrier.
+    this.readers =
+        Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("box-" + backend + "-reader").daemon().factory());
+    this.destroy = destroy;
+    this.failure = failure;
+  }
+
+  /** The platform threads that read the jails' and slirp4netns's output. */
+  public ExecutorService readers() {
+    return readers;
+  }
+
+  /** The cgroup driver the sandboxes are limited by. */
+  public CgroupDriver cgroups() {
+    return cgroups;
+  }
+
+  /**
+   * How each limit is enforced ({@link NamespaceHost#enforced}), with processes run through the
+   * syscall filter {@code seccomp}.
+   */
+  public Map<String, String> enforced(String seccomp) {
+    return NamespaceHost.enforced(cgroups, networkStatus(), seccomp, sandboxUid);
+  }
+
+  /** How network-on sandboxes are kept off the host: {@code nftables}, or {@code none: why}. */
+  public String networkStatus() {
+    return NamespaceHost.networkStatus(slirp4netns, firewall);
+  }
+
+  /** A backend's own part of a start: the process that makes the namespaces and runs the holder. */
+  @FunctionalInterface
+  public interface Jail {
+    /**
+     * Starts the sandbox's process with {@link Attempt#spawn}, and returns the pid of the sandbox's
+     * init once the holder is ready; {@link Attempt#applyFirewall} must run before anything of the
+     * request does.
+     */
+    long start(Attempt attempt)
+        throws IOException, ExecutionException, TimeoutException, InterruptedException;
+  }
+
+  /** One start of a sandbox, as its {@link Jail} sees it. */
+  public final class Attempt {
+    private final SandboxSpec spec;
+    private @Nullable Process process;
+
+    private Attempt(SandboxSpec spec) {
+      this.spec = spec;
+    }
+
+    /** Whether the sandbox has the network on. */
+    public boolean networkOn() {
+      return spec.network() == BoxNetworkMode.ON;
+    }
+
+    /**
+     * Starts the sandbox's process on the spawner thread, and records it so that a start that fails
+     * kills it.
+     */
+    public Process spawn(ProcessBuilder builder) throws ExecutionException, InterruptedException {
+      Process started = spawner.submit(builder::start).get();
+      this.process = started;
+      return started;
+    }
+
+    /** With the network on, puts the egress firewall in the namespace of {@code initPid}. */
+    public void applyFirewall(long initPid) {
+      if (networkOn()) {
+        firewall.apply(
+            initPid,
+            EgressRuleset.render(
+                egress,
+                spec.egress(),
+                NetnsFirewall.hostAddresses(),
+                UserModeNetwork.forbidden(),
+                List.of(UserModeNetwork.DNS)));
+      }
+    }
+  }
+
+  /**
+   * Starts the sandbox {@code spec} with {@code jail}, then its slirp4netns with the network on.
+   *
+   * @param status the backend's status; the backend's binaries are all there when it is available
+   * @param launcher starts processes inside the sandbox, or null when the host has no nsenter
+   * @throws BoxException {@code BACKEND_UNAVAILABLE} when the backend is unavailable, or the
+   *     network is on and cannot be kept off the host; the error of {@code failure} when the start
+   *     fails
+   */
+  public Sandbox start(
+      SandboxSpec spec, BackendStatus status, @Nullable Launcher launcher, Jail jail) {
+    if (!status.available() || launcher == null) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          backend + " backend is unavailable: " + status.reason());
+    }
+    Attempt attempt = new Attempt(spec);
+    Path slirp = slirp4netns;
+    if (attempt.networkOn() && (slirp == null || !firewall.available())) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the sandbox could not be kept off the host"
+              + " (egress: "
+              + networkStatus()
+              + ")");
+    }
+    MountOwnership.prepare(spec, workspaces, sandboxUid);
+    CgroupDriver.SessionCgroup cgroup =
+        cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
+    Process network = null;
+    try {
+      long initPid = jail.start(attempt);
+      Process process = attempt.process;
+      if (process == null) {
+        throw new IllegalStateException("the jail did not hand over its process");
+      }
+      if (attempt.networkOn() && slirp != null) {
+        network = UserModeNetwork.start(slirp, initPid, readers);
+      }
+      return new NamespaceSandbox(spec.sandboxName(), process, initPid, cgroup, launcher, network);
+    } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+      abandon(attempt.process, network, cgroup);
+      if (e instanceof BoxException box) {
+        throw box;
+      }
+      throw failure.apply(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      abandon(attempt.process, network, cgroup);
+      throw new BoxException(
+          BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");
+    }
+  }
+
+  /** Stops the threads and closes the cgroup driver. */
+  public void close() {
+    spawner.shutdownNow();
+    readers.shutdownNow();
+    cgroups.close();
+  }
+
+  private void abandon(
+      @Nullable Process process, @Nullable Process network, CgroupDriver.SessionCgroup cgroup) {
+    if (network != null) {
+      UserModeNetwork.stop(network);
+    }
+    if (process != null) {
+      destroy.accept(process);
+    }
+    cgroup.destroy();
+  }
+}

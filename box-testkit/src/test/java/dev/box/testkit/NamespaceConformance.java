@@ -1,0 +1,49 @@
+package dev.box.testkit;
+
+import dev.box.api.BoxDataDir;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+
+/**
+ * The conformance suite against a namespace backend (bubblewrap, nsjail). The backend's host-side
+ * objects are its processes, which the subclass finds by the tags of the suite's state directories,
+ * and the cgroup directories under those tags in each cgroup v1 hierarchy (or the v2 tree).
+ */
+abstract class NamespaceConformance extends BackendConformanceSuite {
+  private final String backend;
+  private final Function<Path, String> tagOf;
+
+  /**
+   * @param backend the backend's name
+   * @param tagOf the tag the backend gives the sandboxes of a state directory
+   */
+  NamespaceConformance(String backend, Function<Path, String> tagOf) {
+    this.backend = backend;
+    this.tagOf = tagOf;
+  }
+
+  @Override
+  protected final String backendName() {
+    return backend;
+  }
+
+  /**
+   * Adds to {@code found} the backend's host processes that belong to the state directories {@code
+   * stateDirs}, whose tags are {@code tags}.
+   */
+  protected abstract void addProcessLeftovers(
+      List<Path> stateDirs, List<String> tags, Set<String> found);
+
+  @Override
+  protected final Set<String> leftovers() {
+    Set<String> found = new TreeSet<>();
+    List<Path> stateDirs = dataDirs().stream().map(BoxDataDir::stateDir).toList();
+    List<String> tags = stateDirs.stream().map(tagOf).toList();
+    addProcessLeftovers(stateDirs, tags, found);
+    SandboxCgroups.addLeftovers(tags, found);
+    return found;
+  }
+}
