@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.policy.HostPathPolicy;
+import dev.box.core.settings.BooleanSetting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -15,8 +16,10 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,24 +45,34 @@ record ManagedWorkspace(
       Pattern.compile("^\\.langbot-box-volume-probe-[a-f0-9]{32}$");
   private static final int MAX_PROBE_BYTES = 1024;
 
-  /** The checks whose proof only a strict backend probe can give; none is claimed without one. */
-  private static final List<String> BACKEND_CHECKS =
+  /** The storage checks, which {@code LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS} waives. */
+  private static final List<String> STORAGE_CHECKS =
       List.of(
-          "backend_available",
-          "cgroup_v2",
-          "namespace_isolation",
-          "mount_isolation",
-          "network_isolation",
           "hard_workspace_quota",
           "hard_skill_storage_quota",
           "bounded_ephemeral_storage",
           "inode_quota");
 
+  /** The checks whose proof only the backend and the host can give; none is claimed unproven. */
+  private static final List<String> BACKEND_CHECKS =
+      Stream.concat(
+              Stream.of(
+                  "backend_available",
+                  "cgroup_v2",
+                  "namespace_isolation",
+                  "mount_isolation",
+                  "network_isolation"),
+              STORAGE_CHECKS.stream())
+          .toList();
+
+  /** {@code LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS}: off unless a true word, as LangBot's. */
+  private static final BooleanSetting UNSAFE_SOFT_STORAGE_LIMITS =
+      new BooleanSetting(false, Set.of("1", "true", "yes", "on"), false);
+
   /** Whether {@code LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS} is set to a true word. */
   static boolean unsafeSoftStorageLimits(Map<String, String> env) {
-    String value = env.getOrDefault("LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS", "");
-    return List.of("1", "true", "yes", "on")
-        .contains(value.strip().toLowerCase(java.util.Locale.ROOT));
+    return UNSAFE_SOFT_STORAGE_LIMITS.parse(
+        env.get("LANGBOT_BOX_ALLOW_UNSAFE_SOFT_STORAGE_LIMITS"));
   }
 
   /**
@@ -105,14 +118,7 @@ record ManagedWorkspace(
       checks.put("network_isolation", proven.network());
       details.put("probe", proven.detail());
       if (unsafeSoftStorageLimits) {
-        for (String name :
-            List.of(
-                "hard_workspace_quota",
-                "hard_skill_storage_quota",
-                "bounded_ephemeral_storage",
-                "inode_quota")) {
-          checks.put(name, true);
-        }
+        STORAGE_CHECKS.forEach(name -> checks.put(name, true));
       }
       if (error == null && !checks.path("cgroup_v2").asBoolean()) {
         error = "the host has no cgroup v2 hierarchy at /sys/fs/cgroup";
