@@ -307,4 +307,28 @@ class LangBotSkillsTest {
                     ctx)))
         .startsWith("BoxValidationError: Uploaded file ");
   }
+
+  @Test
+  void skillsAreFilesOfTheHostRoot_soTheNextServerSeesThem() throws IOException {
+    String ctx = context("ws-restart");
+    rpc.callData(
+        "box_create_skill",
+        "{\"skill\": {\"name\": \"lasting\", \"instructions\": \"Still here.\"}}",
+        ctx);
+
+    try (BoxServer next =
+            LangBotServers.start(Map.of("backend", "bwrap"), LangBotServers.ENV, false);
+        RpcClient again = RpcClient.asLangBot(next.port())) {
+      again.callData(
+          "box_init",
+          "{\"local\": {\"host_root\": \""
+              + hostRoot
+              + "\", \"allowed_mount_roots\": [\""
+              + hostRoot
+              + "\"], \"skills_root\": \"skills\"}}",
+          null);
+      JsonNode skill = again.callData("box_get_skill", "{\"name\": \"lasting\"}", ctx);
+      assertThat(skill.path("skill").path("instructions").asText()).isEqualTo("Still here.");
+    }
+  }
 }
