@@ -252,18 +252,10 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
-   * Replaces the allowed mount roots for sessions created from now on (LangBot's {@code
-   * box.local.allowed_mount_roots}); the data-dir and blocked-path rules stay, and with no root
-   * every host path is refused. Existing sessions keep their mounts.
-   */
-  public void applyAllowedMountRoots(List<Path> roots) {
-    applyAllowedMountRoots(roots, List.of());
-  }
-
-  /**
-   * As {@link #applyAllowedMountRoots(List)}, with roots the runtime manages, whose directories are
-   * handed to the sandbox user when mounted read-write (see {@link
-   * HostPathPolicy#restrictedTo(Path, List, List)}).
+   * Restricts host paths of sessions created from now on to {@code roots}, as LangBot's {@code
+   * box.local.allowed_mount_roots} does (no root: no host path); directories inside {@code
+   * managedRoots} are the runtime's and are handed to the sandbox user when mounted read-write (see
+   * {@link HostPathPolicy#restrictedTo(Path, List, List)}).
    */
   public void applyAllowedMountRoots(List<Path> roots, List<Path> managedRoots) {
     specs.policy(HostPathPolicy.restrictedTo(config.dataDir(), roots, managedRoots));

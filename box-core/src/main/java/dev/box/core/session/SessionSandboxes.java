@@ -61,27 +61,20 @@ final class SessionSandboxes {
   }
 
   /**
-   * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity.
+   * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity. A persistent
+   * session is recorded before it is returned; one that cannot be recorded is not started.
    *
    * @throws BoxException when the backend is unavailable, a mount is refused, the capacity is
    *     reached, the runtime shuts down meanwhile, or the backend cannot start it
    */
   Session start(BoxSpec spec, SandboxBackend backend) {
-    return start(spec, backend, clock.instant());
+    return start(spec, backend, clock.instant(), false);
   }
 
   /**
-   * As {@link #start(BoxSpec, SandboxBackend)}, for a session first created at {@code createdAt} (a
-   * persistent one restored after a restart keeps its identity). A persistent session is recorded
-   * before it is returned; one that cannot be recorded is not started.
-   */
-  Session start(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
-    return start(spec, backend, createdAt, false);
-  }
-
-  /**
-   * Starts a recorded persistent session again: its sandbox, when the backend finds it still
-   * running ({@link SandboxBackend#adopt}), else a new one on its kept workspace.
+   * Starts a recorded persistent session again with its creation time: its sandbox, when the
+   * backend finds it still running ({@link SandboxBackend#adopt}), else a new one on its kept
+   * workspace; as {@link #start(BoxSpec, SandboxBackend)} otherwise.
    */
   Session restore(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
     return start(spec, backend, createdAt, true);

@@ -38,11 +38,6 @@ final class WorkspaceStore {
         status.name(), status.available(), status.reason(), enforced, status.capabilities());
   }
 
-  /** Creates (or reuses) the workspace of the sandbox {@code name}, with no quota. */
-  Path create(String name) throws IOException {
-    return create(name, 0);
-  }
-
   /**
    * Creates (or reuses) the workspace of the sandbox {@code name}; with a quota above 0 it is a
    * file system of that many MiB (see {@link WorkspaceQuota}).
