@@ -139,7 +139,8 @@ final class Backends {
                   containers.cpuLimit(),
                   containers.pullTimeout(),
                   containers.seccompProfile(),
-                  containers.sandboxLease()),
+                  containers.sandboxLease(),
+                  containers.writableRootMb()),
               config.stateDir(),
               instanceId,
               config.isolation().egress());

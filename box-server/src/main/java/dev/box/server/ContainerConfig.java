@@ -20,6 +20,8 @@ import org.jspecify.annotations.Nullable;
  *     at startup; null for the engine's default. Box's own filter applies under either.
  * @param sandboxLease how long a container outlives its server when the server dies without
  *     removing it ({@code sandbox_lease_sec}, 30)
+ * @param writableRootMb what a container with a writable root may write to it, in MiB, where the
+ *     engine's storage bounds it ({@code writable_root_mb}, 1024; 0 for no bound)
  */
 public record ContainerConfig(
     @Nullable String image,
@@ -28,7 +30,8 @@ public record ContainerConfig(
     boolean cpuLimit,
     Duration pullTimeout,
     @Nullable Path seccompProfile,
-    Duration sandboxLease) {
+    Duration sandboxLease,
+    int writableRootMb) {
 
   private static final IntSetting PULL_TIMEOUT_SEC =
       new IntSetting("pull_timeout_sec", 300, 1, 3600);
@@ -36,6 +39,11 @@ public record ContainerConfig(
   /** How long a container outlives its server (see the container backends' sandbox lease). */
   private static final IntSetting SANDBOX_LEASE_SEC =
       new IntSetting("sandbox_lease_sec", 30, 3, 3600);
+
+  /** What a container may write to a writable root (see the container backends). */
+  private static final IntSetting WRITABLE_ROOT_MB =
+      new IntSetting(
+          "writable_root_mb", ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB, 0, 1024 * 1024);
 
   /**
    * Reads the settings from the resolved values of {@code box serve}.
@@ -62,7 +70,8 @@ public record ContainerConfig(
         RuntimeLimits.CPU_LIMIT.parse(values.get("docker_cpu_limit")),
         Duration.ofSeconds(PULL_TIMEOUT_SEC.parse(values.get("pull_timeout_sec"))),
         seccompProfile(values.get("seccomp_profile")),
-        Duration.ofSeconds(SANDBOX_LEASE_SEC.parse(values.get("sandbox_lease_sec"))));
+        Duration.ofSeconds(SANDBOX_LEASE_SEC.parse(values.get("sandbox_lease_sec"))),
+        WRITABLE_ROOT_MB.parse(values.get("writable_root_mb")));
   }
 
   /** The container engines' seccomp profile file, checked now, or null for their default. */

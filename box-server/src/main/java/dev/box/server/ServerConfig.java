@@ -99,6 +99,7 @@ public record ServerConfig(
           "docker_cpu_limit",
           "pull_timeout_sec",
           "sandbox_lease_sec",
+          "writable_root_mb",
           "sandbox_uid",
           "egress_allow",
           "egress_deny",

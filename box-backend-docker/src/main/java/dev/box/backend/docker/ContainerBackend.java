@@ -21,6 +21,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -57,6 +58,9 @@ public final class ContainerBackend implements SandboxBackend {
    * @param pullTimeout how long pulling a missing image may take
    * @param seccompProfile the operator's seccomp profile (JSON) that the engine applies instead of
    *     its default, or null for the engine's default; Box's own filter applies under either
+   * @param sandboxLease how long a container outlives its server
+   * @param writableRootMb what a container with a writable root may write to it, in MiB, where the
+   *     engine's storage bounds it ({@link WritableRoot}); 0 for no bound
    */
   public record Settings(
       String engine,
@@ -65,10 +69,14 @@ public final class ContainerBackend implements SandboxBackend {
       boolean cpuLimit,
       Duration pullTimeout,
       @Nullable Path seccompProfile,
-      Duration sandboxLease) {
+      Duration sandboxLease,
+      int writableRootMb) {
 
     /** How long, by default, a container outlives its server. */
     public static final Duration DEFAULT_SANDBOX_LEASE = Duration.ofSeconds(30);
+
+    /** What, by default, a container with a writable root may write to it, in MiB. */
+    public static final int DEFAULT_WRITABLE_ROOT_MB = 1024;
 
     /** Settings with the default sandbox lease. */
     public Settings(
@@ -85,7 +93,8 @@ public final class ContainerBackend implements SandboxBackend {
           cpuLimit,
           pullTimeout,
           seccompProfile,
-          DEFAULT_SANDBOX_LEASE);
+          DEFAULT_SANDBOX_LEASE,
+          DEFAULT_WRITABLE_ROOT_MB);
     }
 
     /** Settings with the engine's default seccomp profile. */
@@ -112,6 +121,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final Ticker ticker = Ticker.system();
   private final CpuQuota cpuQuota;
   private final SandboxLease lease;
+  private final WritableRoot writableRoot;
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -150,6 +160,7 @@ public final class ContainerBackend implements SandboxBackend {
     String dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.cpuQuota = new CpuQuota(settings.engine(), settings.cpuLimit());
     this.lease = new SandboxLease(dataDir, settings.sandboxLease());
+    this.writableRoot = new WritableRoot(settings.engine(), client, settings.writableRootMb());
     this.createBody =
         new ContainerCreateBody(
             settings.engine(), engineProfile, guard, instanceId, dataLabel, lease);
@@ -172,7 +183,8 @@ public final class ContainerBackend implements SandboxBackend {
                 firewall,
                 engineProfile,
                 seccompEnforced(),
-                cpuQuota::enabled),
+                cpuQuota::enabled,
+                writableRoot::enforced),
             ticker);
     BackendStatus status = probe.status();
     cpuQuota.warnIfDisabled();
@@ -254,11 +266,10 @@ public final class ContainerBackend implements SandboxBackend {
       throw new BoxBackendUnavailableException(
           settings.engine() + ": cannot write the sandbox lease: " + e.getMessage());
     }
-    Map<String, Object> body = createBody.of(spec, image, cpuQuota.enabled());
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     try {
-      containerId = containers.create(name, body, image);
+      containerId = create(spec, name, image);
       containers.start(containerId);
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
@@ -271,6 +282,36 @@ public final class ContainerBackend implements SandboxBackend {
       containers.remove(containerId == null ? name : containerId);
       throw e;
     }
+  }
+
+  /**
+   * Creates the container of {@code spec}, its writable root bounded where the engine's storage
+   * bounds it; an engine that turns out to refuse the bound gets the container without it (and
+   * health says so from then on).
+   */
+  private String create(SandboxSpec spec, String name, String image) throws IOException {
+    Map<String, String> storage =
+        spec.readOnlyRootfs() ? null : writableRoot.storageOpt(() -> imageBytes(image));
+    try {
+      return containers.create(
+          name, createBody.of(spec, image, cpuQuota.enabled(), storage), image);
+    } catch (BoxException e) {
+      if (storage == null || !writableRoot.refused(String.valueOf(e.getMessage()))) {
+        throw e;
+      }
+      probe.refresh();
+      return containers.create(name, createBody.of(spec, image, cpuQuota.enabled(), null), image);
+    }
+  }
+
+  /** The size of {@code image}, pulled first when the engine does not have it. */
+  private long imageBytes(String image) throws IOException {
+    OptionalLong bytes = WritableRoot.imageBytes(client, image);
+    if (bytes.isEmpty()) {
+      containers.puller().pull(image);
+      bytes = WritableRoot.imageBytes(client, image);
+    }
+    return bytes.orElse(0);
   }
 
   /** An engine that went away is unavailable (503, probed again later), not an internal error. */

@@ -50,8 +50,13 @@ record ContainerCreateBody(
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
 
-  /** The body for the container of {@code spec} from {@code image}, with a CPU quota or not. */
-  Map<String, Object> of(SandboxSpec spec, String image, boolean cpuLimit) {
+  /**
+   * The body for the container of {@code spec} from {@code image}, with a CPU quota or not.
+   *
+   * @param storage the storage options that bound a writable root, or null for none
+   */
+  Map<String, Object> of(
+      SandboxSpec spec, String image, boolean cpuLimit, @Nullable Map<String, String> storage) {
     Path binary = guard.binary();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
@@ -80,7 +85,11 @@ record ContainerCreateBody(
             dataLabel,
             PERSISTENT_LABEL,
             Boolean.toString(spec.persistent())));
-    body.put("HostConfig", hostConfig(spec, cpuLimit, binary));
+    Map<String, Object> host = hostConfig(spec, cpuLimit, binary);
+    if (storage != null) {
+      host.put("StorageOpt", storage);
+    }
+    body.put("HostConfig", host);
     return body;
   }
 

@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * Asks the engine once whether it serves: what is enforced and how, or why sessions cannot start.
@@ -24,6 +25,7 @@ import java.util.function.BooleanSupplier;
  * @param engineProfile the seccomp profile the engine applies; one with an error is unavailable
  * @param seccomp the {@code seccomp} entry of the status
  * @param cpuLimit whether containers get a CPU quota, read at every probe
+ * @param writableRoot what bounds a writable root, read at every probe
  */
 record EngineCheck(
     String engine,
@@ -32,7 +34,8 @@ record EngineCheck(
     NetnsFirewall firewall,
     EngineProfile engineProfile,
     String seccomp,
-    BooleanSupplier cpuLimit) {
+    BooleanSupplier cpuLimit,
+    Supplier<String> writableRoot) {
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
 
   /** {@code Docker Engine} or {@code Podman}, as messages name the engine. */
@@ -97,10 +100,10 @@ record EngineCheck(
         "egress",
         firewall.available() ? firewall.status() : firewall.status() + "; network on is refused");
     enforced.put("seccomp", seccomp);
-    // The image's root is read-only unless read_only_rootfs is false; then the engine's overlay
-    // writes to the host's disk, which no engine option bounds on every storage driver.
-    enforced.put("tmp", "tmpfs 64 MiB (read-only root)");
-    enforced.put("writable_root", "none: the engine's overlay on the host disk");
+    // The image's root is read-only unless read_only_rootfs is false; then /tmp is part of the
+    // writable root, which the engine's storage bounds or not (see WritableRoot).
+    enforced.put("tmp", "tmpfs 64 MiB (read-only root); else part of the writable root");
+    enforced.put("writable_root", writableRoot.get());
     return enforced;
   }
 

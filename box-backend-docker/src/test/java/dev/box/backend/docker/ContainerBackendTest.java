@@ -138,7 +138,8 @@ class ContainerBackendTest {
                 true,
                 Duration.ofMinutes(5),
                 null,
-                Duration.ofSeconds(3)),
+                Duration.ofSeconds(3),
+                ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB),
             dataDir,
             "lease")) {
       Sandbox sandbox = backend.start(spec("lease", IMAGE));
@@ -165,7 +166,7 @@ class ContainerBackendTest {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
       assertThat(backend.status().enforced())
           .containsEntry("seccomp", SyscallGuard.POLICY)
-          .containsEntry("writable_root", "none: the engine's overlay on the host disk");
+          .containsKey("writable_root");
       inSandbox(
           backend,
           spec("guarded", IMAGE),

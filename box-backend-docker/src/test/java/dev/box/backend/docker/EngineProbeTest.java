@@ -40,7 +40,8 @@ class EngineProbeTest {
             NetnsFirewall.probe(),
             EngineProfile.read(null),
             "engine-default",
-            () -> true);
+            () -> true,
+            () -> "none");
     return new EngineProbe(check, now::get);
   }
 
