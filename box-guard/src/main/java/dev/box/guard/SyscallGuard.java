@@ -3,17 +3,9 @@ package dev.box.guard;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -38,6 +30,9 @@ public final class SyscallGuard {
   /** Where every sandbox finds the helper. */
   public static final String SANDBOX_PATH = "/.box/box-guard";
 
+  /** The helper's name, in the jar (with its arch) and in the data directory's {@code bin/}. */
+  private static final String NAME = "box-guard";
+
   /** The policy of this build's filter: Docker's default profile for a process without caps. */
   public static final String POLICY = "docker-default-equivalent";
 
@@ -47,8 +42,6 @@ public final class SyscallGuard {
   /** The exit status of the helper when it fails before running the program. */
   public static final int GUARD_FAILED = 125;
 
-  private static final Set<PosixFilePermission> EXECUTABLE =
-      PosixFilePermissions.fromString("rwxr-xr-x");
   private static final long PROBE_TIMEOUT_SECONDS = 30;
 
   /**
@@ -81,7 +74,7 @@ public final class SyscallGuard {
     return INSTALLED.compute(
         target,
         (path, previous) ->
-            previous != null && (!previous.available() || intact(path))
+            previous != null && (!previous.available() || HelperBinaries.intact(path, NAME))
                 ? previous
                 : extractAndProbe(path));
   }
@@ -141,46 +134,10 @@ public final class SyscallGuard {
     return "SyscallGuard[" + policy + ": " + reason + "]";
   }
 
-  /** The helper's resource name for this JVM's arch, or null when the arch is not supported. */
-  static @Nullable String resourceName() {
-    String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
-    return switch (arch) {
-      case "amd64", "x86_64" -> "box-guard-x86_64";
-      case "aarch64", "arm64" -> "box-guard-aarch64";
-      default -> null;
-    };
-  }
-
-  private static byte @Nullable [] helperBytes() throws IOException {
-    String name = resourceName();
-    if (name == null) {
-      return null;
-    }
-    try (InputStream in = SyscallGuard.class.getResourceAsStream(name)) {
-      return in == null ? null : in.readAllBytes();
-    }
-  }
-
-  private static boolean intact(Path path) {
-    try {
-      byte[] expected = helperBytes();
-      return expected != null && matches(path, expected);
-    } catch (IOException e) {
-      return false;
-    }
-  }
-
-  private static boolean matches(Path path, byte[] expected) throws IOException {
-    return Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)
-        && Files.getPosixFilePermissions(path, LinkOption.NOFOLLOW_LINKS).equals(EXECUTABLE)
-        && Files.size(path) == expected.length
-        && Arrays.equals(Files.readAllBytes(path), expected);
-  }
-
   private static SyscallGuard extractAndProbe(Path target) {
     byte[] bytes;
     try {
-      bytes = helperBytes();
+      bytes = HelperBinaries.bytes(NAME);
     } catch (IOException e) {
       return unavailable("cannot read the box-guard binary from the jar: " + e.getMessage());
     }
@@ -191,26 +148,11 @@ public final class SyscallGuard {
               + ") in this build; box-guard is built for x86_64 and aarch64 hosts");
     }
     try {
-      if (!matches(target, bytes)) {
-        write(target, bytes);
-      }
+      HelperBinaries.install(target, bytes);
     } catch (IOException e) {
       return unavailable("cannot install box-guard at " + target + ": " + e);
     }
     return probe(target);
-  }
-
-  private static void write(Path target, byte[] bytes) throws IOException {
-    Path dir = target.getParent();
-    Files.createDirectories(dir);
-    Path temp = Files.createTempFile(dir, ".box-guard-", ".tmp");
-    try {
-      Files.write(temp, bytes);
-      Files.setPosixFilePermissions(temp, EXECUTABLE);
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    } finally {
-      Files.deleteIfExists(temp);
-    }
   }
 
   /** Runs {@code box-guard --policy}: it loads the filter in a child and names the policy. */

@@ -160,7 +160,8 @@ final class Backends {
               config.cgroups(),
               config.isolation().sandboxUid(),
               config.isolation().egress(),
-              SyscallGuard.install(config.stateDir()));
+              SyscallGuard.install(config.stateDir()),
+              config.isolation().execAgent());
     };
   }
 }

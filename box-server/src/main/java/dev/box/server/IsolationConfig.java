@@ -1,6 +1,7 @@
 package dev.box.server;
 
 import dev.box.core.net.EgressPolicy;
+import dev.box.core.settings.BooleanSetting;
 import dev.box.core.settings.IntSetting;
 import java.nio.file.Path;
 import java.util.Map;
@@ -15,8 +16,11 @@ import org.jspecify.annotations.Nullable;
  *     {@code egress_deny})
  * @param nsjailPath the nsjail binary of the nsjail backend ({@code nsjail_path}), or null to look
  *     for it in the system directories
+ * @param execAgent whether bubblewrap sandboxes start their processes through the exec agent in
+ *     each sandbox ({@code exec_agent}, on unless {@code false}) rather than through nsenter
  */
-public record IsolationConfig(int sandboxUid, EgressPolicy egress, @Nullable Path nsjailPath) {
+public record IsolationConfig(
+    int sandboxUid, EgressPolicy egress, @Nullable Path nsjailPath, boolean execAgent) {
   /** The default host uid of the sandbox user: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID =
       dev.box.backend.bwrap.BwrapBackend.DEFAULT_SANDBOX_UID;
@@ -30,7 +34,9 @@ public record IsolationConfig(int sandboxUid, EgressPolicy egress, @Nullable Pat
 
   /** The default uid and policy. */
   public static final IsolationConfig DEFAULTS =
-      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null);
+      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null, true);
+
+  private static final BooleanSetting EXEC_AGENT = BooleanSetting.onUnless("false");
 
   private static final IntSetting SANDBOX_UID =
       new IntSetting("sandbox_uid", DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE);
@@ -46,7 +52,8 @@ public record IsolationConfig(int sandboxUid, EgressPolicy egress, @Nullable Pat
         SANDBOX_UID.parse(values.get("sandbox_uid")),
         EgressPolicy.parse(
             values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")),
-        nsjailPath(values.get("nsjail_path")));
+        nsjailPath(values.get("nsjail_path")),
+        EXEC_AGENT.parse(values.get("exec_agent")));
   }
 
   private static @Nullable Path nsjailPath(@Nullable String value) {

@@ -105,6 +105,7 @@ public record ServerConfig(
           "egress_deny",
           "seccomp_profile",
           "nsjail_path",
+          "exec_agent",
           "e2b_api_key",
           "e2b_api_url",
           "e2b_template",

@@ -9,6 +9,7 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
+import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -70,7 +71,8 @@ public final class BwrapBackend implements SandboxBackend {
         true,
         DEFAULT_SANDBOX_UID,
         EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir));
+        SyscallGuard.install(dataDir),
+        true);
   }
 
   /**
@@ -82,6 +84,8 @@ public final class BwrapBackend implements SandboxBackend {
    * @param sandboxUid the host uid (and gid) the sandbox user is
    * @param egress the operator's egress policy for network-on sandboxes
    * @param syscallGuard the syscall guard every sandbox process runs through, when available
+   * @param execAgent whether processes start through the exec agent in each sandbox (when it, the
+   *     guard and cgroups are available) rather than through nsenter
    */
   public BwrapBackend(
       Path dataDir,
@@ -89,7 +93,8 @@ public final class BwrapBackend implements SandboxBackend {
       boolean useCgroups,
       int sandboxUid,
       EgressPolicy egress,
-      SyscallGuard syscallGuard) {
+      SyscallGuard syscallGuard,
+      boolean execAgent) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -109,7 +114,8 @@ public final class BwrapBackend implements SandboxBackend {
             useCgroups,
             baseName,
             Process::destroyForcibly,
-            BwrapBackend::failure);
+            BwrapBackend::failure,
+            agentBinary(dataDir, execAgent && guard != null));
     this.status = probe();
     log.info(
         "bwrap backend: {} ({})",
@@ -121,6 +127,18 @@ public final class BwrapBackend implements SandboxBackend {
               + " capability and cannot create user namespaces",
           syscallGuard.reason());
     }
+  }
+
+  /** The exec agent installed in the data directory, or null when not used or not available. */
+  private static @Nullable Path agentBinary(Path dataDir, boolean wanted) {
+    if (!wanted) {
+      return null;
+    }
+    ExecAgent agent = ExecAgent.install(dataDir);
+    if (!agent.available()) {
+      log.warn("bwrap backend: processes start through nsenter: {}", agent.reason());
+    }
+    return agent.binary();
   }
 
   @Override
@@ -185,7 +203,7 @@ public final class BwrapBackend implements SandboxBackend {
     Path bwrapPath = Objects.requireNonNull(bwrap, "bwrap");
     Path nsenterPath = Objects.requireNonNull(launcher, "launcher").nsenter();
     String tag = baseName + "/" + spec.sandboxName();
-    List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard);
+    List<String> argv = SandboxArgs.build(bwrapPath, spec, etcDir, tag, guard, attempt.agent());
     ProcessBuilder builder = new ProcessBuilder(argv);
     builder.environment().clear();
     builder.environment().put("PATH", "/usr/bin:/bin");

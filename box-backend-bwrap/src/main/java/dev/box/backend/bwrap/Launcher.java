@@ -31,7 +31,7 @@ public record Launcher(Path setpriv, Path nsenter, boolean guard) {
       "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
           + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
 
-  private static final Map<String, String> BASE_ENV =
+  static final Map<String, String> BASE_ENV =
       Map.of(
           "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
           "HOME", "/home/box",

@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
  * @param cgroup the sandbox's cgroups
  * @param launcher starts processes inside
  * @param network the sandbox's slirp4netns, or null with the network off
+ * @param agent the sandbox's exec agent, or null when processes start through {@code launcher}
  * @param destroyed whether {@link #destroy} has run
  */
 public record NamespaceSandbox(
@@ -32,6 +33,7 @@ public record NamespaceSandbox(
     CgroupDriver.SessionCgroup cgroup,
     Launcher launcher,
     @Nullable Process network,
+    @Nullable AgentRoute agent,
     AtomicBoolean destroyed)
     implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(NamespaceSandbox.class);
@@ -43,8 +45,9 @@ public record NamespaceSandbox(
       long initPid,
       CgroupDriver.SessionCgroup cgroup,
       Launcher launcher,
-      @Nullable Process network) {
-    this(name, bwrap, initPid, cgroup, launcher, network, new AtomicBoolean());
+      @Nullable Process network,
+      @Nullable AgentRoute agent) {
+    this(name, bwrap, initPid, cgroup, launcher, network, agent, new AtomicBoolean());
   }
 
   @Override
@@ -63,6 +66,14 @@ public record NamespaceSandbox(
       throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "sandbox " + name + " is not running");
     }
     CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
+    if (agent != null) {
+      try {
+        return agent.spawn(spec, group);
+      } catch (RuntimeException e) {
+        group.releaseIfEmpty();
+        throw e;
+      }
+    }
     try {
       Process process = launcher.start(initPid, group, spec);
       return BwrapProcess.release(process, group, spec.stdin());
@@ -77,6 +88,9 @@ public record NamespaceSandbox(
   public void destroy() {
     if (!destroyed.compareAndSet(false, true)) {
       return;
+    }
+    if (agent != null) {
+      agent.link().close();
     }
     // Killing the sandbox's init ends its pid namespace: every process in it dies, including
     // those that double-forked or called setsid. --die-with-parent does the same for bwrap,

@@ -3,6 +3,7 @@ package dev.box.backend.bwrap;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
+import dev.box.core.agent.AgentLink;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
@@ -11,8 +12,10 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -41,6 +44,22 @@ public final class NamespaceStart {
   private final ExecutorService readers;
   private final Consumer<Process> destroy;
   private final Function<Exception, BoxException> failure;
+  private final @Nullable Path agent;
+  private final Path agents;
+
+  /** How long a sandbox's exec agent may take to connect, and to answer each request. */
+  private static final Duration AGENT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
+
+  private static final Duration AGENT_REPLY_TIMEOUT = Duration.ofSeconds(5);
+
+  /**
+   * The mounts of a sandbox's exec agent.
+   *
+   * @param binary the agent on the host, mounted read-only at {@link ExecAgent#SANDBOX_PATH}
+   * @param socketDir the directory of the agent's socket, mounted read-only at {@link
+   *     ExecAgent#SOCKET_DIR}
+   */
+  public record AgentMounts(Path binary, Path socketDir) {}
 
   /**
    * Probes the host's firewall, slirp4netns and, when asked to, cgroups.
@@ -53,6 +72,8 @@ public final class NamespaceStart {
    * @param baseName the base cgroup of this data directory's sandboxes
    * @param destroy kills the process of a sandbox whose start failed, and the sandbox with it
    * @param failure the error a start that failed with an unexpected exception reports
+   * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
+   *     used only with cgroups, which admit what it forks
    */
   public NamespaceStart(
       String backend,
@@ -62,7 +83,8 @@ public final class NamespaceStart {
       boolean useCgroups,
       String baseName,
       Consumer<Process> destroy,
-      Function<Exception, BoxException> failure) {
+      Function<Exception, BoxException> failure,
+      @Nullable Path agent) {
     if (sandboxUid <= 0) {
       throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
     }
@@ -85,6 +107,13 @@ public final class NamespaceStart {
             Thread.ofPlatform().name("box-" + backend + "-reader").daemon().factory());
     this.destroy = destroy;
     this.failure = failure;
+    this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
+    this.agents = workspaces.resolveSibling("agents");
+  }
+
+  /** Whether sandboxes start their processes through the exec agent. */
+  public boolean usesAgent() {
+    return agent != null;
   }
 
   /** The platform threads that read the jails' and slirp4netns's output. */
@@ -126,9 +155,18 @@ public final class NamespaceStart {
   public final class Attempt {
     private final SandboxSpec spec;
     private @Nullable Process process;
+    private @Nullable AgentMounts agentMounts;
 
     private Attempt(SandboxSpec spec) {
       this.spec = spec;
+    }
+
+    /**
+     * The exec agent's mounts, which the jail must make and whose agent it must run as the holder
+     * (as the sandbox's PID 1); null when processes start through the launcher.
+     */
+    public @Nullable AgentMounts agent() {
+      return agentMounts;
     }
 
     /** Whether the sandbox has the network on. */
@@ -191,7 +229,14 @@ public final class NamespaceStart {
     CgroupDriver.SessionCgroup cgroup =
         cgroups.createSession(spec.sandboxName(), spec.memoryMb(), spec.pidsLimit(), spec.cpus());
     Process network = null;
+    AgentLink link = null;
     try {
+      if (agent != null) {
+        Path dir = agents.resolve(spec.sandboxName());
+        link =
+            AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
+        attempt.agentMounts = new AgentMounts(agent, dir);
+      }
       long initPid = jail.start(attempt);
       Process process = attempt.process;
       if (process == null) {
@@ -200,8 +245,23 @@ public final class NamespaceStart {
       if (attempt.networkOn() && slirp != null) {
         network = UserModeNetwork.start(slirp, initPid, readers);
       }
-      return new NamespaceSandbox(spec.sandboxName(), process, initPid, cgroup, launcher, network);
+      AgentRoute route = null;
+      if (link != null) {
+        CgroupDriver.ProcessCgroup agentGroup = cgroup.createProcessGroup(0);
+        AgentRoute.admitAgent(agentGroup, initPid);
+        route = new AgentRoute(link, agentGroup, initPid);
+      }
+      NamespaceSandbox sandbox =
+          new NamespaceSandbox(
+              spec.sandboxName(), process, initPid, cgroup, launcher, network, route);
+      if (link != null) {
+        link.awaitAgent(AGENT_CONNECT_TIMEOUT, sandbox::destroy);
+      }
+      return sandbox;
     } catch (IOException | ExecutionException | TimeoutException | RuntimeException e) {
+      if (link != null) {
+        link.close();
+      }
       abandon(attempt.process, network, cgroup);
       if (e instanceof BoxException box) {
         throw box;
@@ -209,6 +269,9 @@ public final class NamespaceStart {
       throw failure.apply(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      if (link != null) {
+        link.close();
+      }
       abandon(attempt.process, network, cgroup);
       throw new BoxException(
           BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting a sandbox");

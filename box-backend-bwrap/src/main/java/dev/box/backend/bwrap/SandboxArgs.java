@@ -3,6 +3,7 @@ package dev.box.backend.bwrap;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -28,6 +29,11 @@ final class SandboxArgs {
   /** What the sandbox runs until it is destroyed; "ready" tells the backend setup is complete. */
   private static final String HOLDER =
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec sleep infinity";
+
+  /** The holder when processes start through the exec agent: the agent, once set up. */
+  private static final String AGENT_HOLDER =
+      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec "
+          + String.join(" ", ExecAgent.sandboxCommand());
 
   /** System directories that live in /usr on merged-usr hosts, or beside it on others. */
   static final List<String> ROOT_DIRS = List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
@@ -71,6 +77,23 @@ final class SandboxArgs {
   static List<String> build(
       Path bwrap, SandboxSpec spec, Path etcDir, String tag, @Nullable Path guard)
       throws IOException {
+    return build(bwrap, spec, etcDir, tag, guard, null);
+  }
+
+  /**
+   * The argument vector.
+   *
+   * @param guard the host path of the syscall guard to mount and run the holder through, or null
+   * @param agent the exec agent's mounts: then the agent is the holder, as the sandbox's PID 1
+   */
+  static List<String> build(
+      Path bwrap,
+      SandboxSpec spec,
+      Path etcDir,
+      String tag,
+      @Nullable Path guard,
+      NamespaceStart.@Nullable AgentMounts agent)
+      throws IOException {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
     // The maps are written from outside while bwrap waits on stdin (IdMaps).
@@ -111,8 +134,18 @@ final class SandboxArgs {
     add(a, "--perms", "1777", "--tmpfs", "/tmp");
     // The holder makes /home/box as the sandbox user: bwrap's own directories belong to root.
     add(a, "--perms", "1777", "--tmpfs", "/home");
+    if (agent != null) {
+      // bwrap would make /.box for root only; the agent runs as the sandbox user.
+      add(a, "--perms", "0755", "--dir", "/.box");
+    }
     if (guard != null) {
       add(a, "--ro-bind", guard.toString(), Privileges.GUARD_IN_SANDBOX);
+    }
+    if (agent != null) {
+      add(a, "--ro-bind", agent.binary().toString(), ExecAgent.SANDBOX_PATH);
+      add(a, "--ro-bind", agent.socketDir().toString(), ExecAgent.SOCKET_DIR);
+      // The agent reaps every orphan, as bwrap's own init would.
+      add(a, "--as-pid-1");
     }
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
@@ -133,7 +166,7 @@ final class SandboxArgs {
     add(a, "--chdir", "/");
     a.add("--");
     a.addAll(Privileges.dropToSandboxUser(guard != null));
-    add(a, "/bin/sh", "-c", HOLDER);
+    add(a, "/bin/sh", "-c", agent != null ? AGENT_HOLDER : HOLDER);
     return a;
   }
 

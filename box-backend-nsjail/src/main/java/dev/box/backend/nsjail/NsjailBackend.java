@@ -101,7 +101,8 @@ public final class NsjailBackend implements SandboxBackend {
             useCgroups,
             baseName,
             NsjailBackend::destroy,
-            NsjailBackend::failure);
+            NsjailBackend::failure,
+            null);
     this.status = probe(nsjailPath);
     log.info(
         "nsjail backend: {} ({})",

@@ -1,0 +1,464 @@
+package dev.box.core.agent;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's side of one sandbox's exec agent ({@code box-agent}, see {@code box-guard}): a Unix
+ * socket in a directory that only that sandbox has mounted, the agent's connection to it, and one
+ * connection per stream of each process the agent starts.
+ *
+ * <p>The agent is untrusted: code in the sandbox runs as the same user and can kill, replace or
+ * impersonate it. So every frame it sends is bounded and checked (a frame of more than {@value
+ * #MAX_AGENT_FRAME} bytes, of an unknown type, for an unknown process or out of order breaks the
+ * link), every answer has a deadline, and a link that breaks calls {@code onBroken}, which ends the
+ * sandbox; the processes the link started then fail with a clear error. A process joins its cgroup
+ * through {@link Admission}, by the server, before the agent lets it exec; killing is by cgroup,
+ * never by asking the agent. Stream connections must name a process that is waiting for them, with
+ * its random token; anything else is closed, and at most {@value #MAX_UNCLAIMED} unclaimed
+ * connections are served at once.
+ */
+public final class AgentLink implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(AgentLink.class);
+
+  /** The largest frame the agent may send; its frames are 9 bytes. */
+  static final int MAX_AGENT_FRAME = 64;
+
+  /** The largest spawn request the agent reads (its own bound). */
+  static final int MAX_REQUEST = 16 << 20;
+
+  private static final int MAX_UNCLAIMED = 32;
+  private static final int VERSION = 1;
+  private static final int STREAM_HEADER = 18;
+
+  private static final ScheduledExecutorService TIMERS =
+      Executors.newSingleThreadScheduledExecutor(
+          Thread.ofPlatform().name("box-agent-timer").daemon().factory());
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** Moves a process the agent forked into its cgroup before it runs. */
+  @FunctionalInterface
+  public interface Admission {
+    /**
+     * Puts the process the sandbox sees as {@code sandboxPid} into its cgroup.
+     *
+     * @throws IOException when it cannot: the process is cancelled
+     */
+    void admit(long sandboxPid) throws IOException;
+  }
+
+  private final String name;
+  private final Path socket;
+  private final ServerSocketChannel server;
+  private final Duration replyTimeout;
+  private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
+  private final AtomicInteger ids = new AtomicInteger();
+  private final AtomicInteger unclaimed = new AtomicInteger();
+  private final Object writeLock = new Object();
+  private volatile @Nullable SocketChannel control;
+  private volatile @Nullable String broken;
+  private volatile Runnable onBroken = () -> {};
+  private volatile long agentPid;
+
+  private AgentLink(String name, Path socket, ServerSocketChannel server, Duration replyTimeout) {
+    this.name = name;
+    this.socket = socket;
+    this.server = server;
+    this.replyTimeout = replyTimeout;
+  }
+
+  /**
+   * Listens on {@code dir/socket} for the agent of sandbox {@code name}; {@code dir} is made (mode
+   * 0755) and the socket is left connectable by the sandbox user.
+   *
+   * @param replyTimeout how long the agent may take to answer
+   */
+  public static AgentLink listen(String name, Path dir, String socketName, Duration replyTimeout)
+      throws IOException {
+    Files.createDirectories(dir);
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Path socket = dir.resolve(socketName);
+    Files.deleteIfExists(socket);
+    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    try {
+      server.bind(UnixDomainSocketAddress.of(socket));
+      Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+    } catch (IOException | RuntimeException e) {
+      server.close();
+      throw e;
+    }
+    return new AgentLink(name, socket, server, replyTimeout);
+  }
+
+  /**
+   * Waits for the agent to connect and say hello, then serves it.
+   *
+   * @param onBroken called once when the link breaks (the agent died, misbehaved or went silent)
+   * @throws IOException when no agent said hello within {@code timeout}
+   */
+  public void awaitAgent(Duration timeout, Runnable onBroken) throws IOException {
+    this.onBroken = onBroken;
+    ScheduledFuture<?> deadline = closeAfter(server, timeout);
+    SocketChannel agent;
+    try {
+      agent = server.accept();
+    } catch (IOException e) {
+      throw new IOException("no exec agent connected within " + timeout.toSeconds() + " s", e);
+    } finally {
+      deadline.cancel(false);
+    }
+    ScheduledFuture<?> hello = closeAfter(agent, timeout);
+    try {
+      ByteBuffer frame = readFrame(agent);
+      if (frame.get() != 'H' || frame.remaining() != 8 || frame.getInt() != VERSION) {
+        throw new IOException("the exec agent did not say hello");
+      }
+      agentPid = Integer.toUnsignedLong(frame.getInt());
+    } catch (IOException e) {
+      agent.close();
+      throw e;
+    } finally {
+      hello.cancel(false);
+    }
+    control = agent;
+    Thread.ofVirtual().name("box-agent-" + name).start(() -> readAgent(agent));
+    Thread.ofVirtual().name("box-agent-streams-" + name).start(this::acceptStreams);
+  }
+
+  /** The agent's pid as the sandbox sees it. */
+  public long agentPid() {
+    return agentPid;
+  }
+
+  /** Whether the link works: the agent connected and nothing broke it. */
+  public boolean usable() {
+    return control != null && broken == null;
+  }
+
+  /**
+   * Starts {@code argv} with {@code env} through the agent: the agent forks it, {@code admission}
+   * puts it into its cgroup, its streams connect, and only then does it exec.
+   *
+   * @param tree kills and releases the process's tree (by cgroup)
+   * @throws BoxException when the link is broken, or breaks now
+   */
+  public AgentProcess spawn(
+      List<String> argv,
+      Map<String, String> env,
+      boolean stdin,
+      Admission admission,
+      AgentProcess.Tree tree) {
+    int id = ids.incrementAndGet();
+    byte[] token = new byte[8];
+    RANDOM.nextBytes(token);
+    AgentProcess.Pending p = new AgentProcess.Pending(id, token, stdin);
+    pending.put(id, p);
+    long sandboxPid;
+    try {
+      send(AgentFrames.spawn(id, token, stdin, argv, env));
+      sandboxPid = await(p.pid());
+    } catch (RuntimeException e) {
+      pending.remove(id);
+      throw e;
+    }
+    try {
+      admission.admit(sandboxPid);
+      SocketChannel out = await(p.stream(1));
+      SocketChannel err = await(p.stream(2));
+      SocketChannel in = stdin ? await(p.stream(0)) : null;
+      send(AgentFrames.go(id));
+      return new AgentProcess(p, out, err, in, tree, this::failure);
+    } catch (IOException | RuntimeException e) {
+      if (usable()) {
+        sendQuietly(AgentFrames.cancel(id));
+      }
+      pending.remove(id);
+      p.closeStreams();
+      if (e instanceof BoxException box) {
+        throw box;
+      }
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "cannot start a process in sandbox " + name + ": " + e.getMessage(),
+          e);
+    }
+  }
+
+  /** The error of a process whose link broke. */
+  private BoxException failure() {
+    return new BoxException(
+        BoxErrorCode.RUNTIME_UNAVAILABLE,
+        "the sandbox "
+            + name
+            + " ended: its exec agent "
+            + broken
+            + "; the next command starts a new sandbox");
+  }
+
+  private <T> T await(CompletableFuture<T> future) {
+    try {
+      return future.get(replyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      breakLink("did not answer within " + replyTimeout.toMillis() + " ms");
+      throw failure();
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof BoxException box ? box : failure();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting");
+    }
+  }
+
+  private void send(byte[] frame) {
+    SocketChannel channel = control;
+    if (channel == null || broken != null) {
+      throw failure();
+    }
+    // An agent that stops reading would block the writer: the deadline breaks the link instead.
+    ScheduledFuture<?> deadline =
+        TIMERS.schedule(
+            () -> breakLink("stopped reading its requests"),
+            replyTimeout.toNanos(),
+            TimeUnit.NANOSECONDS);
+    try {
+      synchronized (writeLock) {
+        ByteBuffer buffer = ByteBuffer.wrap(frame);
+        while (buffer.hasRemaining()) {
+          channel.write(buffer);
+        }
+      }
+    } catch (IOException e) {
+      breakLink("closed its connection");
+      throw failure();
+    } finally {
+      deadline.cancel(false);
+    }
+  }
+
+  private void sendQuietly(byte[] frame) {
+    try {
+      send(frame);
+    } catch (BoxException e) {
+      log.debug("sandbox {}: {}", name, e.getMessage());
+    }
+  }
+
+  private void readAgent(SocketChannel agent) {
+    try {
+      while (broken == null) {
+        ByteBuffer frame = readFrame(agent);
+        String wrong = handle(frame);
+        if (wrong != null) {
+          breakLink(wrong);
+          return;
+        }
+      }
+    } catch (IOException e) {
+      breakLink(broken != null ? broken : "closed its connection");
+    }
+  }
+
+  /** Acts on one frame of the agent's; what was wrong with it, or null. */
+  private @Nullable String handle(ByteBuffer frame) {
+    byte type = frame.get();
+    if (frame.remaining() != 8) {
+      return "sent a frame of the wrong size";
+    }
+    int id = frame.getInt();
+    int value = frame.getInt();
+    AgentProcess.Pending p = pending.get(id);
+    if (p == null) {
+      return "answered for a process it was not asked to start";
+    }
+    switch (type) {
+      case 'P' -> {
+        if (!p.pid().complete(Integer.toUnsignedLong(value))) {
+          return "named a process twice";
+        }
+      }
+      case 'F' -> {
+        pending.remove(id);
+        p.fail(
+            new BoxException(
+                BoxErrorCode.INTERNAL_ERROR,
+                "sandbox " + name + " cannot start a process: errno " + value));
+      }
+      case 'X' -> {
+        if (!p.pid().isDone()) {
+          return "reported an exit before a start";
+        }
+        pending.remove(id);
+        p.exit().complete(exitCode(value));
+      }
+      default -> {
+        return "sent an unknown frame";
+      }
+    }
+    return null;
+  }
+
+  /** The exit code of a wait status: the code, or 128+N when killed by signal N. */
+  static int exitCode(int status) {
+    int signal = status & 0x7f;
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal;
+  }
+
+  private void acceptStreams() {
+    while (broken == null) {
+      SocketChannel stream;
+      try {
+        stream = server.accept();
+      } catch (IOException e) {
+        return;
+      }
+      if (unclaimed.incrementAndGet() > MAX_UNCLAIMED) {
+        unclaimed.decrementAndGet();
+        closeQuietly(stream);
+        continue;
+      }
+      Thread.ofVirtual().start(() -> claim(stream));
+    }
+  }
+
+  /** Reads a stream connection's header and hands it to its process; anything else is closed. */
+  private void claim(SocketChannel stream) {
+    ScheduledFuture<?> deadline = closeAfter(stream, replyTimeout);
+    boolean claimed = false;
+    try {
+      ByteBuffer header = ByteBuffer.allocate(STREAM_HEADER);
+      while (header.hasRemaining()) {
+        if (stream.read(header) < 0) {
+          return;
+        }
+      }
+      header.flip();
+      byte[] token = new byte[8];
+      if (header.getInt() != STREAM_HEADER - 4 || header.get() != 'O') {
+        return;
+      }
+      int id = header.getInt();
+      header.get(token);
+      int fd = header.get();
+      AgentProcess.Pending p = pending.get(id);
+      claimed = p != null && p.claim(token, fd, stream);
+    } catch (IOException e) {
+      log.debug("sandbox {}: a stream connection failed: {}", name, e.toString());
+    } finally {
+      deadline.cancel(false);
+      unclaimed.decrementAndGet();
+      if (!claimed) {
+        closeQuietly(stream);
+      }
+    }
+  }
+
+  /** Reads one length-prefixed frame of at most {@value #MAX_AGENT_FRAME} bytes. */
+  private static ByteBuffer readFrame(SocketChannel channel) throws IOException {
+    ByteBuffer length = ByteBuffer.allocate(4);
+    readFully(channel, length);
+    int n = length.flip().getInt();
+    if (n < 1 || n > MAX_AGENT_FRAME) {
+      throw new IOException("sent a frame of " + Integer.toUnsignedString(n) + " bytes");
+    }
+    ByteBuffer frame = ByteBuffer.allocate(n);
+    readFully(channel, frame);
+    return frame.flip();
+  }
+
+  private static void readFully(SocketChannel channel, ByteBuffer buffer) throws IOException {
+    while (buffer.hasRemaining()) {
+      if (channel.read(buffer) < 0) {
+        throw new IOException("closed its connection");
+      }
+    }
+  }
+
+  /** Breaks the link once: every process waiting on it fails, and the sandbox ends. */
+  void breakLink(String why) {
+    synchronized (this) {
+      if (broken != null) {
+        return;
+      }
+      broken = why;
+    }
+    log.warn("sandbox {}: the exec agent {}; ending the sandbox", name, why);
+    closeChannels();
+    BoxException failure = failure();
+    pending.values().forEach(p -> p.fail(failure));
+    pending.clear();
+    try {
+      onBroken.run();
+    } catch (RuntimeException e) {
+      log.warn("sandbox {}: ending it failed: {}", name, e.toString());
+    }
+  }
+
+  private void closeChannels() {
+    SocketChannel channel = control;
+    if (channel != null) {
+      closeQuietly(channel);
+    }
+    closeQuietly(server);
+    try {
+      Files.deleteIfExists(socket);
+      Files.deleteIfExists(socket.getParent());
+    } catch (IOException e) {
+      log.debug("cannot remove {}: {}", socket, e.toString());
+    }
+  }
+
+  /** Closes the link without ending the sandbox (it is being destroyed). */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (broken == null) {
+        broken = "was closed with its sandbox";
+      }
+    }
+    closeChannels();
+    BoxException failure = failure();
+    pending.values().forEach(p -> p.fail(failure));
+    pending.clear();
+  }
+
+  private static ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
+    return TIMERS.schedule(() -> closeQuietly(channel), timeout.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  static void closeQuietly(@Nullable AutoCloseable closeable) {
+    if (closeable == null) {
+      return;
+    }
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      // Gone either way.
+    }
+  }
+}

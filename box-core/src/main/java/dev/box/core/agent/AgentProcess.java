@@ -1,0 +1,173 @@
+package dev.box.core.agent;
+
+import dev.box.api.BoxException;
+import dev.box.core.backend.SandboxProcess;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A process started by a sandbox's exec agent: its streams are connections of their own, its exit
+ * code is the agent's report, and its tree is terminated and killed by the backend (by cgroup),
+ * never by the agent.
+ */
+public final class AgentProcess implements SandboxProcess {
+
+  /** How the backend ends and releases a process's tree. */
+  public interface Tree {
+    /** SIGTERM to every process of the tree. */
+    void terminate();
+
+    /** SIGKILL to every process of the tree, returning once they are gone. */
+    void kill();
+
+    /** Releases the tree's cgroup once it is empty. */
+    void release();
+  }
+
+  /** A process the agent was asked to start, until its exit. */
+  static final class Pending {
+    private final int id;
+    private final byte[] token;
+    private final boolean stdin;
+    private final CompletableFuture<Long> pid = new CompletableFuture<>();
+    private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+    @SuppressWarnings("unchecked")
+    private final CompletableFuture<SocketChannel>[] streams = new CompletableFuture[3];
+
+    Pending(int id, byte[] token, boolean stdin) {
+      this.id = id;
+      this.token = token.clone();
+      this.stdin = stdin;
+      for (int i = 0; i < streams.length; i++) {
+        streams[i] = new CompletableFuture<>();
+      }
+    }
+
+    int id() {
+      return id;
+    }
+
+    CompletableFuture<Long> pid() {
+      return pid;
+    }
+
+    CompletableFuture<Integer> exit() {
+      return exit;
+    }
+
+    CompletableFuture<SocketChannel> stream(int fd) {
+      return streams[fd];
+    }
+
+    /** Takes {@code channel} as stream {@code fd} if the token is this process's and it is due. */
+    boolean claim(byte[] offered, int fd, SocketChannel channel) {
+      if (fd < 0 || fd > 2 || (fd == 0 && !stdin) || !MessageDigest.isEqual(token, offered)) {
+        return false;
+      }
+      return streams[fd].complete(channel);
+    }
+
+    /** Fails whatever still waits: the start, the streams and the exit. */
+    void fail(BoxException failure) {
+      pid.completeExceptionally(failure);
+      exit.completeExceptionally(failure);
+      for (CompletableFuture<SocketChannel> s : streams) {
+        s.completeExceptionally(failure);
+      }
+    }
+
+    /** Closes the streams that connected. */
+    void closeStreams() {
+      for (CompletableFuture<SocketChannel> s : streams) {
+        if (s.isDone() && !s.isCompletedExceptionally()) {
+          AgentLink.closeQuietly(s.getNow(null));
+        }
+      }
+    }
+  }
+
+  private final Pending pending;
+  private final InputStream stdout;
+  private final InputStream stderr;
+  private final OutputStream stdin;
+  private final Tree tree;
+  private final Supplier<BoxException> failure;
+
+  AgentProcess(
+      Pending pending,
+      SocketChannel out,
+      SocketChannel err,
+      @Nullable SocketChannel in,
+      Tree tree,
+      Supplier<BoxException> failure) {
+    this.pending = pending;
+    this.stdout = Channels.newInputStream(out);
+    this.stderr = Channels.newInputStream(err);
+    this.stdin = in != null ? Channels.newOutputStream(in) : OutputStream.nullOutputStream();
+    this.tree = tree;
+    this.failure = failure;
+  }
+
+  @Override
+  public OutputStream stdin() {
+    return stdin;
+  }
+
+  @Override
+  public InputStream stdout() {
+    return stdout;
+  }
+
+  @Override
+  public InputStream stderr() {
+    return stderr;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * @throws BoxException when the sandbox's agent broke its link: the sandbox has ended
+   */
+  @Override
+  public OptionalInt waitFor(Duration timeout) throws InterruptedException {
+    try {
+      return OptionalInt.of(pending.exit().get(timeout.toNanos(), TimeUnit.NANOSECONDS));
+    } catch (TimeoutException e) {
+      return OptionalInt.empty();
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof BoxException box ? box : failure.get();
+    }
+  }
+
+  @Override
+  public CompletableFuture<Integer> onExit() {
+    return pending.exit().copy();
+  }
+
+  @Override
+  public void terminateTree() {
+    tree.terminate();
+  }
+
+  @Override
+  public void killTree() {
+    tree.kill();
+  }
+
+  @Override
+  public void release() {
+    tree.release();
+  }
+}
