@@ -4,7 +4,7 @@ import java.time.Duration;
 
 /** Waits between reconnect attempts: {@link Thread#sleep}, or a fake that tests record. */
 @FunctionalInterface
-interface Sleeper {
+public interface Sleeper {
   /** Returns after {@code duration}, to the millisecond. */
   void sleep(Duration duration) throws InterruptedException;
 

@@ -5,7 +5,7 @@ package dev.box.client;
  * differences between readings mean anything.
  */
 @FunctionalInterface
-interface Ticker {
+public interface Ticker {
   /** Nanoseconds since an arbitrary, fixed origin. */
   long read();
 

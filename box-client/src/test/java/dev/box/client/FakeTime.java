@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * A {@link Ticker} that moves only when told, and a {@link Sleeper} that returns at once after
  * moving it by the duration asked for and recording it.
  */
-final class FakeTime implements Ticker, Sleeper {
+public final class FakeTime implements Ticker, Sleeper {
   private final AtomicLong nanos = new AtomicLong();
   private final List<Duration> sleeps = new CopyOnWriteArrayList<>();
 
@@ -25,12 +25,12 @@ final class FakeTime implements Ticker, Sleeper {
   }
 
   /** Moves the time forward by {@code duration}. */
-  void advance(Duration duration) {
+  public void advance(Duration duration) {
     nanos.addAndGet(duration.toNanos());
   }
 
   /** Every duration slept so far, in order. */
-  List<Duration> sleeps() {
+  public List<Duration> sleeps() {
     return List.copyOf(sleeps);
   }
 }
