@@ -110,19 +110,7 @@ public final class SandboxFiles {
    * larger than the bound; the copy stops at the size it had then.
    */
   public FileDownload read(Sandbox sandbox, String path) throws IOException {
-    FileProgram program =
-        FileProgram.start(sandbox, FileScripts.READ, Map.of("BOX_PATH", path), false, pumps);
-    try {
-      long size = program.sizeLine("reading " + path);
-      if (size > limits.maxFileBytes()) {
-        throw fileTooLarge(size);
-      }
-      return new Transfer(program, "reading " + path, size, size);
-    } catch (IOException | RuntimeException e) {
-      program.kill();
-      program.release();
-      throw e;
-    }
+    return download(sandbox, FileScripts.READ, path, true);
   }
 
   /** Lists the directory {@code path}, or the one entry of a file; at most the entry bound. */
@@ -165,14 +153,27 @@ public final class SandboxFiles {
    * grows beyond it.
    */
   public FileDownload archive(Sandbox sandbox, String path) throws IOException {
+    return download(sandbox, FileScripts.ARCHIVE, path, false);
+  }
+
+  /**
+   * Starts {@code script}, which prints a size line then the content: a file of exactly that size
+   * when {@code file}, else an archive of at most the archive bound.
+   */
+  private FileDownload download(Sandbox sandbox, String script, String path, boolean file)
+      throws IOException {
+    String what = (file ? "reading " : "archiving ") + path;
     FileProgram program =
-        FileProgram.start(sandbox, FileScripts.ARCHIVE, Map.of("BOX_PATH", path), false, pumps);
+        FileProgram.start(sandbox, script, Map.of("BOX_PATH", path), false, pumps);
     try {
-      long size = program.sizeLine("archiving " + path);
-      if (size > limits.maxArchiveBytes()) {
-        throw archiveTooLarge();
+      long size = program.sizeLine(what);
+      long bound = file ? limits.maxFileBytes() : limits.maxArchiveBytes();
+      if (size > bound) {
+        throw file ? fileTooLarge(size) : archiveTooLarge();
       }
-      return new Transfer(program, "archiving " + path, -1, limits.maxArchiveBytes());
+      return file
+          ? new Transfer(program, what, size, size)
+          : new Transfer(program, what, -1, bound);
     } catch (IOException | RuntimeException e) {
       program.kill();
       program.release();

@@ -6,6 +6,7 @@ import dev.box.api.BoxFileWritten;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.core.RuntimeConfig.FileLimits;
+import dev.box.core.backend.Sandbox;
 import dev.box.core.files.FileDownload;
 import dev.box.core.files.SandboxFiles;
 import dev.box.core.files.SandboxPath;
@@ -56,13 +57,7 @@ public final class SessionFiles {
    * until the download is closed. See {@link SandboxFiles#read}.
    */
   public FileDownload read(String id, @Nullable String path) throws IOException {
-    Use use = use(id, path);
-    try {
-      return new Counted(files.read(use.session.sandbox(), use.path), use);
-    } catch (IOException | RuntimeException e) {
-      use.close();
-      throw e;
-    }
+    return counted(id, path, files::read);
   }
 
   /** Lists {@code path} in the session {@code id}; see {@link SandboxFiles#list}. */
@@ -89,9 +84,19 @@ public final class SessionFiles {
    * download is closed. See {@link SandboxFiles#archive}.
    */
   public FileDownload archive(String id, @Nullable String path) throws IOException {
+    return counted(id, path, files::archive);
+  }
+
+  /** How a download starts in a sandbox. */
+  private interface Start {
+    FileDownload start(Sandbox sandbox, String path) throws IOException;
+  }
+
+  /** Starts a download that counts in the session until it is closed. */
+  private FileDownload counted(String id, @Nullable String path, Start start) throws IOException {
     Use use = use(id, path);
     try {
-      return new Counted(files.archive(use.session.sandbox(), use.path), use);
+      return new Counted(start.start(use.session.sandbox(), use.path), use);
     } catch (IOException | RuntimeException e) {
       use.close();
       throw e;
