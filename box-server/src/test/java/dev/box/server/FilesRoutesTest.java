@@ -3,6 +3,7 @@ package dev.box.server;
 import static dev.box.testclient.BoxHttp.query;
 import static dev.box.testclient.BoxHttp.quote;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.testclient.BoxHttp.Bytes;
@@ -330,6 +331,20 @@ class FilesRoutesTest {
     assertThat(extracted.status()).isEqualTo(200);
     assertThat(extracted.json().path("path").asText()).isEqualTo("/workspace/copy");
     assertThat(sh("hydrate", tree.formatted("copy"))).isEqualTo(sh("persist", tree.formatted("p")));
+  }
+
+  @Test
+  void archiveDownload_thatGrowsBeyondTheBound_isCutNotEndedCleanly() {
+    create("cut");
+    // Small files: their apparent size passes the first check, their tar (a 512-byte header and a
+    // padded block each) does not fit the bound.
+    sh(
+        "cut",
+        "mkdir /workspace/many && cd /workspace/many && for i in $(seq 2200); do echo > f$i; done");
+
+    assertThatThrownBy(() -> get(archive("cut", "many")))
+        .isInstanceOf(java.io.UncheckedIOException.class);
+    assertThat(get(archive("cut", "many/f1")).status()).isEqualTo(200);
   }
 
   static Object[][] hostileArchives() {

@@ -78,9 +78,13 @@ final class FileRoutes {
     }
   }
 
+  /**
+   * Closes the connection under a committed answer, so that the client sees the transfer broken (a
+   * chunked body without its last chunk, or fewer bytes than its length) rather than ended.
+   */
   private static void abort(Context ctx, IOException cause) throws IOException {
     if (ctx.res() instanceof ServletApiResponse response) {
-      response.getServletChannel().abort(cause);
+      response.getServletChannel().getEndPoint().close();
       return;
     }
     throw cause;
