@@ -20,6 +20,19 @@ public enum BoxErrorCode implements BoxWireEnum {
   OFFSET_GONE(410),
   PAYLOAD_TOO_LARGE(413),
   CAPACITY_EXCEEDED(429),
+  /** No file or directory at a path of a files route, as the sandbox sees it. */
+  FILE_NOT_FOUND(404),
+  /**
+   * A path of a files route is of the wrong type: a directory where a file is needed, a file where
+   * a directory is needed, or neither (a device, a FIFO).
+   */
+  FILE_TYPE_CONFLICT(409),
+  /** A files route tried to change a read-only mount or a read-only root filesystem. */
+  READ_ONLY(409),
+  /** The sandbox user may not read or change a path of a files route. */
+  PERMISSION_DENIED(403),
+  /** A write of a files route hit a full disk or the workspace quota. */
+  STORAGE_FULL(507),
   INTERNAL_ERROR(500),
   BACKEND_UNAVAILABLE(503),
   RUNTIME_UNAVAILABLE(503);

@@ -45,6 +45,11 @@ public class BoxException extends RuntimeException {
           METHOD_NOT_ALLOWED,
           OFFSET_GONE,
           PAYLOAD_TOO_LARGE,
+          FILE_NOT_FOUND,
+          FILE_TYPE_CONFLICT,
+          READ_ONLY,
+          PERMISSION_DENIED,
+          STORAGE_FULL,
           INTERNAL_ERROR ->
           new BoxException(code, message);
     };

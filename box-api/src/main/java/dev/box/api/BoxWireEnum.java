@@ -10,6 +10,7 @@ import java.util.Locale;
 public sealed interface BoxWireEnum
     permits BoxErrorCode,
         BoxExecutionStatus,
+        BoxFileType,
         BoxHostMountMode,
         BoxManagedProcessStatus,
         BoxNetworkMode {

@@ -31,6 +31,11 @@ class BoxErrorTest {
     "OFFSET_GONE,               offset_gone,               410",
     "PAYLOAD_TOO_LARGE,         payload_too_large,         413",
     "CAPACITY_EXCEEDED,         capacity_exceeded,         429",
+    "FILE_NOT_FOUND,            file_not_found,            404",
+    "FILE_TYPE_CONFLICT,        file_type_conflict,        409",
+    "READ_ONLY,                 read_only,                 409",
+    "PERMISSION_DENIED,         permission_denied,         403",
+    "STORAGE_FULL,              storage_full,              507",
     "INTERNAL_ERROR,            internal_error,            500",
     "BACKEND_UNAVAILABLE,       backend_unavailable,       503",
     "RUNTIME_UNAVAILABLE,       runtime_unavailable,       503"

@@ -112,6 +112,16 @@ final class ServeCommand implements Callable<Integer> {
           new Setting(
               "max_output_bytes", "N", "Bytes kept per output stream of an exec (1048576)."),
           new Setting(
+              "max_file_bytes", "N", "Largest file the files API uploads or downloads (67108864)."),
+          new Setting(
+              "max_archive_bytes",
+              "N",
+              "Largest tar the archive API uploads or downloads (268435456)."),
+          new Setting(
+              "max_archive_entries",
+              "N",
+              "Most entries of an uploaded tar, and of a listing (100000)."),
+          new Setting(
               "allowed_mount_roots", "A,B", "Host directories mounts must be under (any)."));
 
   /** Adds an option for each of {@link #SETTINGS}; picocli runs it as it builds the command. */

@@ -11,6 +11,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -241,6 +242,45 @@ class BoxCliTest {
   @Test
   void version_printsTheServerVersion() {
     assertThat(box("--version")).isEqualTo(new Run(0, "box " + BoxServer.VERSION + "\n", ""));
+  }
+
+  @Test
+  void cp_uploadsAndDownloadsAFile_andATreeAsATar(@TempDir Path local) throws IOException {
+    exec(
+        "--session",
+        "cp",
+        "--",
+        "mkdir -p /workspace/tree/sub && echo deep > /workspace/tree/sub/f");
+    byte[] data = new byte[70_000];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (byte) (i % 251);
+    }
+    Path source = Files.write(local.resolve("source.bin"), data);
+
+    Run up = atServer("cp", source.toString(), "cp:in/copy.bin");
+    Run down = atServer("cp", "cp:/workspace/in/copy.bin", local.resolve("back.bin").toString());
+    Run intoDir = atServer("cp", "cp:in/copy.bin", local.toString());
+    Run tarDown = atServer("cp", "--tar", "cp:tree", local.resolve("tree.tar").toString());
+    Run tarUp = atServer("cp", "--tar", local.resolve("tree.tar").toString(), "cp:/workspace/t2");
+
+    assertThat(List.of(up, down, intoDir, tarDown, tarUp)).allMatch(r -> r.exitCode() == 0);
+    assertThat(Files.readAllBytes(local.resolve("back.bin"))).isEqualTo(data);
+    assertThat(Files.readAllBytes(local.resolve("copy.bin"))).isEqualTo(data);
+    assertThat(exec("--session", "cp", "--", "cat /workspace/t2/sub/f").out()).isEqualTo("deep\n");
+  }
+
+  @Test
+  void cp_reportsAMissingFile_andRefusesTwoLocalPaths(@TempDir Path local) {
+    exec("--session", "cp-missing", "--", "true");
+
+    Run missing = atServer("cp", "cp-missing:/workspace/nope", local.resolve("x").toString());
+    Run twoLocal = atServer("cp", "/a", "./b");
+
+    assertThat(missing.exitCode()).isEqualTo(1);
+    assertThat(missing.err()).startsWith("box: file_not_found: ");
+    assertThat(local.resolve("x")).doesNotExist();
+    assertThat(twoLocal.exitCode()).isEqualTo(2);
+    assertThat(twoLocal.err()).contains("exactly one of SOURCE and TARGET");
   }
 
   private record Run(int exitCode, String out, String err) {}

@@ -191,6 +191,68 @@ public final class BoxClient implements AutoCloseable {
   }
 
   /**
+   * The files of sessions: upload, download, list and delete files, and persist or hydrate a
+   * directory as a tar. Bodies are streamed, never held whole in memory.
+   */
+  public BoxFiles files() {
+    return new BoxFiles(this);
+  }
+
+  /**
+   * Sends one request of the files API and answers its body as a stream once the status says it
+   * succeeded; an error answer becomes its {@link BoxException}.
+   *
+   * @param path the route, its query included
+   * @param body what to send, {@link BodyPublishers#noBody()} for nothing
+   * @param timeout how long the answer's status and headers may take
+   */
+  HttpResponse<java.io.InputStream> stream(
+      String method, String path, HttpRequest.BodyPublisher body, Duration timeout) {
+    URI uri = URI.create(base + path);
+    HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(timeout);
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
+    request.header("Content-Type", "application/octet-stream").method(method, body);
+    HttpResponse<java.io.InputStream> response;
+    try {
+      response = http.send(request.build(), BodyHandlers.ofInputStream());
+    } catch (IOException e) {
+      throw ErrorAnswers.unavailable(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ErrorAnswers.unavailable(e);
+    }
+    if (response.statusCode() >= 400) {
+      String text;
+      try (java.io.InputStream in = response.body()) {
+        text = new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+      } catch (IOException e) {
+        text = "";
+      }
+      throw ErrorAnswers.toException(response.statusCode(), text, method, uri);
+    }
+    return response;
+  }
+
+  /** Reads a JSON answer of the files API. */
+  <T> T read(HttpResponse<java.io.InputStream> response, Class<T> answer) {
+    try (java.io.InputStream in = response.body()) {
+      return mapper.readValue(in, answer);
+    } catch (IOException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "unexpected answer to " + response.request().method() + " " + response.uri() + ": " + e,
+          e);
+    }
+  }
+
+  /** The route of the session {@code sessionId}, checked and encoded. */
+  static String sessionRoute(String sessionId) {
+    return sessionPath(sessionId);
+  }
+
+  /**
    * Starts a long-running process in a session, replacing a running process with the same id (the
    * old one is stopped first). Attach to its stdio with {@link #attach}.
    *

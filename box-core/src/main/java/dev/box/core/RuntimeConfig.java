@@ -15,6 +15,7 @@ import java.util.List;
  * @param allowedMountRoots host directories under which mounts are allowed; empty allows all that
  *     is not blocked
  * @param processes the limits of managed processes
+ * @param files the bounds of the files routes
  */
 public record RuntimeConfig(
     Path dataDir,
@@ -22,7 +23,8 @@ public record RuntimeConfig(
     int maxSessions,
     int maxOutputBytes,
     List<Path> allowedMountRoots,
-    ProcessLimits processes) {
+    ProcessLimits processes,
+    FileLimits files) {
 
   /**
    * The limits of managed processes.
@@ -54,7 +56,32 @@ public record RuntimeConfig(
     }
   }
 
-  /** Settings with the default managed-process limits. */
+  /**
+   * The bounds of the files routes.
+   *
+   * @param maxFileBytes the largest file uploaded or downloaded, in bytes
+   * @param maxArchiveBytes the largest tar archive uploaded or downloaded, in bytes
+   * @param maxArchiveEntries the most entries of an uploaded archive, and of a listing
+   */
+  public record FileLimits(long maxFileBytes, long maxArchiveBytes, int maxArchiveEntries) {
+
+    /** The defaults of {@link RuntimeLimits}. */
+    public static final FileLimits DEFAULTS =
+        new FileLimits(
+            RuntimeLimits.MAX_FILE_BYTES.defaultValue(),
+            RuntimeLimits.MAX_ARCHIVE_BYTES.defaultValue(),
+            RuntimeLimits.MAX_ARCHIVE_ENTRIES.defaultValue());
+
+    /** Checks ranges. */
+    public FileLimits {
+      if (maxFileBytes < 1 || maxArchiveBytes < 1024 || maxArchiveEntries < 1) {
+        throw new IllegalArgumentException(
+            "file limits must be positive, and an archive may hold at least 1024 bytes");
+      }
+    }
+  }
+
+  /** Settings with the default managed-process limits and file bounds. */
   public RuntimeConfig(
       Path dataDir,
       Duration sessionTtl,
@@ -67,7 +94,26 @@ public record RuntimeConfig(
         maxSessions,
         maxOutputBytes,
         allowedMountRoots,
-        ProcessLimits.DEFAULTS);
+        ProcessLimits.DEFAULTS,
+        FileLimits.DEFAULTS);
+  }
+
+  /** Settings with the default file bounds. */
+  public RuntimeConfig(
+      Path dataDir,
+      Duration sessionTtl,
+      int maxSessions,
+      int maxOutputBytes,
+      List<Path> allowedMountRoots,
+      ProcessLimits processes) {
+    this(
+        dataDir,
+        sessionTtl,
+        maxSessions,
+        maxOutputBytes,
+        allowedMountRoots,
+        processes,
+        FileLimits.DEFAULTS);
   }
 
   /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */
@@ -97,18 +143,18 @@ public record RuntimeConfig(
   /** A copy with another session TTL. */
   public RuntimeConfig withSessionTtl(Duration ttl) {
     return new RuntimeConfig(
-        dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots, processes);
+        dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots, processes, files);
   }
 
   /** A copy with another session capacity. */
   public RuntimeConfig withMaxSessions(int max) {
     return new RuntimeConfig(
-        dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots, processes);
+        dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots, processes, files);
   }
 
   /** A copy with other managed-process limits. */
   public RuntimeConfig withProcesses(ProcessLimits limits) {
     return new RuntimeConfig(
-        dataDir, sessionTtl, maxSessions, maxOutputBytes, allowedMountRoots, limits);
+        dataDir, sessionTtl, maxSessions, maxOutputBytes, allowedMountRoots, limits, files);
   }
 }

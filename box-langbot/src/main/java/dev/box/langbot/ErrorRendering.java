@@ -51,7 +51,16 @@ public final class ErrorRendering {
       case MANAGED_PROCESS_NOT_FOUND -> "BoxManagedProcessNotFoundError";
       case MANAGED_PROCESS_CONFLICT -> "BoxManagedProcessConflictError";
       case UNAUTHORIZED -> "PermissionError";
-      case NOT_FOUND, METHOD_NOT_ALLOWED, OFFSET_GONE, INTERNAL_ERROR -> GENERIC;
+      case NOT_FOUND,
+          METHOD_NOT_ALLOWED,
+          OFFSET_GONE,
+          FILE_NOT_FOUND,
+          FILE_TYPE_CONFLICT,
+          READ_ONLY,
+          PERMISSION_DENIED,
+          STORAGE_FULL,
+          INTERNAL_ERROR ->
+          GENERIC;
     };
   }
 }

@@ -132,7 +132,8 @@ public final class BoxServer implements AutoCloseable {
               config.maxSessions(),
               config.maxOutputBytes(),
               config.allowedMountRoots(),
-              config.processLimits());
+              config.processLimits(),
+              config.fileLimits());
       sessions = new SessionManager(selection, runtime, clock, instanceId);
       if (!config.backendFixed()) {
         sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));

@@ -40,6 +40,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxOutputBytes bytes kept per output stream of an exec
  * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
  * @param processLimits the limits of managed processes
+ * @param fileLimits the bounds of the files routes ({@code max_file_bytes}, {@code
+ *     max_archive_bytes}, {@code max_archive_entries})
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  * @param containers the settings of the Docker and Podman backends
  * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
@@ -59,6 +61,7 @@ public record ServerConfig(
     int maxOutputBytes,
     List<Path> allowedMountRoots,
     RuntimeConfig.ProcessLimits processLimits,
+    RuntimeConfig.FileLimits fileLimits,
     boolean cgroups,
     ContainerConfig containers,
     IsolationConfig isolation,
@@ -92,6 +95,9 @@ public record ServerConfig(
           "max_completed_processes",
           "completed_process_retention_sec",
           "process_buffer_bytes",
+          "max_file_bytes",
+          "max_archive_bytes",
+          "max_archive_entries",
           "cgroups",
           "image",
           "docker_host",
@@ -158,6 +164,8 @@ public record ServerConfig(
         + allowedMountRoots
         + ", processLimits="
         + processLimits
+        + ", fileLimits="
+        + fileLimits
         + ", cgroups="
         + cgroups
         + ", containers="
@@ -183,6 +191,7 @@ public record ServerConfig(
         maxOutputBytes,
         allowedMountRoots,
         processLimits,
+        fileLimits,
         cgroups,
         containers,
         isolation,
@@ -223,6 +232,10 @@ public record ServerConfig(
         RuntimeLimits.MAX_OUTPUT_BYTES.parse(values.get("max_output_bytes")),
         roots(values.getOrDefault("allowed_mount_roots", "")),
         processLimits(values),
+        new RuntimeConfig.FileLimits(
+            RuntimeLimits.MAX_FILE_BYTES.parse(values.get("max_file_bytes")),
+            RuntimeLimits.MAX_ARCHIVE_BYTES.parse(values.get("max_archive_bytes")),
+            RuntimeLimits.MAX_ARCHIVE_ENTRIES.parse(values.get("max_archive_entries"))),
         CGROUPS.parse(values.get("cgroups")),
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),

@@ -91,6 +91,61 @@ public final class BoxHttp {
     return exec(session, cmd, "");
   }
 
+  /**
+   * An answer as bytes, for the files routes.
+   *
+   * @param status the HTTP status
+   * @param body the body's bytes
+   */
+  public record Bytes(int status, byte[] body) {
+    /** The body read as JSON (an error or a JSON answer). */
+    public JsonNode json() {
+      try {
+        return JSON.readTree(body);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    /** The error code of an error answer, or an empty string. */
+    public String errorCode() {
+      return json().path("error").path("code").asText();
+    }
+  }
+
+  /** Sends {@code body} as raw bytes and answers raw bytes, with this client's headers. */
+  public Bytes sendBytes(String method, String path, byte[] body) {
+    return sendBytes(method, path, HttpRequest.BodyPublishers.ofByteArray(body));
+  }
+
+  /**
+   * Sends {@code body} as raw bytes (a publisher of unknown length is sent chunked) and answers raw
+   * bytes, with this client's headers.
+   */
+  public Bytes sendBytes(String method, String path, HttpRequest.BodyPublisher body) {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+            .timeout(Duration.ofSeconds(120))
+            .method(method, body);
+    headers.forEach(request::header);
+    try {
+      HttpResponse<byte[]> response =
+          http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+      return new Bytes(response.statusCode(), response.body());
+    } catch (IOException e) {
+      throw new UncheckedIOException(method + " " + path + " failed", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted during " + method + " " + path, e);
+    }
+  }
+
+  /** {@code text} encoded for a query parameter. */
+  public static String query(String text) {
+    return java.net.URLEncoder.encode(text, java.nio.charset.StandardCharsets.UTF_8)
+        .replace("+", "%20");
+  }
+
   /** Sends a request with this client's headers. */
   public Answer send(String method, String path, String body) {
     return send(method, path, body, headers);

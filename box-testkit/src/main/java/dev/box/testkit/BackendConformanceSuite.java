@@ -189,6 +189,57 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     assertThat(a.stdout().split("Read-only file system", -1)).hasSize(3);
   }
 
+  // --- files -----------------------------------------------------------------------------------
+
+  @Test
+  void files_writeReadListAndArchive_runInsideTheSandbox() throws IOException {
+    String id = session("files");
+    String copy = session("files-copy");
+    box().exec(id, "true", "");
+    box().exec(copy, "true", "");
+    byte[] data = new byte[256 * 40];
+    for (int i = 0; i < data.length; i++) {
+      data[i] = (byte) (i + i / 256);
+    }
+    String dir = "/workspace/box-testkit/files";
+
+    BoxHttp.Bytes written = box().sendBytes("PUT", filesRoute(id, dir + "/d/data.bin"), data);
+    BoxHttp.Bytes read = box().sendBytes("GET", filesRoute(id, dir + "/d/data.bin"), new byte[0]);
+    JsonNode listing =
+        box().get(filesRoute(id, dir + "/d").replace("/files?", "/files/list?")).body();
+    BoxHttp.Bytes missing = box().sendBytes("GET", filesRoute(id, dir + "/nope"), new byte[0]);
+    BoxHttp.Bytes tar =
+        box()
+            .sendBytes(
+                "GET", "/v1/sessions/" + id + "/archive?path=" + BoxHttp.query(dir), new byte[0]);
+    BoxHttp.Bytes extracted =
+        box()
+            .sendBytes(
+                "PUT", "/v1/sessions/" + copy + "/archive?path=" + BoxHttp.query(dir), tar.body());
+
+    assertThat(written.status()).isEqualTo(200);
+    assertThat(written.json().path("size").asLong()).isEqualTo(data.length);
+    assertThat(read.status()).isEqualTo(200);
+    assertThat(read.body()).isEqualTo(data);
+    JsonNode entry = listing.path("entries").path(0);
+    assertThat(listing.path("entries").size()).isEqualTo(1);
+    assertThat(entry.path("name").asText()).isEqualTo("data.bin");
+    assertThat(entry.path("type").asText()).isEqualTo("file");
+    assertThat(entry.path("size").asLong()).isEqualTo(data.length);
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.errorCode()).isEqualTo("file_not_found");
+    assertThat(tar.status()).isEqualTo(200);
+    assertThat(extracted.status()).isEqualTo(200);
+    String sum = "sha256sum " + dir + "/d/data.bin";
+    assertThat(box().exec(copy, sum, "").stdout())
+        .isEqualTo(box().exec(id, sum, "").stdout())
+        .isNotEmpty();
+  }
+
+  private static String filesRoute(String session, String path) {
+    return "/v1/sessions/" + session + "/files?path=" + BoxHttp.query(path);
+  }
+
   // --- exec ------------------------------------------------------------------------------------
 
   @Test

@@ -11,6 +11,7 @@ import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.exec.ExecRunner;
+import dev.box.core.files.SandboxFiles;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,6 +21,7 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,6 +64,8 @@ public final class SessionManager implements AutoCloseable {
   private final SessionSandboxes sandboxes;
   private final SessionReaper reaper;
   private final SessionAcquirer acquirer;
+  private final ExecutorService filePumps = ExecRunner.newPumpPool();
+  private final SessionFiles files;
   private volatile boolean shuttingDown;
 
   /**
@@ -119,6 +123,17 @@ public final class SessionManager implements AutoCloseable {
     this.reaper = new SessionReaper(table, sandboxes, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
     this.executor = new SessionExecutor(acquirer, runner, slot, clock);
+    this.files =
+        new SessionFiles(
+            table,
+            new SandboxFiles(config.files(), filePumps, config.dataDir().resolve("spool")),
+            clock,
+            () -> shuttingDown);
+  }
+
+  /** The files of the sessions: read, write, list, delete, archive and extract in a sandbox. */
+  public SessionFiles files() {
+    return files;
   }
 
   /** The managed processes of these sessions. */
@@ -314,6 +329,7 @@ public final class SessionManager implements AutoCloseable {
   public void close() {
     shutdown();
     runner.close();
+    filePumps.shutdownNow();
   }
 
   /** Locks the session {@code id} once no start of it is in progress (bounded). */

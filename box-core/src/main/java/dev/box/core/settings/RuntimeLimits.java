@@ -44,6 +44,18 @@ public final class RuntimeLimits {
   public static final IntSetting PROCESS_BUFFER_BYTES =
       new IntSetting("process_buffer_bytes", MIB, 1024, 256 * MIB);
 
+  /** The largest file a files route uploads or downloads, in bytes; server only. */
+  public static final IntSetting MAX_FILE_BYTES =
+      new IntSetting("max_file_bytes", 64 * MIB, 1, Integer.MAX_VALUE);
+
+  /** The largest tar archive a files route uploads or downloads, in bytes; server only. */
+  public static final IntSetting MAX_ARCHIVE_BYTES =
+      new IntSetting("max_archive_bytes", 256 * MIB, 1024, Integer.MAX_VALUE);
+
+  /** The most entries of an uploaded tar archive, and of a directory listing; server only. */
+  public static final IntSetting MAX_ARCHIVE_ENTRIES =
+      new IntSetting("max_archive_entries", 100_000, 1, 10_000_000);
+
   /**
    * Whether containers get a CPU quota: on unless {@code false} or {@code 0}, as LangBot's {@code
    * box.docker.cpu_limit_enabled} reads a string; the server's {@code docker_cpu_limit}.

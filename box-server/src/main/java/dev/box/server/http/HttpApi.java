@@ -94,6 +94,7 @@ public final class HttpApi {
           config.routes.post(
               "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
           processRoutes.register(config);
+          new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
           // Last, so that it serves only upgrades no other WebSocket route matched.
           config.routes.wsBeforeUpgrade(ANY_PATH, api::refuseUnknownUpgrade);
@@ -234,6 +235,9 @@ public final class HttpApi {
     Map<String, Object> limits = new LinkedHashMap<>();
     limits.put("max_sessions", sessions.config().maxSessions());
     limits.put("max_output_bytes", sessions.config().maxOutputBytes());
+    limits.put("max_file_bytes", sessions.config().files().maxFileBytes());
+    limits.put("max_archive_bytes", sessions.config().files().maxArchiveBytes());
+    limits.put("max_archive_entries", sessions.config().files().maxArchiveEntries());
     limits.put(
         "allowed_mount_roots",
         sessions.config().allowedMountRoots().stream().map(Object::toString).toList());
