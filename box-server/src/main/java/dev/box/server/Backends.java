@@ -152,7 +152,8 @@ final class Backends {
               config.isolation().sandboxUid(),
               config.isolation().egress(),
               SyscallGuard.install(config.stateDir()),
-              config.isolation().nsjailPath());
+              config.isolation().nsjailPath(),
+              config.isolation().execAgent());
       default ->
           new BwrapBackend(
               config.stateDir(),

@@ -857,7 +857,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
         + "\"";
   }
 
-  private BoxHttp box() {
+  protected final BoxHttp box() {
     return started(server).http;
   }
 
@@ -897,7 +897,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   }
 
   /** A fresh session id on the main server, deleted after the test. */
-  private String session(String name) {
+  protected final String session(String name) {
     String id =
         name + "-" + counter.incrementAndGet() + "-" + UUID.randomUUID().toString().substring(0, 6);
     sessions.add(id);

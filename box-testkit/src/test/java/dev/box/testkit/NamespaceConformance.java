@@ -1,11 +1,15 @@
 package dev.box.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.box.api.BoxDataDir;
+import dev.box.testclient.Answer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Function;
+import org.junit.jupiter.api.Test;
 
 /**
  * The conformance suite against a namespace backend (bubblewrap, nsjail). The backend's host-side
@@ -36,6 +40,19 @@ abstract class NamespaceConformance extends BackendConformanceSuite {
    */
   protected abstract void addProcessLeftovers(
       List<Path> stateDirs, List<String> tags, Set<String> found);
+
+  /** The sandbox's PID 1 is the exec agent, which started the command, as the sandbox user. */
+  @Test
+  void processesStartThroughTheExecAgent_theSandboxsPid1() {
+    Answer a =
+        box()
+            .exec(
+                session("agent"),
+                "tr '\\000' ' ' < /proc/1/cmdline; echo; ps -o ppid= -p $$ | tr -d ' '; id -u",
+                "");
+
+    assertThat(a.stdout()).isEqualTo("/.box/box-agent /.box/agent/socket \n1\n1000\n");
+  }
 
   @Override
   protected final Set<String> leftovers() {

@@ -1,10 +1,12 @@
 package dev.box.backend.bwrap;
 
+import dev.box.api.BoxException;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentProcess;
 import dev.box.core.agent.HostPids;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.backend.SandboxProcess;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,7 +31,38 @@ record AgentRoute(AgentLink link, CgroupDriver.ProcessCgroup agentGroup, long ag
     return link.usable();
   }
 
+  /**
+   * Starts {@code spec} in {@code group}.
+   *
+   * @throws SandboxGoneException when the sandbox ended before the process could start
+   */
   SandboxProcess spawn(ProcessSpec spec, CgroupDriver.ProcessCgroup group) {
+    try {
+      return start(spec, group);
+    } catch (SandboxGoneException e) {
+      throw e;
+    } catch (BoxException e) {
+      if (agentAlive()) {
+        throw e;
+      }
+      // The process vanished with its sandbox (killed from outside): say so, and end the link.
+      link.breakLink("ended with its sandbox");
+      throw new SandboxGoneException(
+          "the sandbox ended while a process was starting: " + e.getMessage());
+    }
+  }
+
+  /** Whether the agent is still in its cgroup: a process that exited has left it. */
+  private boolean agentAlive() {
+    try {
+      return Files.readAllLines(agentGroup.procsFiles().get(0)).stream()
+          .anyMatch(line -> line.strip().equals(Long.toString(agentPid)));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private SandboxProcess start(ProcessSpec spec, CgroupDriver.ProcessCgroup group) {
     Map<String, String> env = new LinkedHashMap<>(Launcher.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, group.addressSpaceLimitKib()));
     Path waiting = agentGroup.procsFiles().get(0);

@@ -9,7 +9,6 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
-import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -115,7 +114,7 @@ public final class BwrapBackend implements SandboxBackend {
             baseName,
             Process::destroyForcibly,
             BwrapBackend::failure,
-            agentBinary(dataDir, execAgent && guard != null));
+            NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null));
     this.status = probe();
     log.info(
         "bwrap backend: {} ({})",
@@ -127,18 +126,6 @@ public final class BwrapBackend implements SandboxBackend {
               + " capability and cannot create user namespaces",
           syscallGuard.reason());
     }
-  }
-
-  /** The exec agent installed in the data directory, or null when not used or not available. */
-  private static @Nullable Path agentBinary(Path dataDir, boolean wanted) {
-    if (!wanted) {
-      return null;
-    }
-    ExecAgent agent = ExecAgent.install(dataDir);
-    if (!agent.available()) {
-      log.warn("bwrap backend: processes start through nsenter: {}", agent.reason());
-    }
-    return agent.binary();
   }
 
   @Override

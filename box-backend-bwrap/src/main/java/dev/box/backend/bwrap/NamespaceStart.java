@@ -25,6 +25,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How the namespace backends (bubblewrap, nsjail) start a sandbox alike: they refuse the network
@@ -33,6 +35,7 @@ import org.jspecify.annotations.Nullable;
  * down what a start that failed left behind. It owns the backend's spawner and reader threads.
  */
 public final class NamespaceStart {
+  private static final Logger log = LoggerFactory.getLogger(NamespaceStart.class);
   private final String backend;
   private final int sandboxUid;
   private final Path workspaces;
@@ -109,6 +112,21 @@ public final class NamespaceStart {
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents = workspaces.resolveSibling("agents");
+  }
+
+  /**
+   * The exec agent installed in {@code dataDir} for {@code backend}, or null when not {@code
+   * wanted} or not available (then processes start through nsenter, and the log says why).
+   */
+  public static @Nullable Path agentBinary(String backend, Path dataDir, boolean wanted) {
+    if (!wanted) {
+      return null;
+    }
+    ExecAgent agent = ExecAgent.install(dataDir);
+    if (!agent.available()) {
+      log.warn("{} backend: processes start through nsenter: {}", backend, agent.reason());
+    }
+    return agent.binary();
   }
 
   /** Whether sandboxes start their processes through the exec agent. */

@@ -1,8 +1,10 @@
 package dev.box.backend.nsjail;
 
+import dev.box.backend.bwrap.NamespaceStart;
 import dev.box.backend.bwrap.SandboxEtc;
 import dev.box.backend.bwrap.UserModeNetwork;
 import dev.box.core.backend.SandboxMount;
+import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -33,6 +35,11 @@ final class JailConfig {
   static final String HOLDER =
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready; while :; do sleep 86400 & wait; done";
 
+  /** The holder when processes start through the exec agent: the agent, as pid 1 of the jail. */
+  static final String AGENT_HOLDER =
+      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec "
+          + String.join(" ", ExecAgent.sandboxCommand());
+
   private static final List<String> DEVICES =
       List.of("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty");
 
@@ -52,6 +59,8 @@ final class JailConfig {
    * @param guardInSandbox where the guard is mounted
    * @param mounts the workspace and extra mounts, host paths checked by the policy
    * @param setpriv the host's setpriv, which is the jail's too (/usr is the host's)
+   * @param agent the exec agent's mounts, or null: then the holder runs under the guard, which the
+   *     agent and everything it forks inherit
    * @param command the holder's command, run by /bin/sh
    */
   static String render(
@@ -64,6 +73,7 @@ final class JailConfig {
       String guardInSandbox,
       List<SandboxMount> mounts,
       Path setpriv,
+      NamespaceStart.@Nullable AgentMounts agent,
       String command) {
     JailConfig c = new JailConfig();
     c.field("name", name);
@@ -127,6 +137,10 @@ final class JailConfig {
     if (guard != null) {
       c.bind(guard.toString(), guardInSandbox, false, false);
     }
+    if (agent != null) {
+      c.bind(agent.binary().toString(), ExecAgent.SANDBOX_PATH, false, false);
+      c.bind(agent.socketDir().toString(), ExecAgent.SOCKET_DIR, false, true);
+    }
     for (SandboxMount mount : mounts) {
       c.bind(
           mount.hostPath().toString(),
@@ -137,7 +151,11 @@ final class JailConfig {
     // nsjail's child outlives nsjail: setpriv makes the holder die with it. The jail's name is the
     // shell's $0, so that a holder can be told apart on the host.
     c.text.append("exec_bin { path: ").append(quote(setpriv.toString()));
-    c.text.append(" arg: \"--pdeathsig\" arg: \"KILL\" arg: \"--\" arg: \"/bin/sh\" arg: \"-c\"");
+    c.text.append(" arg: \"--pdeathsig\" arg: \"KILL\" arg: \"--\"");
+    if (agent != null && guard != null) {
+      c.text.append(" arg: ").append(quote(guardInSandbox)).append(" arg: \"--\"");
+    }
+    c.text.append(" arg: \"/bin/sh\" arg: \"-c\"");
     c.text
         .append(" arg: ")
         .append(quote(command))

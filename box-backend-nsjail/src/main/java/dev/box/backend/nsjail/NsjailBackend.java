@@ -70,6 +70,8 @@ public final class NsjailBackend implements SandboxBackend {
    * @param syscallGuard the syscall guard every sandbox process runs through, when available
    * @param nsjailPath the nsjail binary to use, or null to look for {@code nsjail} in the system
    *     directories
+   * @param execAgent whether processes start through the exec agent in each jail (when it, the
+   *     guard and cgroups are available) rather than through nsenter
    */
   public NsjailBackend(
       Path dataDir,
@@ -78,7 +80,8 @@ public final class NsjailBackend implements SandboxBackend {
       int sandboxUid,
       EgressPolicy egress,
       SyscallGuard syscallGuard,
-      @Nullable Path nsjailPath) {
+      @Nullable Path nsjailPath,
+      boolean execAgent) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -102,7 +105,7 @@ public final class NsjailBackend implements SandboxBackend {
             baseName,
             NsjailBackend::destroy,
             NsjailBackend::failure,
-            null);
+            NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null));
     this.status = probe(nsjailPath);
     log.info(
         "nsjail backend: {} ({})",
@@ -154,7 +157,7 @@ public final class NsjailBackend implements SandboxBackend {
     SandboxEtc.write(etcDir);
     Files.createDirectories(jailsDir);
     Path config = jailsDir.resolve("probe.cfg");
-    Files.writeString(config, configText("probe", true, false, List.of(), "exit 0"));
+    Files.writeString(config, configText("probe", true, false, List.of(), null, "exit 0"));
     Process p = nsjailProcess(List.of(), binary, config).redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readNBytes(4096), StandardCharsets.UTF_8);
     boolean exited = p.waitFor(10, TimeUnit.SECONDS);
@@ -171,6 +174,7 @@ public final class NsjailBackend implements SandboxBackend {
       boolean readOnlyRoot,
       boolean networkOn,
       List<SandboxMount> mounts,
+      NamespaceStart.@Nullable AgentMounts agent,
       String command) {
     return JailConfig.render(
         name,
@@ -182,6 +186,7 @@ public final class NsjailBackend implements SandboxBackend {
         SyscallGuard.SANDBOX_PATH,
         mounts,
         setpriv,
+        agent,
         command);
   }
 
@@ -229,7 +234,8 @@ public final class NsjailBackend implements SandboxBackend {
             spec.readOnlyRootfs(),
             attempt.networkOn(),
             JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
-            JailConfig.HOLDER));
+            attempt.agent(),
+            attempt.agent() != null ? JailConfig.AGENT_HOLDER : JailConfig.HOLDER));
     // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
     ProcessBuilder builder =
         nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);

@@ -23,7 +23,37 @@ class JailConfigTest {
         "/.box/guard",
         mounts,
         SETPRIV,
+        null,
         JailConfig.HOLDER);
+  }
+
+  @Test
+  void withTheExecAgent_itsMountsAreMade_andTheHolderRunsUnderTheGuard() {
+    String text =
+        JailConfig.render(
+            "box-nsjail-x/inst_s-1",
+            2_000_000,
+            true,
+            false,
+            ETC,
+            Path.of("/srv/box/box-guard"),
+            "/.box/guard",
+            List.of(),
+            SETPRIV,
+            new dev.box.backend.bwrap.NamespaceStart.AgentMounts(
+                Path.of("/srv/box/bin/box-agent"), Path.of("/srv/box/agents/inst_s-1")),
+            JailConfig.AGENT_HOLDER);
+    assertThat(text)
+        .contains(
+            "mount { src: \"/srv/box/bin/box-agent\" dst: \"/.box/box-agent\" is_bind: true rw:"
+                + " false is_dir: false nosuid: true }")
+        .contains(
+            "mount { src: \"/srv/box/agents/inst_s-1\" dst: \"/.box/agent\" is_bind: true rw:"
+                + " false is_dir: true nosuid: true }")
+        .contains(
+            "arg: \"--pdeathsig\" arg: \"KILL\" arg: \"--\" arg: \"/.box/guard\" arg: \"--\""
+                + " arg: \"/bin/sh\" arg: \"-c\"")
+        .contains("exec /.box/box-agent /.box/agent/socket");
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.box.core.agent;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.core.backend.SandboxGoneException;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -185,7 +186,7 @@ public final class AgentLink implements AutoCloseable {
       sandboxPid = await(p.pid());
     } catch (RuntimeException e) {
       pending.remove(id);
-      throw e;
+      throw usable() ? e : gone();
     }
     try {
       admission.admit(sandboxPid);
@@ -200,6 +201,9 @@ public final class AgentLink implements AutoCloseable {
       }
       pending.remove(id);
       p.closeStreams();
+      if (!usable()) {
+        throw gone();
+      }
       if (e instanceof BoxException box) {
         throw box;
       }
@@ -210,15 +214,22 @@ public final class AgentLink implements AutoCloseable {
     }
   }
 
+  /** The error of a start that the link's breaking stopped: nothing of it ran. */
+  private SandboxGoneException gone() {
+    return new SandboxGoneException(endedMessage());
+  }
+
   /** The error of a process whose link broke. */
   private BoxException failure() {
-    return new BoxException(
-        BoxErrorCode.RUNTIME_UNAVAILABLE,
-        "the sandbox "
-            + name
-            + " ended: its exec agent "
-            + broken
-            + "; the next command starts a new sandbox");
+    return new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, endedMessage());
+  }
+
+  private String endedMessage() {
+    return "the sandbox "
+        + name
+        + " ended: its exec agent "
+        + broken
+        + "; the next command starts a new sandbox";
   }
 
   private <T> T await(CompletableFuture<T> future) {
@@ -400,7 +411,7 @@ public final class AgentLink implements AutoCloseable {
   }
 
   /** Breaks the link once: every process waiting on it fails, and the sandbox ends. */
-  void breakLink(String why) {
+  public void breakLink(String why) {
     synchronized (this) {
       if (broken != null) {
         return;

@@ -5,6 +5,7 @@ import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import java.io.IOException;
@@ -36,6 +37,16 @@ record SessionExecutor(SessionAcquirer acquirer, ExecRunner runner, BackendSlot 
     if (spec.cmd().isEmpty()) {
       throw new BoxValidationException("cmd must not be empty");
     }
+    try {
+      return execOnce(spec);
+    } catch (SandboxGoneException e) {
+      // Nothing of the command ran: its sandbox ended first. The next acquire starts a new one.
+      log.warn("Box session {}: {}; starting a new sandbox", spec.sessionId(), e.getMessage());
+      return execOnce(spec);
+    }
+  }
+
+  private BoxExecutionResult execOnce(BoxSpec spec) {
     Session session = acquirer.acquire(spec, true).session();
     try {
       ProcessSpec process =
