@@ -140,7 +140,8 @@ final class Backends {
                   containers.pullTimeout(),
                   containers.seccompProfile(),
                   containers.sandboxLease(),
-                  containers.writableRootMb()),
+                  containers.writableRootMb(),
+                  config.isolation().execAgent()),
               config.stateDir(),
               instanceId,
               config.isolation().egress());

@@ -16,9 +16,9 @@ import org.jspecify.annotations.Nullable;
  *     {@code egress_deny})
  * @param nsjailPath the nsjail binary of the nsjail backend ({@code nsjail_path}), or null to look
  *     for it in the system directories
- * @param execAgent whether bubblewrap and nsjail sandboxes start their processes through the exec
- *     agent in each sandbox ({@code exec_agent}, on unless {@code false}) rather than through
- *     nsenter
+ * @param execAgent whether sandboxes (bubblewrap, nsjail, Docker, Podman) start their processes
+ *     through the exec agent in each sandbox ({@code exec_agent}, on unless {@code false}) rather
+ *     than through nsenter or the engine's exec API
  */
 public record IsolationConfig(
     int sandboxUid, EgressPolicy egress, @Nullable Path nsjailPath, boolean execAgent) {

@@ -635,7 +635,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     killSandboxFromOutside(created.text("backend_session_id"));
 
     Answer after = box().exec(id, "echo back", "");
-    assertThat(after.status()).isEqualTo(200);
+    assertThat(after.status()).as("%s", after).isEqualTo(200);
     assertThat(after.stdout()).isEqualTo("back\n");
     assertThat(processesWith(id, marker)).as("processes of the killed sandbox").isZero();
   }

@@ -1,7 +1,10 @@
 package dev.box.testkit;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.box.api.BoxDataDir;
 import dev.box.core.Hashes;
+import dev.box.testclient.Answer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -10,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
 
 /**
  * The conformance suite against a container engine. The backend's host-side objects are the
@@ -22,6 +26,23 @@ abstract class ContainerConformance extends BackendConformanceSuite {
   @Override
   protected boolean adoptsAfterACrash() {
     return true;
+  }
+
+  /**
+   * The command's shell was forked by the container's exec agent, as the sandbox user, in a cgroup
+   * of its own below the container's.
+   */
+  @Test
+  void processesStartThroughTheExecAgent_inACgroupOfTheirOwn() {
+    Answer a =
+        box()
+            .exec(
+                session("agent"),
+                "tr '\\000' ' ' < /proc/$PPID/cmdline; echo; id -u;"
+                    + " grep -c box-exec- /proc/self/cgroup",
+                "");
+
+    assertThat(a.stdout()).isEqualTo("/.box/box-agent /.box/agent/socket \n1000\n1\n");
   }
 
   /** The engine's CLI, which this test uses to look behind Box's back. */

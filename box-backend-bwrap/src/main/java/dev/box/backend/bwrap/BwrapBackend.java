@@ -291,6 +291,7 @@ public final class BwrapBackend implements SandboxBackend {
               h.destroyForcibly();
             });
     starts.cgroups().removeOthers(instanceId + "_");
+    starts.removeOrphanAgents(instanceId);
   }
 
   private boolean isOrphanSandbox(ProcessHandle handle, String mine) {

@@ -4,6 +4,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.backend.SandboxProcess;
 import java.io.IOException;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +64,8 @@ public record NamespaceSandbox(
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
     if (!isAlive()) {
-      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, "sandbox " + name + " is not running");
+      // It ended between the session's check and now (killed from outside): nothing ran yet.
+      throw new SandboxGoneException("sandbox " + name + " is not running");
     }
     CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
     if (agent != null) {

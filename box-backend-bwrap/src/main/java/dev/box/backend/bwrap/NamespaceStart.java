@@ -4,6 +4,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
@@ -18,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -111,7 +113,8 @@ public final class NamespaceStart {
     this.destroy = destroy;
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
-    this.agents = workspaces.resolveSibling("agents");
+    this.agents =
+        AgentSockets.root(Objects.requireNonNull(workspaces.toAbsolutePath().getParent()));
   }
 
   /**
@@ -127,6 +130,12 @@ public final class NamespaceStart {
       log.warn("{} backend: processes start through nsenter: {}", backend, agent.reason());
     }
     return agent.binary();
+  }
+
+  /** Removes the agent sockets of sandboxes of other instances than {@code instanceId}. */
+  public void removeOrphanAgents(String instanceId) {
+    String mine = AgentSockets.instancePrefix(instanceId);
+    AgentLink.removeStale(agents, name -> name.startsWith(mine));
   }
 
   /** Whether sandboxes start their processes through the exec agent. */
@@ -250,7 +259,7 @@ public final class NamespaceStart {
     AgentLink link = null;
     try {
       if (agent != null) {
-        Path dir = agents.resolve(spec.sandboxName());
+        Path dir = agents.resolve(AgentSockets.dirName(spec.instanceId(), spec.sandboxName()));
         link =
             AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
         attempt.agentMounts = new AgentMounts(agent, dir);

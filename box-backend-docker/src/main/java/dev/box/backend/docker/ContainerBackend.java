@@ -6,6 +6,8 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
+import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
@@ -15,6 +17,7 @@ import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.core.session.SandboxNames;
 import dev.box.core.time.Ticker;
+import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,6 +25,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -61,6 +65,8 @@ public final class ContainerBackend implements SandboxBackend {
    * @param sandboxLease how long a container outlives its server
    * @param writableRootMb what a container with a writable root may write to it, in MiB, where the
    *     engine's storage bounds it ({@link WritableRoot}); 0 for no bound
+   * @param execAgent whether processes start through an exec agent in each container (where the
+   *     host's cgroups allow) rather than through the engine's exec API
    */
   public record Settings(
       String engine,
@@ -70,7 +76,8 @@ public final class ContainerBackend implements SandboxBackend {
       Duration pullTimeout,
       @Nullable Path seccompProfile,
       Duration sandboxLease,
-      int writableRootMb) {
+      int writableRootMb,
+      boolean execAgent) {
 
     /** How long, by default, a container outlives its server. */
     public static final Duration DEFAULT_SANDBOX_LEASE = Duration.ofSeconds(30);
@@ -94,7 +101,8 @@ public final class ContainerBackend implements SandboxBackend {
           pullTimeout,
           seccompProfile,
           DEFAULT_SANDBOX_LEASE,
-          DEFAULT_WRITABLE_ROOT_MB);
+          DEFAULT_WRITABLE_ROOT_MB,
+          true);
     }
 
     /** Settings with the engine's default seccomp profile. */
@@ -122,6 +130,14 @@ public final class ContainerBackend implements SandboxBackend {
   private final CpuQuota cpuQuota;
   private final SandboxLease lease;
   private final WritableRoot writableRoot;
+  private final @Nullable Path agent;
+  private final Path agents;
+  private final String instanceId;
+
+  /** How long a container's exec agent may take to connect, and to answer each request. */
+  private static final Duration AGENT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
+
+  private static final Duration AGENT_REPLY_TIMEOUT = Duration.ofSeconds(5);
 
   /**
    * Installs box-guard in the data directory, reads the operator's seccomp profile if any, connects
@@ -161,9 +177,12 @@ public final class ContainerBackend implements SandboxBackend {
     this.cpuQuota = new CpuQuota(settings.engine(), settings.cpuLimit());
     this.lease = new SandboxLease(dataDir, settings.sandboxLease());
     this.writableRoot = new WritableRoot(settings.engine(), client, settings.writableRootMb());
+    this.agent = settings.execAgent() ? agentBinary(dataDir) : null;
+    this.agents = AgentSockets.root(dataDir);
+    this.instanceId = instanceId;
     this.createBody =
         new ContainerCreateBody(
-            settings.engine(), engineProfile, guard, instanceId, dataLabel, lease);
+            settings.engine(), engineProfile, guard, instanceId, dataLabel, lease, agent);
     this.egress = new ContainerEgress(client, settings.engine(), firewall, egress, CALL_TIMEOUT);
     this.containers =
         new EngineContainers(
@@ -268,19 +287,54 @@ public final class ContainerBackend implements SandboxBackend {
     }
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
+    AgentLink link = null;
     try {
-      containerId = create(spec, name, image);
+      Path agentDir = null;
+      if (agent != null) {
+        agentDir = agents.resolve(AgentSockets.dirName(instanceId, name));
+        link = AgentLink.listen(name, agentDir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
+      }
+      containerId = create(spec, name, image, agentDir);
       containers.start(containerId);
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
       }
-      return new ContainerSandbox(client, name, containerId, guard.available(), ticker);
+      ContainerSandbox sandbox =
+          new ContainerSandbox(client, name, containerId, guard.available(), ticker);
+      if (link != null) {
+        connectAgent(sandbox, link);
+      }
+      return sandbox;
     } catch (IOException e) {
+      closeLink(link);
       containers.remove(containerId == null ? name : containerId);
       throw engineError(e);
     } catch (RuntimeException e) {
+      closeLink(link);
       containers.remove(containerId == null ? name : containerId);
       throw e;
+    }
+  }
+
+  /**
+   * Waits for the agent of {@code sandbox}'s container to connect to {@code link}, then starts the
+   * container's processes through it; a link that breaks later removes the container.
+   */
+  private void connectAgent(ContainerSandbox sandbox, AgentLink link) throws IOException {
+    EngineClient.Response inspected =
+        client.call("GET", "/containers/" + sandbox.containerId() + "/json", null, CALL_TIMEOUT);
+    long initPid = inspected.json().path("State").path("Pid").asLong(0);
+    if (!inspected.ok() || initPid <= 0) {
+      throw new IOException("the container's init is not running: " + inspected.message());
+    }
+    ContainerCgroup cgroup = ContainerCgroup.of(initPid);
+    link.awaitAgent(AGENT_CONNECT_TIMEOUT, sandbox::destroy);
+    sandbox.useAgent(new ContainerAgent(link, cgroup, sandbox::running));
+  }
+
+  private static void closeLink(@Nullable AgentLink link) {
+    if (link != null) {
+      link.close();
     }
   }
 
@@ -289,18 +343,20 @@ public final class ContainerBackend implements SandboxBackend {
    * bounds it; an engine that turns out to refuse the bound gets the container without it (and
    * health says so from then on).
    */
-  private String create(SandboxSpec spec, String name, String image) throws IOException {
+  private String create(SandboxSpec spec, String name, String image, @Nullable Path agentDir)
+      throws IOException {
     Map<String, String> storage =
         spec.readOnlyRootfs() ? null : writableRoot.storageOpt(() -> imageBytes(image));
     try {
       return containers.create(
-          name, createBody.of(spec, image, cpuQuota.enabled(), storage), image);
+          name, createBody.of(spec, image, cpuQuota.enabled(), storage, agentDir), image);
     } catch (BoxException e) {
       if (storage == null || !writableRoot.refused(String.valueOf(e.getMessage()))) {
         throw e;
       }
       probe.refresh();
-      return containers.create(name, createBody.of(spec, image, cpuQuota.enabled(), null), image);
+      return containers.create(
+          name, createBody.of(spec, image, cpuQuota.enabled(), null, agentDir), image);
     }
   }
 
@@ -312,6 +368,22 @@ public final class ContainerBackend implements SandboxBackend {
       bytes = WritableRoot.imageBytes(client, image);
     }
     return bytes.orElse(0);
+  }
+
+  /** The exec agent in {@code dataDir}, or null when it or the host's cgroups are unavailable. */
+  private @Nullable Path agentBinary(Path dataDir) {
+    if (!ContainerCgroup.hostSupported()) {
+      log.warn("{} backend: processes start through the engine: no cgroup tree", settings.engine());
+      return null;
+    }
+    ExecAgent installed = ExecAgent.install(dataDir);
+    if (!installed.available()) {
+      log.warn(
+          "{} backend: processes start through the engine: {}",
+          settings.engine(),
+          installed.reason());
+    }
+    return installed.binary();
   }
 
   /** An engine that went away is unavailable (503, probed again later), not an internal error. */
@@ -368,6 +440,10 @@ public final class ContainerBackend implements SandboxBackend {
   public void removeOrphans() {
     if (status().available()) {
       containers.removeOrphans(false);
+      Set<Path> left = containers.agentDirs();
+      String mine = AgentSockets.instancePrefix(instanceId);
+      AgentLink.removeStale(
+          agents, dir -> dir.startsWith(mine) || left.contains(agents.resolve(dir)));
     }
   }
 
@@ -398,7 +474,26 @@ public final class ContainerBackend implements SandboxBackend {
       throw new BoxBackendUnavailableException(
           settings.engine() + ": cannot write the sandbox lease: " + e.getMessage());
     }
-    return new ContainerSandbox(client, found.name(), found.id(), guard.available(), ticker);
+    ContainerSandbox sandbox =
+        new ContainerSandbox(client, found.name(), found.id(), guard.available(), ticker);
+    Path agentDir = found.agentDir();
+    if (agent != null && agentDir != null && agents.equals(agentDir.getParent())) {
+      // The container's holder starts its agent again within a second of the crashed server's.
+      AgentLink link = null;
+      try {
+        link = AgentLink.listen(found.name(), agentDir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
+        connectAgent(sandbox, link);
+      } catch (IOException e) {
+        closeLink(link);
+        log.warn(
+            "{}: the agent of adopted container {} did not connect ({}); its processes start"
+                + " through the engine",
+            settings.engine(),
+            found.name(),
+            e.getMessage());
+      }
+    }
+    return sandbox;
   }
 
   /** Stops beating the sandbox lease, as the death of the server would: tests only. */

@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -21,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param instanceId the id of this server instance, a label
  * @param dataLabel the hash of the server's data directory, a label
  * @param lease what ends the container once its server is gone
+ * @param agent the exec agent to mount into containers, or null when processes start through the
+ *     engine's exec API
  */
 record ContainerCreateBody(
     String engine,
@@ -28,7 +31,8 @@ record ContainerCreateBody(
     SyscallGuard guard,
     String instanceId,
     String dataLabel,
-    SandboxLease lease) {
+    SandboxLease lease,
+    @Nullable Path agent) {
 
   /**
    * The label of the containers of persistent sessions, which the next server of the data dir may
@@ -54,9 +58,14 @@ record ContainerCreateBody(
    * The body for the container of {@code spec} from {@code image}, with a CPU quota or not.
    *
    * @param storage the storage options that bound a writable root, or null for none
+   * @param agentDir the directory of the exec agent's socket, or null without the agent
    */
   Map<String, Object> of(
-      SandboxSpec spec, String image, boolean cpuLimit, @Nullable Map<String, String> storage) {
+      SandboxSpec spec,
+      String image,
+      boolean cpuLimit,
+      @Nullable Map<String, String> storage,
+      @Nullable Path agentDir) {
     Path binary = guard.binary();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
@@ -64,7 +73,11 @@ record ContainerCreateBody(
     // init when the guard is available (then it is filtered too: the engine's init is not, and a
     // process of the same user could rewrite it through /proc/1/mem), else the engine's init;
     // either reaps orphans, and either ends the container when the holder exits.
-    List<String> holder = lease.holder();
+    Path agentBinary = agent;
+    List<String> holder =
+        agentBinary != null && agentDir != null
+            ? ContainerAgent.holder(lease.holder())
+            : lease.holder();
     body.put("Cmd", binary != null ? SyscallGuard.sandboxInitCommand(holder) : holder);
     body.put("Entrypoint", List.of());
     // An image's HEALTHCHECK would be exec'd by the engine itself, outside box-guard.
@@ -85,7 +98,13 @@ record ContainerCreateBody(
             dataLabel,
             PERSISTENT_LABEL,
             Boolean.toString(spec.persistent())));
-    Map<String, Object> host = hostConfig(spec, cpuLimit, binary);
+    List<SandboxMount> agentMounts =
+        agentBinary != null && agentDir != null
+            ? List.of(
+                new SandboxMount(agentBinary, ExecAgent.SANDBOX_PATH, true),
+                new SandboxMount(agentDir, ExecAgent.SOCKET_DIR, true))
+            : List.of();
+    Map<String, Object> host = hostConfig(spec, cpuLimit, binary, agentMounts);
     if (storage != null) {
       host.put("StorageOpt", storage);
     }
@@ -94,7 +113,10 @@ record ContainerCreateBody(
   }
 
   private Map<String, Object> hostConfig(
-      SandboxSpec spec, boolean cpuLimit, @Nullable Path guardBinary) {
+      SandboxSpec spec,
+      boolean cpuLimit,
+      @Nullable Path guardBinary,
+      List<SandboxMount> agentMounts) {
     Map<String, Object> host = new LinkedHashMap<>();
     host.put("CapDrop", List.of("ALL"));
     List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
@@ -116,13 +138,16 @@ record ContainerCreateBody(
       host.put("ReadonlyRootfs", true);
       host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
     }
-    host.put("Mounts", mounts(spec, guardBinary, lease));
+    host.put("Mounts", mounts(spec, guardBinary, lease, agentMounts));
     return host;
   }
 
   /** Mounts, not Binds: a path containing ':' cannot be mistaken for a mode or a second path. */
   private static List<Map<String, Object>> mounts(
-      SandboxSpec spec, @Nullable Path guardBinary, SandboxLease lease) {
+      SandboxSpec spec,
+      @Nullable Path guardBinary,
+      SandboxLease lease,
+      List<SandboxMount> agentMounts) {
     List<Map<String, Object>> mounts = new ArrayList<>();
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
@@ -133,6 +158,7 @@ record ContainerCreateBody(
       mounts.add(mount(new SandboxMount(guardBinary, SyscallGuard.SANDBOX_PATH, true)));
     }
     mounts.add(mount(lease.mount()));
+    agentMounts.forEach(m -> mounts.add(mount(m)));
     return mounts;
   }
 

@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,6 +54,7 @@ final class ContainerSandbox implements Sandbox {
   private final String containerId;
   private final boolean guarded;
   private final Ticker ticker;
+  private volatile @Nullable ContainerAgent agent;
 
   /**
    * @param guarded whether box-guard is mounted at {@value SyscallGuard#SANDBOX_PATH}
@@ -67,6 +69,16 @@ final class ContainerSandbox implements Sandbox {
     this.ticker = ticker;
   }
 
+  /** From now on, processes start through {@code agent} instead of the engine's exec API. */
+  void useAgent(ContainerAgent agent) {
+    this.agent = agent;
+  }
+
+  /** The container's id. */
+  String containerId() {
+    return containerId;
+  }
+
   /** {@code program}, started through box-guard when the container has it. */
   private List<String> command(List<String> program) {
     return guarded ? SyscallGuard.sandboxCommand(program) : program;
@@ -79,6 +91,13 @@ final class ContainerSandbox implements Sandbox {
 
   @Override
   public boolean isAlive() {
+    ContainerAgent current = agent;
+    // The agent's link breaks (and ends the container) as soon as the container stops.
+    return current != null ? current.usable() : running();
+  }
+
+  /** Whether the engine says the container runs. */
+  boolean running() {
     try {
       EngineClient.Response answer =
           engine.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
@@ -91,6 +110,10 @@ final class ContainerSandbox implements Sandbox {
 
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
+    ContainerAgent current = agent;
+    if (current != null) {
+      return current.spawn(spec);
+    }
     String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
     Map<String, String> env = new LinkedHashMap<>(ContainerCreateBody.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
@@ -190,6 +213,10 @@ final class ContainerSandbox implements Sandbox {
 
   @Override
   public void destroy() {
+    ContainerAgent current = agent;
+    if (current != null) {
+      current.close();
+    }
     try {
       EngineClient.Response answer =
           engine.call(

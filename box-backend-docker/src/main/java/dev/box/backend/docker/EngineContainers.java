@@ -3,11 +3,14 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,8 +42,13 @@ record EngineContainers(
     Set<String> adopted) {
   private static final Logger log = LoggerFactory.getLogger(EngineContainers.class);
 
-  /** A container taken over from an earlier instance. */
-  record Adopted(String id, String name) {}
+  /**
+   * A container taken over from an earlier instance.
+   *
+   * @param agentDir the host directory of its exec agent's socket, or null when it was made without
+   *     an agent
+   */
+  record Adopted(String id, String name, @Nullable Path agentDir) {}
 
   /** Creates the container, pulling the image first when the engine does not have it; its id. */
   String create(String name, Map<String, Object> body, String image) throws IOException {
@@ -121,7 +129,31 @@ record EngineContainers(
         String id = container.path("Id").asText();
         adopted.add(id);
         String name = container.path("Names").path(0).asText(id);
-        return new Adopted(id, name.startsWith("/") ? name.substring(1) : name);
+        return new Adopted(
+            id, name.startsWith("/") ? name.substring(1) : name, agentDir(container));
+      }
+    }
+    return null;
+  }
+
+  /** The agent socket directories of this data directory's containers that the engine still has. */
+  Set<Path> agentDirs() {
+    Set<Path> dirs = new HashSet<>();
+    for (JsonNode container : ours()) {
+      Path dir = agentDir(container);
+      if (dir != null) {
+        dirs.add(dir);
+      }
+    }
+    return dirs;
+  }
+
+  /** The host directory mounted as the exec agent's socket directory, or null. */
+  private static @Nullable Path agentDir(JsonNode container) {
+    for (JsonNode mount : container.path("Mounts")) {
+      if (mount.path("Destination").asText("").equals(ExecAgent.SOCKET_DIR)) {
+        String source = mount.path("Source").asText("");
+        return source.isEmpty() ? null : Path.of(source);
       }
     }
     return null;

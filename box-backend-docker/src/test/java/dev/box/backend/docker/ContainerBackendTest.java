@@ -139,7 +139,8 @@ class ContainerBackendTest {
                 Duration.ofMinutes(5),
                 null,
                 Duration.ofSeconds(3),
-                ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB),
+                ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB,
+                true),
             dataDir,
             "lease")) {
       Sandbox sandbox = backend.start(spec("lease", IMAGE));
@@ -176,7 +177,8 @@ class ContainerBackendTest {
             // Two filters each: the engine's profile and box-guard's.
             assertThat(seen)
                 .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
-                .contains("/.box/box-guard --init -- /bin/sh -c last=;")
+                .contains(
+                    "/.box/box-guard --init -- /bin/sh -c while :; do /.box/box-agent /.box/agent/socket;")
                 .contains(" < " + SandboxLease.SANDBOX_PATH + " ")
                 .endsWith("; done ");
             assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");

@@ -34,7 +34,8 @@ class WritableRootTest {
             Duration.ofMinutes(5),
             null,
             ContainerBackend.Settings.DEFAULT_SANDBOX_LEASE,
-            writableRootMb),
+            writableRootMb,
+            true),
         dataDir,
         "inst");
   }

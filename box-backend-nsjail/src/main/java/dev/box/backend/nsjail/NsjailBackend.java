@@ -268,6 +268,7 @@ public final class NsjailBackend implements SandboxBackend {
   public void removeOrphans() {
     JailStart.killOthers(baseName, jailsDir, instanceId + "_");
     starts.cgroups().removeOthers(instanceId + "_");
+    starts.removeOrphanAgents(instanceId);
   }
 
   @Override

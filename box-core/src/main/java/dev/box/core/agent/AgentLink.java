@@ -25,6 +25,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -150,6 +152,31 @@ public final class AgentLink implements AutoCloseable {
     control = agent;
     Thread.ofVirtual().name("box-agent-" + name).start(() -> readAgent(agent));
     Thread.ofVirtual().name("box-agent-streams-" + name).start(this::acceptStreams);
+  }
+
+  /**
+   * Removes the socket directories under {@code agents} that {@code keep} does not name: those of
+   * sandboxes an earlier instance of the server left (it crashed). Each holds at most a socket.
+   */
+  public static void removeStale(Path agents, Predicate<String> keep) {
+    if (!Files.isDirectory(agents)) {
+      return;
+    }
+    try (Stream<Path> dirs = Files.list(agents)) {
+      for (Path dir : dirs.toList()) {
+        if (keep.test(dir.getFileName().toString())) {
+          continue;
+        }
+        try (Stream<Path> files = Files.list(dir)) {
+          for (Path file : files.toList()) {
+            Files.deleteIfExists(file);
+          }
+        }
+        Files.deleteIfExists(dir);
+      }
+    } catch (IOException e) {
+      log.warn("cannot remove stale agent sockets under {}: {}", agents, e.toString());
+    }
   }
 
   /** The agent's pid as the sandbox sees it. */
