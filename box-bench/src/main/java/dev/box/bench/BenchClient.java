@@ -65,13 +65,25 @@ final class BenchClient {
 
   /** Runs {@code true} in the session {@code id}, creating it when it does not exist. */
   void execTrue(String id) throws IOException, InterruptedException {
+    execRequest(id, EXEC_TRUE);
+  }
+
+  /**
+   * Runs {@code true} in the session {@code id}, creating it with the session fields {@code
+   * sessionFields} (JSON members, without braces) when it does not exist.
+   */
+  void execTrue(String id, String sessionFields) throws IOException, InterruptedException {
+    execRequest(id, "{\"cmd\":\"true\"," + sessionFields + "}");
+  }
+
+  private void execRequest(String id, String request) throws IOException, InterruptedException {
     live.add(id);
     String path = sessionPath(id) + "/exec";
-    String body = send("POST", path, EXEC_TRUE, 200);
+    String body = send("POST", path, request, 200);
     JsonNode result = mapper.readTree(body);
     if (!result.path("status").asText().equals("completed")
         || result.path("exit_code").asInt(-1) != 0) {
-      throw unexpected("POST", path, EXEC_TRUE, 200, body);
+      throw unexpected("POST", path, request, 200, body);
     }
   }
 

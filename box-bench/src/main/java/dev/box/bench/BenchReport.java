@@ -16,6 +16,10 @@ import java.util.Locale;
  * @param floorBwrap floor 1: a bare bwrap spawn of /bin/true
  * @param floorForkExec floor 2: a plain fork and exec of /bin/true
  * @param cold a new session and one exec in it, over HTTP
+ * @param coldLangBot the same with the session shape LangBot sends (a {@code host_path} workspace,
+ *     persistent, network off)
+ * @param coldUnpooled {@code cold} on a server with {@code pool_size 0}
+ * @param coldLangBotUnpooled {@code coldLangBot} on a server with {@code pool_size 0}
  * @param warm one exec in an existing session, over HTTP
  * @param concurrent warm execs from many clients at once
  * @param relay the stdio relay of managed processes: round trips and throughput
@@ -28,6 +32,9 @@ record BenchReport(
     Latencies floorBwrap,
     Latencies floorForkExec,
     Latencies cold,
+    Latencies coldLangBot,
+    Latencies coldUnpooled,
+    Latencies coldLangBotUnpooled,
     Latencies warm,
     HttpScenarios.Concurrent concurrent,
     RelayScenarios.Result relay,
@@ -84,6 +91,12 @@ record BenchReport(
     Latencies c = concurrent.latencies();
     return List.of(
         new Target("cold p50 / floor 1 p50", cold.p50() / floorBwrap.p50(), AT_MOST, 2.0, false),
+        new Target(
+            "cold, LangBot's shape p50 / floor 1 p50",
+            coldLangBot.p50() / floorBwrap.p50(),
+            AT_MOST,
+            1.0,
+            true),
         new Target("warm p50 / floor 1 p50", warm.p50() / floorBwrap.p50(), AT_MOST, 1.5, false),
         new Target("warm p50 / floor 2 p50", warm.p50() / floorForkExec.p50(), AT_MOST, 3.0, true),
         new Target(
@@ -145,6 +158,9 @@ record BenchReport(
     latencyRow(table, "floor 1: bare bwrap /bin/true", floorBwrap);
     latencyRow(table, "floor 2: fork+exec /bin/true", floorForkExec);
     latencyRow(table, "cold: new session + exec true (HTTP)", cold);
+    latencyRow(table, "cold, LangBot's shape (pooled)", coldLangBot);
+    latencyRow(table, "cold, pool_size 0", coldUnpooled);
+    latencyRow(table, "cold, LangBot's shape, pool_size 0", coldLangBotUnpooled);
     latencyRow(table, "warm: exec true in a session (HTTP)", warm);
     latencyRow(
         table,

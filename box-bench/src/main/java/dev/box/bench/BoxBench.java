@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
@@ -88,7 +89,7 @@ public final class BoxBench {
       Thread cleanup = new Thread(box::close, "box-bench-cleanup");
       Runtime.getRuntime().addShutdownHook(cleanup);
       try {
-        report = measure(options, machine, box.client(), out);
+        report = measure(options, machine, box, out);
       } finally {
         removeHook(cleanup);
       }
@@ -104,8 +105,9 @@ public final class BoxBench {
   }
 
   private static BenchReport measure(
-      BenchOptions options, MachineInfo machine, BenchClient client, PrintStream out)
+      BenchOptions options, MachineInfo machine, LocalBox box, PrintStream out)
       throws IOException, InterruptedException {
+    BenchClient client = box.client();
     String backend = describeBackend(client.status());
     int warmup = options.warmupIterations();
     int floors = options.floorIterations();
@@ -118,6 +120,9 @@ public final class BoxBench {
     HttpScenarios http = new HttpScenarios(client, warmup);
     progress(out, "cold: " + options.coldIterations() + " new sessions");
     Latencies cold = http.cold(options.coldIterations());
+    progress(out, "cold: " + options.coldIterations() + " new sessions of LangBot's shape");
+    Latencies coldLangBot = http.coldLangBotShape(options.coldIterations(), box.langBotWorkspace());
+    Cold unpooled = measureUnpooled(options, out);
     progress(out, "warm: " + options.warmIterations() + " execs in one session");
     Latencies warm = http.warm(options.warmIterations());
     int clients = BenchOptions.CONCURRENT_CLIENTS;
@@ -133,10 +138,35 @@ public final class BoxBench {
         floorBwrap,
         floorForkExec,
         cold,
+        coldLangBot,
+        unpooled.cold(),
+        unpooled.langBot(),
         warm,
         concurrent,
         relay,
         memory);
+  }
+
+  /** Cold creates of the default shape and of LangBot's, on a server without pre-started ones. */
+  private record Cold(Latencies cold, Latencies langBot) {}
+
+  /**
+   * The cold measurements again on a second server with {@code pool_size 0}, in the same run, so
+   * that what the pool saves is measured under the same load.
+   */
+  private static Cold measureUnpooled(BenchOptions options, PrintStream out)
+      throws IOException, InterruptedException {
+    try (LocalBox box =
+        LocalBox.start(MAX_SESSIONS, Map.of("backend", "bwrap", "pool_size", "0"))) {
+      HttpScenarios http = new HttpScenarios(box.client(), options.warmupIterations());
+      progress(out, "cold, pool_size 0: " + options.coldIterations() + " new sessions");
+      Latencies cold = http.cold(options.coldIterations());
+      progress(
+          out,
+          "cold, pool_size 0: " + options.coldIterations() + " new sessions of LangBot's shape");
+      return new Cold(
+          cold, http.coldLangBotShape(options.coldIterations(), box.langBotWorkspace()));
+    }
   }
 
   private static RelayScenarios.Result measureRelay(

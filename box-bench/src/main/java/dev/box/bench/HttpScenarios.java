@@ -1,6 +1,8 @@
 package dev.box.bench;
 
+import dev.box.api.BoxJson;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -37,6 +39,27 @@ final class HttpScenarios {
 
   private static String coldId(int iteration) {
     return iteration < 0 ? "bench-cold-warmup" + -iteration : "bench-cold-" + iteration;
+  }
+
+  /**
+   * As {@link #cold}, with the session shape LangBot sends: network off, persistent, and the
+   * workspace a {@code host_path} (the same directory for every session, as one LangBot Workspace
+   * is).
+   */
+  Latencies coldLangBotShape(int iterations, Path workspace)
+      throws IOException, InterruptedException {
+    String fields =
+        "\"network\":\"off\",\"persistent\":true,\"host_path\":"
+            + BoxJson.newMapper().writeValueAsString(workspace.toString());
+    return Sampler.measure(
+        warmup,
+        iterations,
+        i -> client.execTrue(langBotId(i), fields),
+        i -> client.delete(langBotId(i)));
+  }
+
+  private static String langBotId(int iteration) {
+    return iteration < 0 ? "bench-langbot-warmup" + -iteration : "bench-langbot-" + iteration;
   }
 
   /** Running {@code true} in one existing session. */

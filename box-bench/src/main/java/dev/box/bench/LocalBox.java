@@ -1,6 +1,7 @@
 package dev.box.bench;
 
 import dev.box.server.BoxServer;
+import dev.box.server.IsolationConfig;
 import dev.box.server.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -61,6 +62,17 @@ final class LocalBox implements AutoCloseable {
 
   BenchClient client() {
     return client;
+  }
+
+  /**
+   * A workspace directory under the data directory, where LangBot keeps its Workspaces' (its
+   * default {@code host_root}), owned by the sandbox user as LangBot's are.
+   */
+  Path langBotWorkspace() throws IOException {
+    Path workspace = Files.createDirectories(dataDir.resolve("tenants").resolve("bench"));
+    Files.setAttribute(workspace, "unix:uid", IsolationConfig.DEFAULT_SANDBOX_UID);
+    Files.setAttribute(workspace, "unix:gid", IsolationConfig.DEFAULT_SANDBOX_UID);
+    return workspace.toRealPath();
   }
 
   @Override

@@ -37,6 +37,9 @@ class BoxBenchTest {
             "floor 1: bare bwrap /bin/true",
             "floor 2: fork+exec /bin/true",
             "cold: new session + exec true (HTTP)",
+            "cold, LangBot's shape (pooled)",
+            "cold, pool_size 0",
+            "cold, LangBot's shape, pool_size 0",
             "warm: exec true in a session (HTTP)",
             "concurrent: 50 clients x 1 execs (HTTP)",
             "throughput at 50-way concurrency:",
@@ -51,15 +54,19 @@ class BoxBenchTest {
             "server JVM heap growth",
             "sandbox processes Pss",
             "cold p50 / floor 1 p50",
+            "cold, LangBot's shape p50 / floor 1 p50",
             "warm p50 / floor 1 p50",
             "warm p50 / floor 2 p50",
             "p99 / p50 at 50-way concurrency",
             "relay round trip p50 (ms)",
             "relay throughput, raw mode (MB/s)",
             "memory per idle session (MiB)");
-    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(7);
+    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(8);
     assertThat(report.floorBwrap().count()).isEqualTo(4);
     assertThat(report.cold().count()).isEqualTo(2);
+    assertThat(report.coldLangBot().count()).isEqualTo(2);
+    assertThat(report.coldUnpooled().count()).isEqualTo(2);
+    assertThat(report.coldLangBotUnpooled().count()).isEqualTo(2);
     assertThat(report.warm().count()).isEqualTo(6);
     assertThat(report.concurrent().latencies().count()).isEqualTo(50);
     assertThat(report.relay().floor().count()).isEqualTo(40);

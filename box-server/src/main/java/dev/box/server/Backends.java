@@ -163,7 +163,8 @@ final class Backends {
               config.isolation().sandboxUid(),
               config.isolation().egress(),
               SyscallGuard.install(config.stateDir()),
-              config.isolation().execAgent());
+              config.isolation().execAgent(),
+              config.isolation().poolSize());
     };
   }
 }

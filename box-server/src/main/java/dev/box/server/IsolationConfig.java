@@ -19,9 +19,15 @@ import org.jspecify.annotations.Nullable;
  * @param execAgent whether sandboxes (bubblewrap, nsjail, Docker, Podman) start their processes
  *     through the exec agent in each sandbox ({@code exec_agent}, on unless {@code false}) rather
  *     than through nsenter or the engine's exec API
+ * @param poolSize how many bubblewrap sandboxes of the pooled shape wait, started ahead of their
+ *     sessions ({@code pool_size}, 2 by default); 0 disables the pool
  */
 public record IsolationConfig(
-    int sandboxUid, EgressPolicy egress, @Nullable Path nsjailPath, boolean execAgent) {
+    int sandboxUid,
+    EgressPolicy egress,
+    @Nullable Path nsjailPath,
+    boolean execAgent,
+    int poolSize) {
   /** The default host uid of the sandbox user: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID =
       dev.box.backend.bwrap.BwrapBackend.DEFAULT_SANDBOX_UID;
@@ -35,16 +41,19 @@ public record IsolationConfig(
 
   /** The default uid and policy. */
   public static final IsolationConfig DEFAULTS =
-      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null, true);
+      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null, true, 2);
 
   private static final BooleanSetting EXEC_AGENT = BooleanSetting.onUnless("false");
+
+  private static final IntSetting POOL_SIZE = new IntSetting("pool_size", 2, 0, 64);
 
   private static final IntSetting SANDBOX_UID =
       new IntSetting("sandbox_uid", DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE);
 
   /**
    * Reads the settings from the resolved values of {@code box serve} ({@code sandbox_uid}, {@code
-   * egress_allow}, {@code egress_deny}, {@code nsjail_path}).
+   * egress_allow}, {@code egress_deny}, {@code nsjail_path}, {@code exec_agent}, {@code
+   * pool_size}).
    *
    * @throws IllegalArgumentException with a message for the user when a value is invalid
    */
@@ -54,7 +63,8 @@ public record IsolationConfig(
         EgressPolicy.parse(
             values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")),
         nsjailPath(values.get("nsjail_path")),
-        EXEC_AGENT.parse(values.get("exec_agent")));
+        EXEC_AGENT.parse(values.get("exec_agent")),
+        POOL_SIZE.parse(values.get("pool_size")));
   }
 
   private static @Nullable Path nsjailPath(@Nullable String value) {

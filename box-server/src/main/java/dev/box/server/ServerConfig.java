@@ -112,6 +112,7 @@ public record ServerConfig(
           "seccomp_profile",
           "nsjail_path",
           "exec_agent",
+          "pool_size",
           "e2b_api_key",
           "e2b_api_url",
           "e2b_template",

@@ -72,6 +72,8 @@ class ServerConfigTest {
         .isEqualTo(Duration.ofHours(1));
     assertThat(flag("sandbox_uid", "2147483647").isolation().sandboxUid())
         .isEqualTo(Integer.MAX_VALUE);
+    assertThat(flag("pool_size", "").isolation().poolSize()).isEqualTo(2);
+    assertThat(flag("pool_size", "0").isolation().poolSize()).isZero();
   }
 
   @Test
@@ -87,6 +89,8 @@ class ServerConfigTest {
         .hasMessage("pull_timeout_sec must be between 1 and 3600");
     assertThatThrownBy(() -> flag("sandbox_uid", "0"))
         .hasMessage("sandbox_uid must be between 1 and 2147483647");
+    assertThatThrownBy(() -> flag("pool_size", "65"))
+        .hasMessage("pool_size must be between 0 and 64");
     assertThatThrownBy(() -> flag("max_sessions", "many"))
         .hasMessage("max_sessions must be an integer, not 'many'");
   }

@@ -45,10 +45,14 @@ class WorkspaceQuotaTest {
           box.exec("quota", "rm /workspace/big; echo ok > /workspace/f; cat /workspace/f", QUOTA);
       assertThat(small.stdout()).isEqualTo("ok\n");
       assertThat(small.stderr()).doesNotContain("quota");
-      assertThat(mountsUnder(dataDir)).hasSize(1);
+      Path workspaces = dataDir.resolve(".box-state/workspaces");
+      assertThat(mountsUnder(workspaces)).hasSize(1);
 
       assertThat(box.delete("/v1/sessions/quota").status()).isEqualTo(200);
-      assertThat(mountsUnder(dataDir)).isEmpty();
+      assertThat(mountsUnder(workspaces)).isEmpty();
+      assertThat(mountsUnder(dataDir))
+          .as("nothing but the directories of the pre-started sandboxes' slots")
+          .allMatch(point -> point.endsWith("/slots") || point.endsWith("/staging"));
       assertThat(dataDir.resolve(".box-state/workspace-images")).isEmptyDirectory();
     }
   }

@@ -5,6 +5,7 @@ import dev.box.api.BoxException;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
+import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,10 @@ import org.slf4j.LoggerFactory;
  * spawned into it with nsenter and limited by the session's cgroups. The sandbox user is an
  * unprivileged host uid ({@link IdMaps}); every sandbox has a network namespace of its own, which
  * with the network on reaches the outside through slirp4netns behind an nftables egress firewall.
+ *
+ * <p>With {@code poolSize} above 0 a few sandboxes of the {@linkplain SandboxShape#pooled pooled
+ * shape} wait, started ahead of their sessions ({@link SandboxPool}); a spec of exactly that shape
+ * takes one and has its workspace bound into it, any other starts its own.
  */
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
@@ -55,6 +61,9 @@ public final class BwrapBackend implements SandboxBackend {
   private final NamespaceStart starts;
   private final @Nullable Launcher launcher;
   private final BackendStatus status;
+  private final Path poolRoot;
+  private final @Nullable WorkspaceSlots slots;
+  private final @Nullable SandboxPool pool;
 
   /**
    * Probes the host and prepares the backend.
@@ -71,7 +80,8 @@ public final class BwrapBackend implements SandboxBackend {
         DEFAULT_SANDBOX_UID,
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
-        true);
+        true,
+        0);
   }
 
   /**
@@ -85,6 +95,8 @@ public final class BwrapBackend implements SandboxBackend {
    * @param syscallGuard the syscall guard every sandbox process runs through, when available
    * @param execAgent whether processes start through the exec agent in each sandbox (when it, the
    *     guard and cgroups are available) rather than through nsenter
+   * @param poolSize how many sandboxes of the {@linkplain SandboxShape#pooled pooled shape} wait,
+   *     started ahead of their sessions; 0 for none
    */
   public BwrapBackend(
       Path dataDir,
@@ -93,7 +105,8 @@ public final class BwrapBackend implements SandboxBackend {
       int sandboxUid,
       EgressPolicy egress,
       SyscallGuard syscallGuard,
-      boolean execAgent) {
+      boolean execAgent,
+      int poolSize) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -116,6 +129,14 @@ public final class BwrapBackend implements SandboxBackend {
             BwrapBackend::failure,
             NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null));
     this.status = probe();
+    this.poolRoot = data.resolve("bwrap-pool");
+    this.slots =
+        poolSize > 0 && status.available() ? openSlots(poolRoot.resolve(instanceId)) : null;
+    WorkspaceSlots open = slots;
+    this.pool =
+        open == null
+            ? null
+            : new SandboxPool(SandboxShape.pooled(), poolSize, instanceId, open, this::startFresh);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -128,6 +149,19 @@ public final class BwrapBackend implements SandboxBackend {
     }
   }
 
+  /** The workspace slots of pre-started sandboxes, or null when they cannot be mounted here. */
+  private static @Nullable WorkspaceSlots openSlots(Path root) {
+    WorkspaceSlots slots = new WorkspaceSlots(root);
+    try {
+      slots.open();
+      return slots;
+    } catch (IOException e) {
+      log.warn("bwrap backend: no pre-started sandboxes: {}", e.getMessage());
+      slots.close();
+      return null;
+    }
+  }
+
   @Override
   public String name() {
     return "bwrap";
@@ -135,7 +169,29 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return status;
+    SandboxPool p = pool;
+    if (!status.available()) {
+      return status;
+    }
+    Map<String, String> enforced = new TreeMap<>(status.enforced());
+    enforced.put(
+        "pool",
+        p == null
+            ? "none: no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)"
+            : p.idle()
+                + " of "
+                + p.size()
+                + " pre-started sandboxes idle ("
+                + p.shape().describe()
+                + ")");
+    return new BackendStatus(
+        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+  }
+
+  /** How many sessions have taken a pre-started sandbox so far (for tests and diagnostics). */
+  public long pooledTakes() {
+    SandboxPool p = pool;
+    return p == null ? 0 : p.taken();
   }
 
   private BackendStatus probe() {
@@ -179,8 +235,25 @@ public final class BwrapBackend implements SandboxBackend {
     return null;
   }
 
+  /**
+   * Takes a pre-started sandbox when {@code spec} is of the pool's shape and one waits, binding the
+   * workspace into it; otherwise starts one.
+   */
   @Override
   public Sandbox start(SandboxSpec spec) {
+    SandboxPool p = pool;
+    if (p != null && status.available() && p.serves(spec)) {
+      // The same checks, and the same hand-over to the sandbox user, as a fresh start's.
+      MountOwnership.prepare(spec, workspaces, sandboxUid);
+      Sandbox taken = p.take(spec);
+      if (taken != null) {
+        return taken;
+      }
+    }
+    return startFresh(spec);
+  }
+
+  private Sandbox startFresh(SandboxSpec spec) {
     return starts.start(spec, status, launcher, attempt -> startBwrap(spec, attempt));
   }
 
@@ -292,6 +365,7 @@ public final class BwrapBackend implements SandboxBackend {
             });
     starts.cgroups().removeOthers(instanceId + "_");
     starts.removeOrphanAgents(instanceId);
+    WorkspaceSlots.removeOthers(poolRoot, instanceId);
   }
 
   private boolean isOrphanSandbox(ProcessHandle handle, String mine) {
@@ -309,6 +383,14 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public void close() {
+    SandboxPool p = pool;
+    if (p != null) {
+      p.close();
+    }
+    WorkspaceSlots s = slots;
+    if (s != null) {
+      s.close();
+    }
     starts.close();
   }
 

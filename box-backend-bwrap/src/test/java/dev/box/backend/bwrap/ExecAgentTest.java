@@ -42,7 +42,8 @@ class ExecAgentTest {
         2_000_000,
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
-        true);
+        true,
+        0);
   }
 
   private static SandboxSpec spec() {

@@ -1,0 +1,215 @@
+package dev.box.backend.bwrap;
+
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandboxes of one {@link SandboxShape} started before any session asks for them. A request of
+ * exactly that shape takes one and has its workspace bound into it ({@link WorkspaceSlots}); one of
+ * any other shape never does. At most {@code size} sandboxes wait; one thread refills the pool at
+ * startup and after each take. {@link #close} destroys every waiting sandbox.
+ *
+ * <p>Thread-safe. Starting a sandbox happens on the refill thread only, never while the lock is
+ * held.
+ */
+final class SandboxPool implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
+
+  private final SandboxShape shape;
+  private final int size;
+  private final String instanceId;
+  private final WorkspaceSlots slots;
+  private final Function<SandboxSpec, Sandbox> starter;
+  private final ExecutorService refiller;
+  private final Deque<PooledSandbox> idle = new ArrayDeque<>();
+  private final AtomicLong sequence = new AtomicLong();
+  private final AtomicLong taken = new AtomicLong();
+  private volatile boolean open = true;
+
+  /**
+   * A pool that starts filling at once.
+   *
+   * @param shape the one shape it serves
+   * @param size how many sandboxes wait at most; above 0
+   * @param instanceId the server instance, whose sandboxes the pool's are
+   * @param slots the workspace slots
+   * @param starter starts one sandbox of a spec, as the backend does for a session
+   */
+  SandboxPool(
+      SandboxShape shape,
+      int size,
+      String instanceId,
+      WorkspaceSlots slots,
+      Function<SandboxSpec, Sandbox> starter) {
+    if (size <= 0) {
+      throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
+    }
+    this.shape = shape;
+    this.size = size;
+    this.instanceId = instanceId;
+    this.slots = slots;
+    this.starter = starter;
+    this.refiller =
+        Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().name("box-bwrap-pool").daemon().factory());
+    refill();
+  }
+
+  /** The shape the pool serves. */
+  SandboxShape shape() {
+    return shape;
+  }
+
+  /** How many sandboxes wait at most. */
+  int size() {
+    return size;
+  }
+
+  /** How many sandboxes wait now. */
+  synchronized int idle() {
+    return idle.size();
+  }
+
+  /** How many sandboxes sessions have taken from the pool so far. */
+  long taken() {
+    return taken.get();
+  }
+
+  /**
+   * A waiting sandbox with {@code spec}'s workspace bound in it, or null when {@code spec} is not
+   * of the pool's shape, none waits, or binding failed (then the caller starts one as usual). The
+   * caller has checked the workspace ({@link dev.box.core.backend.MountOwnership}).
+   */
+  @Nullable Sandbox take(SandboxSpec spec) {
+    SandboxMount workspace = spec.workspace();
+    if (!open || workspace == null || !serves(spec)) {
+      return null;
+    }
+    PooledSandbox sandbox = pollAlive();
+    try {
+      if (sandbox == null) {
+        return null;
+      }
+      try {
+        slots.bind(sandbox.slot(), workspace.hostPath());
+        sandbox.bound().set(true);
+      } catch (IOException e) {
+        log.warn(
+            "cannot bind the workspace of session {} into a pre-started sandbox: {}",
+            spec.sessionId(),
+            e.getMessage());
+        sandbox.destroy();
+        return null;
+      }
+      taken.incrementAndGet();
+      log.debug("session {} takes pre-started sandbox {}", spec.sessionId(), sandbox.id());
+      return sandbox;
+    } finally {
+      refill();
+    }
+  }
+
+  /** Whether {@code spec} is of the pool's shape. */
+  boolean serves(SandboxSpec spec) {
+    return spec.workspace() != null && shape.equals(SandboxShape.of(spec));
+  }
+
+  private @Nullable PooledSandbox pollAlive() {
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null || next.isAlive()) {
+        return next;
+      }
+      next.destroy();
+    }
+  }
+
+  /** Starts sandboxes on the refill thread until {@code size} wait. */
+  private void refill() {
+    try {
+      refiller.execute(this::fill);
+    } catch (RejectedExecutionException e) {
+      // Closed meanwhile: nothing to fill.
+    }
+  }
+
+  private void fill() {
+    while (open && idle() < size) {
+      String name = instanceId + "_pool-" + sequence.incrementAndGet();
+      PooledSandbox started;
+      try {
+        Path slot = slots.create(name);
+        try {
+          started =
+              new PooledSandbox(
+                  starter.apply(shape.spec(name, instanceId, slot)),
+                  slot,
+                  slots,
+                  new AtomicBoolean());
+        } catch (RuntimeException e) {
+          slots.release(slot, false);
+          throw e;
+        }
+      } catch (IOException | RuntimeException e) {
+        // Until the next take: a host that cannot start one now would fail again at once.
+        log.warn("cannot pre-start a sandbox: {}", e.getMessage());
+        return;
+      }
+      boolean kept;
+      synchronized (this) {
+        kept = open;
+        if (kept) {
+          idle.addLast(started);
+        }
+      }
+      if (!kept) {
+        started.destroy();
+      }
+    }
+  }
+
+  /**
+   * Stops refilling, waits for a start under way, and destroys every waiting sandbox; those taken
+   * are their sessions' to destroy.
+   */
+  @Override
+  public void close() {
+    open = false;
+    refiller.shutdown();
+    try {
+      if (!refiller.awaitTermination(30, TimeUnit.SECONDS)) {
+        log.warn("a sandbox start of the pool did not end within 30 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null) {
+        return;
+      }
+      next.destroy();
+    }
+  }
+}

@@ -1,0 +1,201 @@
+package dev.box.backend.bwrap;
+
+import dev.box.core.backend.HostCommand;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The workspace mount points of pre-started sandboxes, and how a session's workspace is bound into
+ * one that already runs.
+ *
+ * <p>A pre-started sandbox binds its empty slot, {@code <pool>/slots/<name>}, at its workspace
+ * path. {@code slots} is a mount of its own with shared propagation, and bwrap makes the sandbox's
+ * mounts slaves of the host's: a mount the server later makes on the slot appears at the sandbox's
+ * workspace. That mount is made first in {@code <pool>/staging/<name>}, a private mount, with
+ * {@code nosuid,nodev}, and then moved onto the slot: flags set by a remount would not propagate,
+ * those of a moved mount do. Every command here is a fixed script; the paths are its arguments.
+ *
+ * <p>Nothing here ever deletes recursively: a slot may hold a session's workspace.
+ */
+final class WorkspaceSlots {
+  private static final Logger log = LoggerFactory.getLogger(WorkspaceSlots.class);
+  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
+
+  private static final String OPEN =
+      "mount --bind \"$1\" \"$1\" && mount --make-shared \"$1\""
+          + " && mount --bind \"$2\" \"$2\" && mount --make-private \"$2\"";
+
+  private static final String BIND =
+      "mount --rbind -o nosuid,nodev \"$1\" \"$2\" && mount --move \"$2\" \"$3\"";
+
+  private final Path root;
+  private final Path slots;
+  private final Path staging;
+  private boolean open;
+
+  /** The slots of one server instance, in {@code root} (nothing made yet). */
+  WorkspaceSlots(Path root) {
+    this.root = root;
+    this.slots = root.resolve("slots");
+    this.staging = root.resolve("staging");
+  }
+
+  /** Makes {@code slots} a shared mount and {@code staging} a private one. */
+  synchronized void open() throws IOException {
+    if (open) {
+      return;
+    }
+    Files.createDirectories(slots);
+    Files.createDirectories(staging);
+    HostCommand.run(
+        List.of("/bin/sh", "-c", OPEN, "box-pool", slots.toString(), staging.toString()),
+        "",
+        COMMAND_TIMEOUT);
+    open = true;
+  }
+
+  /** A new empty slot named {@code name}: the host directory a pre-started sandbox binds. */
+  Path create(String name) throws IOException {
+    Files.createDirectories(staging.resolve(name));
+    return Files.createDirectories(slots.resolve(name));
+  }
+
+  /** Binds {@code workspace} (recursively) at {@code slot}, and so into the sandbox of the slot. */
+  void bind(Path slot, Path workspace) throws IOException {
+    Path stage = staging.resolve(slot.getFileName());
+    HostCommand.run(
+        List.of(
+            "/bin/sh",
+            "-c",
+            BIND,
+            "box-bind",
+            workspace.toString(),
+            stage.toString(),
+            slot.toString()),
+        "",
+        COMMAND_TIMEOUT);
+  }
+
+  /**
+   * Detaches what is bound at {@code slot} (when {@code bound}) and removes its empty directories;
+   * failures are logged.
+   */
+  void release(Path slot, boolean bound) {
+    try {
+      if (bound) {
+        HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
+      }
+      Files.deleteIfExists(slot);
+      Files.deleteIfExists(staging.resolve(slot.getFileName()));
+    } catch (IOException e) {
+      log.warn("could not release workspace slot {}: {}", slot.getFileName(), e.toString());
+    }
+  }
+
+  /** Detaches every mount under this instance's slots and removes its empty directories. */
+  synchronized void close() {
+    open = false;
+    detachAll(root);
+  }
+
+  /**
+   * Detaches every mount left under {@code poolRoot}'s other instances' directories (by a server
+   * that crashed), and removes them when empty.
+   */
+  static void removeOthers(Path poolRoot, String instanceId) {
+    if (!Files.isDirectory(poolRoot)) {
+      return;
+    }
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(poolRoot)) {
+      for (Path entry : entries) {
+        if (!entry.getFileName().toString().equals(instanceId)) {
+          log.info("removing workspace slots left by an earlier instance: {}", entry.getFileName());
+          detachAll(entry);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("could not sweep workspace slots: {}", e.toString());
+    }
+  }
+
+  /** Detaches the mounts at and under {@code dir}, deepest first, then removes the empty tree. */
+  private static void detachAll(Path dir) {
+    List<Path> mounted = mountPointsUnder(dir);
+    mounted.sort(Comparator.comparingInt(Path::getNameCount).reversed());
+    for (Path point : mounted) {
+      try {
+        HostCommand.run(List.of("umount", "--lazy", point.toString()), "", COMMAND_TIMEOUT);
+      } catch (IOException e) {
+        log.warn("could not detach {}: {}", point, e.toString());
+      }
+    }
+    if (!mountPointsUnder(dir).isEmpty()) {
+      log.warn("mounts remain under {}; its directories are kept", dir);
+      return;
+    }
+    for (String part : List.of("slots", "staging")) {
+      deleteEmptyChildren(dir.resolve(part));
+    }
+    try {
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      log.warn("could not remove {}: {}", dir, e.toString());
+    }
+  }
+
+  private static void deleteEmptyChildren(Path dir) {
+    if (!Files.isDirectory(dir)) {
+      return;
+    }
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path entry : entries) {
+        Files.deleteIfExists(entry); // fails on a non-empty directory, as it must
+      }
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      log.warn("could not remove {}: {}", dir, e.toString());
+    }
+  }
+
+  /** The mount points of this mount namespace at or under {@code dir}. */
+  static List<Path> mountPointsUnder(Path dir) {
+    List<Path> found = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+        String[] fields = line.split(" ");
+        if (fields.length > 4) {
+          Path point = Path.of(unescape(fields[4]));
+          if (point.startsWith(dir)) {
+            found.add(point);
+          }
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot read /proc/self/mountinfo: {}", e.toString());
+    }
+    return found;
+  }
+
+  /** A mountinfo path with its octal escapes ({@code \040} for a space) decoded. */
+  private static String unescape(String field) {
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < field.length(); i++) {
+      char c = field.charAt(i);
+      if (c == '\\' && i + 3 < field.length()) {
+        out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
+        i += 3;
+      } else {
+        out.append(c);
+      }
+    }
+    return out.toString();
+  }
+}
