@@ -125,6 +125,7 @@ public final class BoxBench {
     Cold unpooled = measureUnpooled(options, out);
     progress(out, "warm: " + options.warmIterations() + " execs in one session");
     Latencies warm = http.warm(options.warmIterations());
+    Latencies warmNsenter = measureNsenter(options, out);
     int clients = BenchOptions.CONCURRENT_CLIENTS;
     progress(out, "concurrent: " + clients + " clients x " + options.execsPerClient() + " execs");
     HttpScenarios.Concurrent concurrent = http.concurrent(clients, options.execsPerClient());
@@ -142,9 +143,26 @@ public final class BoxBench {
         unpooled.cold(),
         unpooled.langBot(),
         warm,
+        warmNsenter,
         concurrent,
         relay,
         memory);
+  }
+
+  /**
+   * Warm execs again on a server whose processes start through nsenter ({@code exec_agent false}),
+   * in the same run, so that what the exec agent saves is measured under the same load.
+   */
+  private static Latencies measureNsenter(BenchOptions options, PrintStream out)
+      throws IOException, InterruptedException {
+    try (LocalBox box =
+        LocalBox.start(
+            MAX_SESSIONS, Map.of("backend", "bwrap", "pool_size", "0", "exec_agent", "false"))) {
+      progress(
+          out, "warm, exec_agent false: " + options.warmIterations() + " execs in one session");
+      return new HttpScenarios(box.client(), options.warmupIterations())
+          .warm(options.warmIterations());
+    }
   }
 
   /** Cold creates of the default shape and of LangBot's, on a server without pre-started ones. */

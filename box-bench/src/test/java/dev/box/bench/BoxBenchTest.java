@@ -41,6 +41,7 @@ class BoxBenchTest {
             "cold, pool_size 0",
             "cold, LangBot's shape, pool_size 0",
             "warm: exec true in a session (HTTP)",
+            "warm, exec_agent false (nsenter)",
             "concurrent: 50 clients x 1 execs (HTTP)",
             "throughput at 50-way concurrency:",
             "relay round trip (ms)",
@@ -55,19 +56,22 @@ class BoxBenchTest {
             "sandbox processes Pss",
             "cold p50 / floor 1 p50",
             "cold, LangBot's shape p50 / floor 1 p50",
-            "warm p50 / floor 1 p50",
+            "cold p50 / floor 1 p50 (moonshot)",
             "warm p50 / floor 2 p50",
+            "warm p50 / floor 2 p50 (moonshot)",
+            "throughput at 50-way concurrency (execs/s)",
             "p99 / p50 at 50-way concurrency",
             "relay round trip p50 (ms)",
             "relay throughput, raw mode (MB/s)",
             "memory per idle session (MiB)");
-    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(8);
+    assertThat(text.lines().filter(l -> l.matches(".*\\b(PASS|MISS)\\b.*"))).hasSize(10);
     assertThat(report.floorBwrap().count()).isEqualTo(4);
     assertThat(report.cold().count()).isEqualTo(2);
     assertThat(report.coldLangBot().count()).isEqualTo(2);
     assertThat(report.coldUnpooled().count()).isEqualTo(2);
     assertThat(report.coldLangBotUnpooled().count()).isEqualTo(2);
     assertThat(report.warm().count()).isEqualTo(6);
+    assertThat(report.warmNsenter().count()).isEqualTo(6);
     assertThat(report.concurrent().latencies().count()).isEqualTo(50);
     assertThat(report.relay().floor().count()).isEqualTo(40);
     assertThat(report.relay().roundTrip().count()).isEqualTo(40);
