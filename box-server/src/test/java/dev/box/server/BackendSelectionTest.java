@@ -79,7 +79,7 @@ class BackendSelectionTest {
       assertThat(health.body().path("enforced").path("nsjail_time_limit").asText())
           .startsWith("off");
       assertThat(box.exec("nj", "id -u; cat /proc/1/cmdline | tr '\\0' ' '").text("stdout"))
-          .startsWith("1000\n/bin/sh -c ");
+          .isEqualTo("1000\n/.box/box-agent /.box/agent/socket ");
     }
   }
 

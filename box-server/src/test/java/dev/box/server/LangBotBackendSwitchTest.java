@@ -39,7 +39,9 @@ class LangBotBackendSwitchTest {
 
       rpc.callData("box_init", "{\"backend\": \"bwrap\"}", null);
       assertThat(backend(rpc)).isEqualTo("bwrap");
-      assertThat(pid1(rpc, "a")).isEqualTo("bwrap");
+      assertThat(pid1(rpc, "a"))
+          .as("a bwrap sandbox: its exec agent is its init")
+          .isEqualTo("box-agent");
 
       rpc.callData("box_init", "{\"backend\": \"podman\"}", null);
       assertThat(backend(rpc)).as("a session exists: the backend stays").isEqualTo("bwrap");
@@ -72,7 +74,7 @@ class LangBotBackendSwitchTest {
       rpc.callData("box_init", "{\"backend\": \"docker\"}", null);
 
       assertThat(backend(rpc)).isEqualTo("bwrap");
-      assertThat(pid1(rpc, "e")).isEqualTo("bwrap");
+      assertThat(pid1(rpc, "e")).isEqualTo("box-agent");
     }
   }
 }
