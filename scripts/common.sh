@@ -1,10 +1,17 @@
 # Shared by the scripts of this repository: pick a JDK, make sure the host tools Box needs exist.
 # Source it; it defines functions only.
 
-# Prints the major version of the java binary $1 (17, 21, 25, ...), or nothing.
+# Prints the major version of the java binary $1 (17, 21, 25, ...), or nothing. Reads the JDK's
+# release file when it has one: starting a JVM for `java -version` costs 30-50 ms per JDK, which the
+# ./box launcher would pay on every start.
 box_java_major() {
-  local version
-  version="$("$1" -version 2>&1 | sed -n 's/^[^"]*version "\([^"]*\)".*$/\1/p' | head -n 1)"
+  local version="" release
+  release="$(dirname "$(dirname "$1")")/release"
+  if [ -f "$release" ]; then
+    version="$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*$/\1/p' "$release" | head -n 1)"
+  fi
+  [ -n "$version" ] ||
+    version="$("$1" -version 2>&1 | sed -n 's/^[^"]*version "\([^"]*\)".*$/\1/p' | head -n 1)"
   version="${version#1.}"
   printf '%s' "${version%%[!0-9]*}"
 }
@@ -122,4 +129,70 @@ box_ensure_compose() {
     echo "box: could not install Compose v2 (docker compose)" >&2
     return 1
   }
+}
+
+# The JVM options Box runs with unless BOX_JAVA_OPTS says otherwise, measured with bench/footprint
+# (docs/PERFORMANCE.md, "JVM footprint and start-up"). The JVM's defaults size the heap from the
+# machine's RAM (a quarter of it at most, a 64th from the start) and use G1 and C2. Here the heap
+# starts at 8 MiB and grows as needed up to about three times what the server's own bounded load
+# keeps live (64 sessions at once, each exec returning 1 MiB of stdout and of stderr: up to 172 MiB
+# after a collection); a full collection gives memory back; the serial collector has the smallest
+# footprint; C1 alone compiles: the server mostly waits on processes and sockets, and C2 costs
+# start-up CPU and memory.
+BOX_DEFAULT_JAVA_OPTS="-XX:+UseSerialGC -Xms8m -Xmx512m -XX:MinHeapFreeRatio=10 \
+-XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+ExitOnOutOfMemoryError"
+
+# Runs the jar $1 with the arguments that follow (`exec`: the JVM takes this shell's pid, which is
+# what LangBot and the tests signal). Its options are BOX_JAVA_OPTS if set (empty for the JVM's
+# defaults), else BOX_DEFAULT_JAVA_OPTS; a Jetty setting (Jetty's MemoryUtils otherwise creates the
+# platform MBean server, loading JMX and JFR, to learn how many references fit a cache line: 16
+# with compressed references); and JVM warnings to stderr, never to stdout, which is LangBot's
+# control channel under `box serve -s` (nor the class-data sharing notes about classes it cannot
+# archive). JAVA_HOME must be set (box_pick_jdk).
+#
+# The server (`serve`, or LangBot's `box -s`) also gets a class-data sharing archive of the classes
+# it loads, unless BOX_JAVA_CACHE is `off`: kept in BOX_JAVA_CACHE (default $XDG_CACHE_HOME/box,
+# else ~/.cache/box), named after the jar's path, size and modification time, the JDK and the
+# options. When it does not exist yet, the JVM writes one as it exits (-XX:ArchiveClassesAtExit,
+# about a second, once), and a background job waiting for that exit keeps it only if the server ran
+# at least BOX_JAVA_CACHE_AFTER seconds (default 10; a server that fails at start would write an
+# archive of the few classes it loaded) and the JVM accepts it, then removes the archives of
+# earlier builds of that jar. The client commands are short and load other classes: no archive.
+# (Asking the running server for its archive with jcmd VM.cds dynamic_dump would not need the exit,
+# but Temurin 25.0.3 then crashes in its next lambda lookup.)
+box_java_exec() {
+  local jar="$1" opts cache archive tmp name
+  shift
+  opts="${BOX_JAVA_OPTS-$BOX_DEFAULT_JAVA_OPTS} -Dorg.eclipse.jetty.util.referencesPerCacheLine=16"
+  opts="$opts -Xlog:disable -Xlog:all=warning,cds*=error,aot*=error:stderr"
+  cache="${BOX_JAVA_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/box}"
+  case "${1:-}" in
+    serve | box | -s | --stdio-control) ;;
+    *) cache=off ;;
+  esac
+  if [ "$cache" != off ] && mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+    name="box-serve-$(printf '%s\n' "$jar" | cksum | cut -d ' ' -f 1)"
+    archive="$cache/$name-$(printf '%s\n%s\n%s\n' "$(stat -c '%s %Y' "$jar")" "$JAVA_HOME" "$opts" |
+      cksum | cut -d ' ' -f 1).jsa"
+    if [ -s "$archive" ]; then
+      opts="$opts -XX:SharedArchiveFile=$archive"
+    else
+      tmp="$archive.$$.tmp"
+      opts="$opts -XX:ArchiveClassesAtExit=$tmp"
+      # $$ is the pid the JVM will have. The job keeps none of LangBot's pipes open.
+      (
+        started="$(date +%s)"
+        tail --pid=$$ -f /dev/null
+        if [ $(($(date +%s) - started)) -ge "${BOX_JAVA_CACHE_AFTER:-10}" ] && [ -s "$tmp" ] &&
+          "$JAVA_HOME/bin/java" -XX:SharedArchiveFile="$tmp" -Xshare:on -cp "$jar" -version; then
+          rm -f "$cache/$name"-*.jsa
+          mv -f "$tmp" "$archive"
+        fi
+        rm -f "$tmp"
+      ) </dev/null >/dev/null 2>&1 &
+    fi
+  fi
+  set -f
+  # shellcheck disable=SC2086 # the options are words
+  exec "$JAVA_HOME/bin/java" $opts -jar "$jar" "$@"
 }
