@@ -19,9 +19,11 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -72,12 +74,15 @@ class ServeProcessTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> hostProcessesContaining(marker).isEmpty());
     // ... but its workspace and cgroups stay until the next server of this data dir starts.
     assertThat(names(dataDir.resolve(".box-state/workspaces"))).hasSize(1);
-    assertThat(names(cgroupBase(dataDir))).hasSize(1);
+    Set<String> killed = instancesOf(names(cgroupBase(dataDir)));
+    assertThat(killed).as("the cgroups of the killed server's sandboxes").hasSize(1);
 
     Server second = Server.start(dataDir);
     try {
       assertThat(names(dataDir.resolve(".box-state/workspaces"))).isEmpty();
-      assertThat(names(cgroupBase(dataDir))).isEmpty();
+      assertThat(instancesOf(names(cgroupBase(dataDir))))
+          .as("only the new server's sandboxes (its pre-started ones) have cgroups")
+          .doesNotContainAnyElementsOf(killed);
     } finally {
       second.process.destroy();
       second.process.waitFor();
@@ -278,6 +283,19 @@ class ServeProcessTest {
             .digest(BoxDataDir.stateDir(dataDir).toString().getBytes(StandardCharsets.UTF_8));
     return Path.of("/sys/fs/cgroup/pids", "box-" + HexFormat.of().formatHex(digest, 0, 4));
   }
+
+  /**
+   * The server instances that sandbox names ({@code <instance>_<session>-<hash>}, or {@code
+   * <instance>_pool-<n>} for a pre-started sandbox) belong to.
+   */
+  static Set<String> instancesOf(List<String> sandboxNames) {
+    return sandboxNames.stream()
+        .map(n -> n.substring(0, Math.max(0, n.indexOf('_'))))
+        .collect(Collectors.toSet());
+  }
+
+  /** What the names of pre-started sandboxes contain. */
+  static final String POOL_NAME = "_pool-";
 
   static List<String> names(Path dir) throws IOException {
     if (!Files.isDirectory(dir)) {

@@ -70,6 +70,11 @@ class SoakTest {
       assertThat(client.sessions()).isEmpty();
       assertThat(after.fds()).as("open files").isLessThanOrEqualTo(before.fds());
       assertThat(after.cgroups()).as("cgroups").isZero();
+      assertThat(
+              ServeProcessTest.names(ServeProcessTest.cgroupBase(dataDir)).stream()
+                  .filter(n -> n.contains(ServeProcessTest.POOL_NAME)))
+          .as("pre-started sandboxes: no more than pool_size (2), whatever was taken")
+          .hasSizeLessThanOrEqualTo(2);
       assertThat(after.processes()).as("host processes of the data dir but the server").isZero();
       assertThat(after.threads()).as("threads").isLessThanOrEqualTo(before.threads() + 2);
       assertThat(after.heapKib())
@@ -154,11 +159,25 @@ class SoakTest {
         heapAfterCollection(pid),
         count(proc.resolve("fd")),
         count(proc.resolve("task")),
-        ServeProcessTest.names(ServeProcessTest.cgroupBase(dataDir)).size(),
+        (int)
+            ServeProcessTest.names(ServeProcessTest.cgroupBase(dataDir)).stream()
+                .filter(n -> !n.contains(ServeProcessTest.POOL_NAME))
+                .count(),
         (int)
             ServeProcessTest.hostProcessesContaining(dataDir.toString()).stream()
                 .filter(p -> !p.equals(Long.toString(pid)))
+                .filter(p -> !commandLine(p).contains(ServeProcessTest.POOL_NAME))
                 .count());
+  }
+
+  /** The command line of process {@code pid}, or empty once it ended. */
+  private static String commandLine(String pid) {
+    try {
+      return new String(
+          Files.readAllBytes(Path.of("/proc", pid, "cmdline")), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
   }
 
   /** The server's heap in use after a full collection, read with the JDK's {@code jcmd}. */
