@@ -36,6 +36,7 @@ import contextlib
 import json
 import logging
 import os
+import platform
 import secrets
 import shutil
 import signal
@@ -454,7 +455,8 @@ async def run_pair(pair: Pair, args, workdir: str, tag: str) -> dict:
                 await runtime.delete_session(f"{tag}-probe")
         print(f"{pair.name}: measuring {', '.join(s.label for s in servers)} "
               f"({args.iterations} iterations, {args.warmup} warm-up)", file=sys.stderr, flush=True)
-        return {"results": await measure(runtimes, args.iterations, args.warmup, tag)}
+        results = await measure(runtimes, args.iterations, args.warmup, tag)
+        return {"results": results, "notes": backend_notes(servers)}
     except Exception as exc:  # noqa: BLE001 - reported as why the pair has no numbers
         logs = "; ".join(f"{s.label} log: {s.log_tail(4)}" for s in servers)
         return {"skipped": f"{type(exc).__name__}: {exc}; {logs}"}
@@ -465,6 +467,22 @@ async def run_pair(pair: Pair, args, workdir: str, tag: str) -> dict:
             server.stop()
         if pair.name == "docker":
             remove_containers(tag)
+
+
+def backend_notes(servers: list[Server]) -> list[str]:
+    """What the runtimes' logs say about limits they could not apply here (it changes the work each
+    exec does, so it belongs beside the numbers)."""
+    notes = []
+    for server in servers:
+        with contextlib.suppress(OSError), open(server.log_path, errors="replace") as f:
+            text = f.read()
+        if "cgroup v2 limits unavailable" in text:
+            notes.append(f"{server.label}: no usable cgroup v2 here, so its sandboxes get rlimits "
+                         "instead of cgroup limits (its own fallback)")
+        for line in text.splitlines():
+            if "enforced:" in line and "listening on" in line:
+                notes.append(f"{server.label}: {line.split('enforced:', 1)[1].strip()[:240]}")
+    return notes
 
 
 def remove_containers(tag: str) -> None:
@@ -491,7 +509,8 @@ def tables(outcomes: dict, args, load: str) -> tuple[str, str]:
     header = ["row", "Python runtime p50 ms", "Box p50 ms", "ratio Box/Python",
               f"target <= {TARGET_RATIO}", "result"]
     text, md = [], []
-    md.append(f"Iterations per row: {args.iterations} (after {args.warmup} warm-up); "
+    md.append(f"Iterations per row: {args.iterations} (after {args.warmup} warm-up), p50; "
+              f"{os.cpu_count()} CPUs, Linux {platform.release()}; "
               f"load average at start: {load}.\n")
     for pair_name, outcome in outcomes.items():
         pair = PAIRS[pair_name]
@@ -513,12 +532,18 @@ def tables(outcomes: dict, args, load: str) -> tuple[str, str]:
                 rows.append([row, f"{p:.1f}", f"{b:.1f}", f"{ratio:.3f}", str(TARGET_RATIO),
                              verdict])
             widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+            notes = [n for n in outcome.get("notes", []) if n.startswith((py + ":", bx + ":"))]
             text.append(f"\n{title}")
+            for note in notes:
+                text.append(f"  note: {note}")
             for r in [header, *rows]:
                 text.append("  " + " | ".join(str(c).ljust(w) for c, w in zip(r, widths)))
             md.append(f"\n**{title}**\n")
+            for note in notes:
+                md.append(f"- {note}")
+            md.append("")
             md.append("| " + " | ".join(header) + " |")
-            md.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+            md.append("|" + "|".join("---:" if 0 < i < len(header) - 1 else "---" for i in range(len(header))) + "|")
             for r in rows:
                 md.append("| " + " | ".join(r) + " |")
     return "\n".join(text), "\n".join(md) + "\n"
