@@ -604,6 +604,9 @@ def main() -> int:
     if unknown or not args.box_jar:
         parser.error(f"unknown pairs {unknown}" if unknown else "--box-jar is required")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # SIGTERM (a timeout, a stopped job) ends the run like Ctrl-C: the `finally` blocks still stop
+    # the servers and remove this run's sessions, containers and temporary directory.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     return asyncio.run(main_async(args))
 
 
