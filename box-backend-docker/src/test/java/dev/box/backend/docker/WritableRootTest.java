@@ -17,18 +17,22 @@ import org.junit.jupiter.api.io.TempDir;
  * A container's writable root ({@code read_only_rootfs: false}) is bounded where the engine's
  * storage applies the {@code size} option, and health says what bounds it, or that nothing does.
  *
- * <p>{@code scripts/engines up} runs Docker on a btrfs data root (and says so with {@code
- * DOCKER_STORAGE=btrfs}), where the bound is applied: then the test requires it. Podman's overlay
- * on ext4 applies no bound, which health must say.
+ * <p>{@code scripts/engines up} runs a second Docker daemon on a btrfs data root for this test (its
+ * socket in {@code DOCKER_BTRFS_SOCKET}), where the bound is applied: then the test requires it.
+ * Podman's overlay on ext4 applies no bound, which health must say.
  */
 class WritableRootTest {
   @TempDir Path dataDir;
 
   private ContainerBackend open(String engine, int writableRootMb) {
+    return open(engine, Path.of(socket(engine)), writableRootMb);
+  }
+
+  private ContainerBackend open(String engine, Path socket, int writableRootMb) {
     return new ContainerBackend(
         new ContainerBackend.Settings(
             engine,
-            Path.of(socket(engine)),
+            socket,
             null,
             true,
             Duration.ofMinutes(5),
@@ -42,10 +46,10 @@ class WritableRootTest {
 
   @Test
   void onDockerOverBtrfs_writesPastTheBoundFail_andWhatIsWrittenStaysWithinIt() throws Exception {
+    String btrfs = System.getenv("DOCKER_BTRFS_SOCKET");
     assumeTrue(
-        "btrfs".equals(System.getenv("DOCKER_STORAGE")),
-        "Docker is not on the btrfs data root scripts/engines gives it");
-    try (ContainerBackend backend = open("docker", 64)) {
+        btrfs != null, "no Docker daemon on a btrfs data root (scripts/engines up makes one)");
+    try (ContainerBackend backend = open("docker", Path.of(btrfs), 64)) {
       assertThat(backend.status().enforced().get("writable_root"))
           .isEqualTo("btrfs quota: writable_root_mb=64 beyond the image (storage driver btrfs)");
       inSandbox(
