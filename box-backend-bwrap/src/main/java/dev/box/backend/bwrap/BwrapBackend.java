@@ -2,6 +2,7 @@ package dev.box.backend.bwrap;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
@@ -131,12 +132,22 @@ public final class BwrapBackend implements SandboxBackend {
     this.status = probe();
     this.poolRoot = data.resolve("bwrap-pool");
     this.slots =
-        poolSize > 0 && status.available() ? openSlots(poolRoot.resolve(instanceId)) : null;
+        poolSize > 0 && status.available()
+            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), name())
+            : null;
     WorkspaceSlots open = slots;
     this.pool =
         open == null
             ? null
-            : new SandboxPool(SandboxShape.pooled(), poolSize, instanceId, open, this::startFresh);
+            : new SandboxPool(
+                name(),
+                SandboxShape.pooled(),
+                poolSize,
+                instanceId,
+                BoxSpec.DEFAULT_IMAGE,
+                open,
+                spec -> true,
+                this::startFresh);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -146,19 +157,6 @@ public final class BwrapBackend implements SandboxBackend {
           "bwrap backend: no syscall filter (seccomp none): {}; sandboxes still drop every"
               + " capability and cannot create user namespaces",
           syscallGuard.reason());
-    }
-  }
-
-  /** The workspace slots of pre-started sandboxes, or null when they cannot be mounted here. */
-  private static @Nullable WorkspaceSlots openSlots(Path root) {
-    WorkspaceSlots slots = new WorkspaceSlots(root);
-    try {
-      slots.open();
-      return slots;
-    } catch (IOException e) {
-      log.warn("bwrap backend: no pre-started sandboxes: {}", e.getMessage());
-      slots.close();
-      return null;
     }
   }
 
@@ -176,14 +174,8 @@ public final class BwrapBackend implements SandboxBackend {
     Map<String, String> enforced = new TreeMap<>(status.enforced());
     enforced.put(
         "pool",
-        p == null
-            ? "none: no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)"
-            : p.idle()
-                + " of "
-                + p.size()
-                + " pre-started sandboxes idle ("
-                + p.shape().describe()
-                + ")");
+        SandboxPool.report(
+            p, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)"));
     return new BackendStatus(
         status.name(), status.available(), status.reason(), enforced, status.capabilities());
   }
