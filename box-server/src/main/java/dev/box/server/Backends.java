@@ -154,7 +154,8 @@ final class Backends {
               config.isolation().egress(),
               SyscallGuard.install(config.stateDir()),
               config.isolation().nsjailPath(),
-              config.isolation().execAgent());
+              config.isolation().execAgent(),
+              config.isolation().poolSize());
       default ->
           new BwrapBackend(
               config.stateDir(),
