@@ -141,7 +141,8 @@ final class Backends {
                   containers.seccompProfile(),
                   containers.sandboxLease(),
                   containers.writableRootMb(),
-                  config.isolation().execAgent()),
+                  config.isolation().execAgent(),
+                  config.isolation().poolSize()),
               config.stateDir(),
               instanceId,
               config.isolation().egress());
