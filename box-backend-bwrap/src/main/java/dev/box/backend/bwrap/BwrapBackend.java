@@ -6,7 +6,6 @@ import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
-import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -22,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -167,17 +165,8 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    SandboxPool p = pool;
-    if (!status.available()) {
-      return status;
-    }
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    enforced.put(
-        "pool",
-        SandboxPool.report(
-            p, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)"));
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+    return SandboxPool.reported(
+        status, pool, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
   }
 
   /** How many sessions have taken a pre-started sandbox so far (for tests and diagnostics). */
@@ -233,16 +222,9 @@ public final class BwrapBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    SandboxPool p = pool;
-    if (p != null && status.available() && p.serves(spec)) {
-      // The same checks, and the same hand-over to the sandbox user, as a fresh start's.
-      MountOwnership.prepare(spec, workspaces, sandboxUid);
-      Sandbox taken = p.take(spec);
-      if (taken != null) {
-        return taken;
-      }
-    }
-    return startFresh(spec);
+    Sandbox taken =
+        status.available() ? SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid) : null;
+    return taken != null ? taken : startFresh(spec);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {

@@ -1,5 +1,7 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -7,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -124,18 +128,45 @@ public final class SandboxPool implements AutoCloseable {
   }
 
   /**
-   * The health report's {@code pool} entry: how many sandboxes of which shape wait, or, without a
-   * pool, {@code none} and why.
+   * {@code status} with the health report's {@code pool} entry: how many sandboxes of which shape
+   * wait, or, without a pool, {@code none} and why; {@code note} follows either. An unavailable
+   * status is returned as it is.
    */
-  public static String report(@Nullable SandboxPool pool, String whyNone) {
-    return pool == null
-        ? "none: " + whyNone
-        : pool.idle()
-            + " of "
-            + pool.size()
-            + " pre-started sandboxes idle ("
-            + pool.shape().describe()
-            + ")";
+  public static BackendStatus reported(
+      BackendStatus status, @Nullable SandboxPool pool, String whyNone, String note) {
+    if (!status.available()) {
+      return status;
+    }
+    Map<String, String> enforced = new TreeMap<>(status.enforced());
+    enforced.put(
+        "pool",
+        (pool == null
+                ? "none: " + whyNone
+                : pool.idle()
+                    + " of "
+                    + pool.size()
+                    + " pre-started sandboxes idle ("
+                    + pool.shape().describe()
+                    + ")")
+            + note);
+    return new BackendStatus(
+        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+  }
+
+  /**
+   * A waiting sandbox for {@code spec} when the pool serves it, its workspace checked and handed to
+   * the sandbox user ({@code uid}) as for a fresh start, then bound in it; null when the caller
+   * must start one as usual.
+   *
+   * @param workspaces the directory of private workspaces
+   */
+  public static @Nullable Sandbox takeFrom(
+      @Nullable SandboxPool pool, SandboxSpec spec, Path workspaces, int uid) {
+    if (pool == null || !pool.serves(spec)) {
+      return null;
+    }
+    MountOwnership.prepare(spec, workspaces, uid);
+    return pool.take(spec);
   }
 
   /**

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -130,6 +131,14 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
    * that crashed), and removes them when empty.
    */
   public static void removeOthers(Path poolRoot, String instanceId) {
+    sweepOthers(poolRoot, instanceId, WorkspaceSlots::detachAll);
+  }
+
+  /**
+   * Passes the directory of each instance in {@code poolRoot} but {@code instanceId} (left by a
+   * server that crashed) to {@code remove}.
+   */
+  public static void sweepOthers(Path poolRoot, String instanceId, Consumer<Path> remove) {
     if (!Files.isDirectory(poolRoot)) {
       return;
     }
@@ -137,7 +146,7 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
       for (Path entry : entries) {
         if (!entry.getFileName().toString().equals(instanceId)) {
           log.info("removing workspace slots left by an earlier instance: {}", entry.getFileName());
-          detachAll(entry);
+          remove.accept(entry);
         }
       }
     } catch (IOException e) {
@@ -170,7 +179,8 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
     }
   }
 
-  private static void deleteEmptyChildren(Path dir) {
+  /** Removes the empty entries of {@code dir}, then {@code dir} when it is empty. */
+  public static void deleteEmptyChildren(Path dir) {
     if (!Files.isDirectory(dir)) {
       return;
     }

@@ -29,7 +29,6 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
@@ -333,18 +332,11 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    BackendStatus status = probe.status();
-    if (!status.available()) {
-      return status;
-    }
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    enforced.put(
-        "pool",
-        SandboxPool.report(
-                pool, "no pre-started containers (pool_size 0, or the slots cannot be mounted)")
-            + "; persistent sessions never take one");
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+    return SandboxPool.reported(
+        probe.status(),
+        pool,
+        "no pre-started containers (pool_size 0, or the slots cannot be mounted)",
+        "; persistent sessions never take one");
   }
 
   /** How many sessions have taken a pre-started container so far (for tests and diagnostics). */
@@ -360,15 +352,8 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public Sandbox start(SandboxSpec spec) {
     checkCanStart(spec);
-    SandboxPool p = pool;
-    if (p != null && p.serves(spec)) {
-      MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
-      Sandbox taken = p.take(spec);
-      if (taken != null) {
-        return taken;
-      }
-    }
-    return startContainer(spec, false);
+    Sandbox taken = SandboxPool.takeFrom(pool, spec, workspaces, ContainerCreateBody.SANDBOX_UID);
+    return taken != null ? taken : startContainer(spec, false);
   }
 
   private Sandbox startContainer(SandboxSpec spec, boolean pooled) {

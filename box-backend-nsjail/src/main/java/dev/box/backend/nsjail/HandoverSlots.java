@@ -81,38 +81,12 @@ final class HandoverSlots implements SandboxPool.Slots {
 
   /** Removes this instance's slots that are empty, and then its directory. */
   void close() {
-    removeEmpty(root);
+    WorkspaceSlots.deleteEmptyChildren(root);
   }
 
   /** Removes the empty slots that other (crashed) instances left in {@code poolRoot}. */
   static void removeOthers(Path poolRoot, String instanceId) {
-    if (!Files.isDirectory(poolRoot)) {
-      return;
-    }
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(poolRoot)) {
-      for (Path entry : entries) {
-        if (!entry.getFileName().toString().equals(instanceId)) {
-          log.info("removing workspace slots left by an earlier instance: {}", entry.getFileName());
-          removeEmpty(entry);
-        }
-      }
-    } catch (IOException e) {
-      log.warn("could not sweep workspace slots: {}", e.toString());
-    }
-  }
-
-  private static void removeEmpty(Path dir) {
-    if (!Files.isDirectory(dir)) {
-      return;
-    }
-    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
-      for (Path entry : entries) {
-        Files.deleteIfExists(entry); // fails on a non-empty directory, as it must
-      }
-      Files.deleteIfExists(dir);
-    } catch (IOException e) {
-      log.warn("could not remove {}: {}", dir, e.toString());
-    }
+    WorkspaceSlots.sweepOthers(poolRoot, instanceId, WorkspaceSlots::deleteEmptyChildren);
   }
 
   private static boolean isEmptyDirectory(Path dir) {

@@ -13,7 +13,6 @@ import dev.box.backend.bwrap.SandboxShape;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
-import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
@@ -29,7 +28,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -184,17 +182,12 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    if (!status.available()) {
-      return status;
-    }
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    enforced.put(
-        "pool",
-        SandboxPool.report(pool, "no pre-started jails (pool_size 0)")
-            + "; nsjail's mounts are private, so only a new private workspace is served from the"
-            + " pool, never a host_path");
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+    return SandboxPool.reported(
+        status,
+        pool,
+        "no pre-started jails (pool_size 0)",
+        "; nsjail's mounts are private, so only a new private workspace is served from the pool,"
+            + " never a host_path");
   }
 
   /** How many sessions have taken a pre-started jail so far (for tests and diagnostics). */
@@ -282,17 +275,9 @@ public final class NsjailBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    SandboxPool p = pool;
-    if (p != null && p.serves(spec)) {
-      // The same checks as a fresh start's; the slot, already the sandbox user's, replaces the
-      // workspace directory.
-      MountOwnership.prepare(spec, workspaces, sandboxUid);
-      Sandbox taken = p.take(spec);
-      if (taken != null) {
-        return taken;
-      }
-    }
-    return startFresh(spec);
+    // The slot, already the sandbox user's, replaces the workspace directory.
+    Sandbox taken = SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid);
+    return taken != null ? taken : startFresh(spec);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {
