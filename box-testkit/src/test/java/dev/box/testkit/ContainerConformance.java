@@ -7,6 +7,7 @@ import dev.box.core.Hashes;
 import dev.box.testclient.Answer;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -66,11 +67,41 @@ abstract class ContainerConformance extends BackendConformanceSuite {
                   "--filter",
                   "label=dev.box.data=" + label,
                   "--format",
-                  "{{.Names}}"))) {
-        found.add("container " + name);
+                  "{{.Names}} {{.Label \"dev.box.pool\"}}"))) {
+        String[] parts = name.split(" ");
+        if (parts.length < 2 || !idlePooled(parts[0])) {
+          found.add("container " + parts[0]);
+        }
       }
     }
     return found;
+  }
+
+  /**
+   * Whether the pre-started container {@code name} is idle, nothing mounted at the slot it binds at
+   * /workspace: a live server keeps up to {@code pool_size} of them and starts one after each take,
+   * so they are not a session's leftovers. A taken one counts like any other container; closing a
+   * backend removes its idle ones (tested by the backend's own pool test).
+   */
+  private boolean idlePooled(String name) {
+    List<String> source =
+        run(
+            List.of(
+                cli(),
+                "inspect",
+                "--format",
+                "{{range .Mounts}}{{if eq .Destination \"/workspace\"}}{{.Source}}{{end}}{{end}}",
+                name));
+    if (source.isEmpty()) {
+      return false;
+    }
+    try {
+      String slot = source.get(0);
+      return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+          .noneMatch(line -> line.split(" ")[4].equals(slot));
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   @Override
