@@ -39,6 +39,7 @@ final class ContainerBench {
       Latencies bareRun,
       Latencies bareExec,
       Latencies create,
+      Latencies createUnpooled,
       Latencies warm,
       Latencies coldExec) {}
 
@@ -117,7 +118,28 @@ final class ContainerBench {
       Latencies warm = client.warmExecs(WARMUP, iterations);
       progress(out, engine + " box: " + iterations + " create+exec in one request");
       Latencies coldExec = client.coldExecs(WARMUP, iterations);
-      return new Result(engine, backend, bareRun, bareExec, create, warm, coldExec);
+      Latencies createUnpooled = createUnpooled(engine, image, iterations, out);
+      return new Result(engine, backend, bareRun, bareExec, create, createUnpooled, warm, coldExec);
+    }
+  }
+
+  /**
+   * Session creations again on a second server with {@code pool_size 0}, in the same run: the
+   * default spec is of the pooled shape, so the first server's creates take pre-started containers
+   * while its pool keeps up.
+   */
+  private static Latencies createUnpooled(
+      String engine, String image, int iterations, PrintStream out)
+      throws IOException, InterruptedException {
+    try (LocalBox box =
+        LocalBox.start(100, Map.of("backend", engine, "image", image, "pool_size", "0"))) {
+      BenchClient client = box.client();
+      progress(out, engine + " box, pool_size 0: " + iterations + " session creations");
+      return Sampler.measure(
+          WARMUP,
+          iterations,
+          i -> client.create(BenchClient.benchId("u", i)),
+          i -> client.delete(BenchClient.benchId("u", i)));
     }
   }
 
@@ -138,6 +160,7 @@ final class ContainerBench {
     for (Result r : results) {
       row(table, r.engine + " bare run -d (floor)", r.bareRun, null, 0);
       row(table, r.engine + " Box session create", r.create, r.bareRun, COLD_TARGET);
+      row(table, r.engine + " Box session create, pool_size 0", r.createUnpooled, r.bareRun, 0);
       row(table, r.engine + " Box create+exec true", r.coldExec, r.bareRun, 0);
       row(table, r.engine + " bare exec true (floor)", r.bareExec, null, 0);
       row(table, r.engine + " Box warm exec true", r.warm, r.bareExec, WARM_TARGET);

@@ -23,10 +23,20 @@ final class NsjailBench {
   /** One backend's cold and warm execs. */
   private record Execs(String backend, Latencies cold, Latencies warm) {}
 
+  /** Cold execs on a second nsjail server with {@code pool_size 0}, in the same run. */
+  private static Latencies coldUnpooled(int iterations, PrintStream out)
+      throws IOException, InterruptedException {
+    try (LocalBox box = LocalBox.start(100, Map.of("backend", "nsjail", "pool_size", "0"))) {
+      progress(out, "nsjail, pool_size 0: " + iterations + " cold: new session + exec true");
+      return box.client().coldExecs(WARMUP, iterations);
+    }
+  }
+
   /** Runs and prints; returns the exit status. */
   static int main(List<String> args, PrintStream out) throws IOException, InterruptedException {
     int iterations = args.isEmpty() ? 50 : Integer.parseInt(args.get(0));
     Execs nsjail = execs("nsjail", iterations, out);
+    Latencies nsjailUnpooled = coldUnpooled(iterations, out);
     String binary =
         nsjail.backend().startsWith("nsjail ") ? nsjail.backend().substring(7) : "nsjail";
     List<String> bare =
@@ -48,6 +58,7 @@ final class NsjailBench {
     Table table = new Table("measure", "p50 ms", "p95 ms", "p99 ms", "ratio p50");
     row(table, "floor: bare nsjail -Mo /bin/true", floor, null);
     row(table, "nsjail cold: new session + exec true (HTTP)", nsjail.cold(), floor);
+    row(table, "nsjail cold, pool_size 0 (HTTP)", nsjailUnpooled, floor);
     row(table, "nsjail warm: exec true in a session (HTTP)", nsjail.warm(), floor);
     row(table, "bwrap cold, same run (HTTP)", bwrap.cold(), floor);
     row(table, "bwrap warm, same run (HTTP)", bwrap.warm(), floor);

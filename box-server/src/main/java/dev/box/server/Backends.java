@@ -141,7 +141,8 @@ final class Backends {
                   containers.seccompProfile(),
                   containers.sandboxLease(),
                   containers.writableRootMb(),
-                  config.isolation().execAgent()),
+                  config.isolation().execAgent(),
+                  config.isolation().poolSize()),
               config.stateDir(),
               instanceId,
               config.isolation().egress());
@@ -154,7 +155,8 @@ final class Backends {
               config.isolation().egress(),
               SyscallGuard.install(config.stateDir()),
               config.isolation().nsjailPath(),
-              config.isolation().execAgent());
+              config.isolation().execAgent(),
+              config.isolation().poolSize());
       default ->
           new BwrapBackend(
               config.stateDir(),

@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  * @param execAgent whether sandboxes (bubblewrap, nsjail, Docker, Podman) start their processes
  *     through the exec agent in each sandbox ({@code exec_agent}, on unless {@code false}) rather
  *     than through nsenter or the engine's exec API
- * @param poolSize how many bubblewrap sandboxes of the pooled shape wait, started ahead of their
- *     sessions ({@code pool_size}, 2 by default); 0 disables the pool
+ * @param poolSize how many sandboxes of the pooled shape wait on the bubblewrap, nsjail, Docker or
+ *     Podman backend, started ahead of their sessions ({@code pool_size}, 2 by default); 0 disables
+ *     the pool
  */
 public record IsolationConfig(
     int sandboxUid,

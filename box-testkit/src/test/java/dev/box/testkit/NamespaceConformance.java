@@ -65,29 +65,33 @@ abstract class NamespaceConformance extends BackendConformanceSuite {
     List<String> tags = stateDirs.stream().map(tagOf).toList();
     addProcessLeftovers(stateDirs, tags, found);
     SandboxCgroups.addLeftovers(tags, found);
-    found.removeIf(NamespaceConformance::idlePooled);
+    found.removeIf(leftover -> idlePooled(leftover, stateDirs));
     return found;
   }
 
   /**
-   * Whether {@code leftover} belongs to a sandbox the bubblewrap backend pre-started and that no
-   * session has taken: a live server keeps up to {@code pool_size} of them, and starts one after
-   * each take, so they are not a session's leftovers. A taken one has a workspace bound at its slot
-   * and counts like any other sandbox. Closing a backend destroys its idle ones (tested by the
-   * backend's own pool test).
+   * Whether the pre-started sandbox {@code name} of the instance {@code instance} is still idle:
+   * for bubblewrap, nothing is mounted at its slot (a taken one has the session's workspace there).
    */
-  private static boolean idlePooled(String leftover) {
-    Matcher m = POOLED.matcher(leftover);
-    if (!m.find()) {
-      return false;
-    }
-    String slot = "/bwrap-pool/" + m.group(1) + "/slots/" + m.group(0);
+  protected boolean idle(String name, String instance, List<Path> stateDirs) {
+    String slot = "/bwrap-pool/" + instance + "/slots/" + name;
     try {
       return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
           .noneMatch(line -> line.split(" ")[4].endsWith(slot));
     } catch (IOException e) {
       return false;
     }
+  }
+
+  /**
+   * Whether {@code leftover} belongs to a sandbox the backend pre-started and that no session has
+   * taken: a live server keeps up to {@code pool_size} of them, and starts one after each take, so
+   * they are not a session's leftovers. A taken one counts like any other sandbox. Closing a
+   * backend destroys its idle ones (tested by the backend's own pool test).
+   */
+  private boolean idlePooled(String leftover, List<Path> stateDirs) {
+    Matcher m = POOLED.matcher(leftover);
+    return m.find() && idle(m.group(0), m.group(1), stateDirs);
   }
 
   /** The name of a pre-started sandbox, {@code <instance>_pool-<n>}. */

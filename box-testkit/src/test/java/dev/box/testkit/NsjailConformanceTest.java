@@ -47,6 +47,15 @@ class NsjailConformanceTest extends NamespaceConformance {
         });
   }
 
+  /**
+   * A pre-started jail is idle while its slot is there: a taken one's is the session's workspace.
+   */
+  @Override
+  protected boolean idle(String name, String instance, List<Path> stateDirs) {
+    return stateDirs.stream()
+        .anyMatch(d -> Files.isDirectory(d.resolve("nsjail-pool").resolve(instance).resolve(name)));
+  }
+
   /** Kills the jail's nsjail process, as an operator or the OOM killer might. */
   @Override
   protected void killSandboxFromOutside(String backendSessionId) {

@@ -2,10 +2,10 @@ package dev.box.backend.bwrap;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
-import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -131,12 +130,22 @@ public final class BwrapBackend implements SandboxBackend {
     this.status = probe();
     this.poolRoot = data.resolve("bwrap-pool");
     this.slots =
-        poolSize > 0 && status.available() ? openSlots(poolRoot.resolve(instanceId)) : null;
+        poolSize > 0 && status.available()
+            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), name())
+            : null;
     WorkspaceSlots open = slots;
     this.pool =
         open == null
             ? null
-            : new SandboxPool(SandboxShape.pooled(), poolSize, instanceId, open, this::startFresh);
+            : new SandboxPool(
+                name(),
+                SandboxShape.pooled(),
+                poolSize,
+                instanceId,
+                BoxSpec.DEFAULT_IMAGE,
+                open,
+                spec -> true,
+                this::startFresh);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -149,19 +158,6 @@ public final class BwrapBackend implements SandboxBackend {
     }
   }
 
-  /** The workspace slots of pre-started sandboxes, or null when they cannot be mounted here. */
-  private static @Nullable WorkspaceSlots openSlots(Path root) {
-    WorkspaceSlots slots = new WorkspaceSlots(root);
-    try {
-      slots.open();
-      return slots;
-    } catch (IOException e) {
-      log.warn("bwrap backend: no pre-started sandboxes: {}", e.getMessage());
-      slots.close();
-      return null;
-    }
-  }
-
   @Override
   public String name() {
     return "bwrap";
@@ -169,23 +165,8 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    SandboxPool p = pool;
-    if (!status.available()) {
-      return status;
-    }
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    enforced.put(
-        "pool",
-        p == null
-            ? "none: no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)"
-            : p.idle()
-                + " of "
-                + p.size()
-                + " pre-started sandboxes idle ("
-                + p.shape().describe()
-                + ")");
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+    return SandboxPool.reported(
+        status, pool, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
   }
 
   /** How many sessions have taken a pre-started sandbox so far (for tests and diagnostics). */
@@ -241,16 +222,9 @@ public final class BwrapBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    SandboxPool p = pool;
-    if (p != null && status.available() && p.serves(spec)) {
-      // The same checks, and the same hand-over to the sandbox user, as a fresh start's.
-      MountOwnership.prepare(spec, workspaces, sandboxUid);
-      Sandbox taken = p.take(spec);
-      if (taken != null) {
-        return taken;
-      }
-    }
-    return startFresh(spec);
+    Sandbox taken =
+        status.available() ? SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid) : null;
+    return taken != null ? taken : startFresh(spec);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * @param slots where the slot lives
  * @param bound whether a session's workspace is bound at the slot
  */
-record PooledSandbox(Sandbox sandbox, Path slot, WorkspaceSlots slots, AtomicBoolean bound)
+record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, AtomicBoolean bound)
     implements Sandbox {
 
   @Override

@@ -1,5 +1,7 @@
 package dev.box.backend.bwrap;
 
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -7,6 +9,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -14,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,16 +29,22 @@ import org.slf4j.LoggerFactory;
  * any other shape never does. At most {@code size} sandboxes wait; one thread refills the pool at
  * startup and after each take. {@link #close} destroys every waiting sandbox.
  *
+ * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
+ * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
+ * ({@code accepts}).
+ *
  * <p>Thread-safe. Starting a sandbox happens on the refill thread only, never while the lock is
  * held.
  */
-final class SandboxPool implements AutoCloseable {
+public final class SandboxPool implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
 
   private final SandboxShape shape;
   private final int size;
   private final String instanceId;
-  private final WorkspaceSlots slots;
+  private final String image;
+  private final Slots slots;
+  private final Predicate<SandboxSpec> accepts;
   private final Function<SandboxSpec, Sandbox> starter;
   private final ExecutorService refiller;
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
@@ -42,19 +53,43 @@ final class SandboxPool implements AutoCloseable {
   private volatile boolean open = true;
 
   /**
+   * How a session's workspace reaches a sandbox that already runs: each pre-started sandbox binds a
+   * slot of its own at its workspace path.
+   */
+  public interface Slots {
+    /** A new empty slot named {@code name}: the host directory a pre-started sandbox binds. */
+    Path create(String name) throws IOException;
+
+    /** Makes {@code workspace} what the sandbox of {@code slot} sees at its workspace path. */
+    void bind(Path slot, Path workspace) throws IOException;
+
+    /**
+     * Undoes {@link #bind} (when {@code bound}) and removes the slot; failures are logged, and a
+     * session's workspace is never deleted.
+     */
+    void release(Path slot, boolean bound);
+  }
+
+  /**
    * A pool that starts filling at once.
    *
+   * @param backend the backend's name, for the refill thread's
    * @param shape the one shape it serves
    * @param size how many sandboxes wait at most; above 0
    * @param instanceId the server instance, whose sandboxes the pool's are
+   * @param image the image of the pre-started sandboxes' specs
    * @param slots the workspace slots
+   * @param accepts what a spec of the pool's shape must also satisfy to take a sandbox
    * @param starter starts one sandbox of a spec, as the backend does for a session
    */
-  SandboxPool(
+  public SandboxPool(
+      String backend,
       SandboxShape shape,
       int size,
       String instanceId,
-      WorkspaceSlots slots,
+      String image,
+      Slots slots,
+      Predicate<SandboxSpec> accepts,
       Function<SandboxSpec, Sandbox> starter) {
     if (size <= 0) {
       throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
@@ -62,32 +97,76 @@ final class SandboxPool implements AutoCloseable {
     this.shape = shape;
     this.size = size;
     this.instanceId = instanceId;
+    this.image = image;
     this.slots = slots;
+    this.accepts = accepts;
     this.starter = starter;
     this.refiller =
         Executors.newSingleThreadExecutor(
-            Thread.ofPlatform().name("box-bwrap-pool").daemon().factory());
+            Thread.ofPlatform().name("box-" + backend + "-pool").daemon().factory());
     refill();
   }
 
   /** The shape the pool serves. */
-  SandboxShape shape() {
+  public SandboxShape shape() {
     return shape;
   }
 
   /** How many sandboxes wait at most. */
-  int size() {
+  public int size() {
     return size;
   }
 
   /** How many sandboxes wait now. */
-  synchronized int idle() {
+  public synchronized int idle() {
     return idle.size();
   }
 
   /** How many sandboxes sessions have taken from the pool so far. */
-  long taken() {
+  public long taken() {
     return taken.get();
+  }
+
+  /**
+   * {@code status} with the health report's {@code pool} entry: how many sandboxes of which shape
+   * wait, or, without a pool, {@code none} and why; {@code note} follows either. An unavailable
+   * status is returned as it is.
+   */
+  public static BackendStatus reported(
+      BackendStatus status, @Nullable SandboxPool pool, String whyNone, String note) {
+    if (!status.available()) {
+      return status;
+    }
+    Map<String, String> enforced = new TreeMap<>(status.enforced());
+    enforced.put(
+        "pool",
+        (pool == null
+                ? "none: " + whyNone
+                : pool.idle()
+                    + " of "
+                    + pool.size()
+                    + " pre-started sandboxes idle ("
+                    + pool.shape().describe()
+                    + ")")
+            + note);
+    return new BackendStatus(
+        status.name(), status.available(), status.reason(), enforced, status.capabilities());
+  }
+
+  /**
+   * A waiting sandbox for {@code spec} when the pool serves it, its workspace checked and handed to
+   * the sandbox user ({@code uid}) as for a fresh start, then bound in it; null when the caller
+   * must start one as usual.
+   *
+   * @param workspaces the directory of private workspaces
+   */
+  public static @Nullable Sandbox takeFrom(
+      @Nullable SandboxPool pool, SandboxSpec spec, Path workspaces, int uid) {
+    if (pool == null || !pool.serves(spec)) {
+      return null;
+    }
+    MountOwnership.prepare(spec, workspaces, uid);
+    return pool.take(spec);
   }
 
   /**
@@ -95,7 +174,7 @@ final class SandboxPool implements AutoCloseable {
    * of the pool's shape, none waits, or binding failed (then the caller starts one as usual). The
    * caller has checked the workspace ({@link dev.box.core.backend.MountOwnership}).
    */
-  @Nullable Sandbox take(SandboxSpec spec) {
+  public @Nullable Sandbox take(SandboxSpec spec) {
     SandboxMount workspace = spec.workspace();
     if (!open || workspace == null || !serves(spec)) {
       return null;
@@ -124,9 +203,9 @@ final class SandboxPool implements AutoCloseable {
     }
   }
 
-  /** Whether {@code spec} is of the pool's shape. */
-  boolean serves(SandboxSpec spec) {
-    return spec.workspace() != null && shape.equals(SandboxShape.of(spec));
+  /** Whether {@code spec} is of the pool's shape and the backend accepts it for a pooled one. */
+  public boolean serves(SandboxSpec spec) {
+    return spec.workspace() != null && shape.equals(SandboxShape.of(spec)) && accepts.test(spec);
   }
 
   private @Nullable PooledSandbox pollAlive() {
@@ -160,7 +239,7 @@ final class SandboxPool implements AutoCloseable {
         try {
           started =
               new PooledSandbox(
-                  starter.apply(shape.spec(name, instanceId, slot)),
+                  starter.apply(shape.spec(name, instanceId, image, slot)),
                   slot,
                   slots,
                   new AtomicBoolean());

@@ -79,13 +79,13 @@ public record SandboxShape(
   }
 
   /** A spec of this shape, with its workspace bound from {@code workspaceHost}. */
-  SandboxSpec spec(String sandboxName, String instanceId, Path workspaceHost) {
+  public SandboxSpec spec(String sandboxName, String instanceId, String image, Path workspaceHost) {
     String path = workspacePath;
     return new SandboxSpec(
         sandboxName,
         sandboxName,
         instanceId,
-        BoxSpec.DEFAULT_IMAGE,
+        image,
         network,
         path == null ? null : new SandboxMount(workspaceHost, path, workspaceReadOnly, true),
         extraMounts,
@@ -98,7 +98,7 @@ public record SandboxShape(
   }
 
   /** The shape in a few words, for the health report. */
-  String describe() {
+  public String describe() {
     return "network "
         + network.name().toLowerCase(Locale.ROOT)
         + ", "

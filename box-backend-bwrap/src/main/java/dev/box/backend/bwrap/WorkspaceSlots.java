@@ -9,6 +9,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +27,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Nothing here ever deletes recursively: a slot may hold a session's workspace.
  */
-final class WorkspaceSlots {
+public final class WorkspaceSlots implements SandboxPool.Slots {
   private static final Logger log = LoggerFactory.getLogger(WorkspaceSlots.class);
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
@@ -42,14 +44,30 @@ final class WorkspaceSlots {
   private boolean open;
 
   /** The slots of one server instance, in {@code root} (nothing made yet). */
-  WorkspaceSlots(Path root) {
+  public WorkspaceSlots(Path root) {
     this.root = root;
     this.slots = root.resolve("slots");
     this.staging = root.resolve("staging");
   }
 
+  /**
+   * The opened slots in {@code root}, or null (logged) when they cannot be mounted here: then
+   * {@code backend} pre-starts nothing.
+   */
+  public static @Nullable WorkspaceSlots openOrNull(Path root, String backend) {
+    WorkspaceSlots slots = new WorkspaceSlots(root);
+    try {
+      slots.open();
+      return slots;
+    } catch (IOException e) {
+      log.warn("{} backend: no pre-started sandboxes: {}", backend, e.getMessage());
+      slots.close();
+      return null;
+    }
+  }
+
   /** Makes {@code slots} a shared mount and {@code staging} a private one. */
-  synchronized void open() throws IOException {
+  public synchronized void open() throws IOException {
     if (open) {
       return;
     }
@@ -62,14 +80,15 @@ final class WorkspaceSlots {
     open = true;
   }
 
-  /** A new empty slot named {@code name}: the host directory a pre-started sandbox binds. */
-  Path create(String name) throws IOException {
+  @Override
+  public Path create(String name) throws IOException {
     Files.createDirectories(staging.resolve(name));
     return Files.createDirectories(slots.resolve(name));
   }
 
   /** Binds {@code workspace} (recursively) at {@code slot}, and so into the sandbox of the slot. */
-  void bind(Path slot, Path workspace) throws IOException {
+  @Override
+  public void bind(Path slot, Path workspace) throws IOException {
     Path stage = staging.resolve(slot.getFileName());
     HostCommand.run(
         List.of(
@@ -88,7 +107,8 @@ final class WorkspaceSlots {
    * Detaches what is bound at {@code slot} (when {@code bound}) and removes its empty directories;
    * failures are logged.
    */
-  void release(Path slot, boolean bound) {
+  @Override
+  public void release(Path slot, boolean bound) {
     try {
       if (bound) {
         HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
@@ -101,7 +121,7 @@ final class WorkspaceSlots {
   }
 
   /** Detaches every mount under this instance's slots and removes its empty directories. */
-  synchronized void close() {
+  public synchronized void close() {
     open = false;
     detachAll(root);
   }
@@ -110,7 +130,15 @@ final class WorkspaceSlots {
    * Detaches every mount left under {@code poolRoot}'s other instances' directories (by a server
    * that crashed), and removes them when empty.
    */
-  static void removeOthers(Path poolRoot, String instanceId) {
+  public static void removeOthers(Path poolRoot, String instanceId) {
+    sweepOthers(poolRoot, instanceId, WorkspaceSlots::detachAll);
+  }
+
+  /**
+   * Passes the directory of each instance in {@code poolRoot} but {@code instanceId} (left by a
+   * server that crashed) to {@code remove}.
+   */
+  public static void sweepOthers(Path poolRoot, String instanceId, Consumer<Path> remove) {
     if (!Files.isDirectory(poolRoot)) {
       return;
     }
@@ -118,7 +146,7 @@ final class WorkspaceSlots {
       for (Path entry : entries) {
         if (!entry.getFileName().toString().equals(instanceId)) {
           log.info("removing workspace slots left by an earlier instance: {}", entry.getFileName());
-          detachAll(entry);
+          remove.accept(entry);
         }
       }
     } catch (IOException e) {
@@ -151,7 +179,8 @@ final class WorkspaceSlots {
     }
   }
 
-  private static void deleteEmptyChildren(Path dir) {
+  /** Removes the empty entries of {@code dir}, then {@code dir} when it is empty. */
+  public static void deleteEmptyChildren(Path dir) {
     if (!Files.isDirectory(dir)) {
       return;
     }
@@ -166,7 +195,7 @@ final class WorkspaceSlots {
   }
 
   /** The mount points of this mount namespace at or under {@code dir}. */
-  static List<Path> mountPointsUnder(Path dir) {
+  public static List<Path> mountPointsUnder(Path dir) {
     List<Path> found = new ArrayList<>();
     try {
       for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {

@@ -5,6 +5,9 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
+import dev.box.backend.bwrap.SandboxPool;
+import dev.box.backend.bwrap.SandboxShape;
+import dev.box.backend.bwrap.WorkspaceSlots;
 import dev.box.core.Hashes;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
@@ -67,6 +70,8 @@ public final class ContainerBackend implements SandboxBackend {
    *     engine's storage bounds it ({@link WritableRoot}); 0 for no bound
    * @param execAgent whether processes start through an exec agent in each container (where the
    *     host's cgroups allow) rather than through the engine's exec API
+   * @param poolSize how many containers of the {@linkplain SandboxShape#pooled pooled shape} wait,
+   *     created and started ahead of their sessions; 0 for none
    */
   public record Settings(
       String engine,
@@ -77,7 +82,32 @@ public final class ContainerBackend implements SandboxBackend {
       @Nullable Path seccompProfile,
       Duration sandboxLease,
       int writableRootMb,
-      boolean execAgent) {
+      boolean execAgent,
+      int poolSize) {
+
+    /** Settings without pre-started containers. */
+    public Settings(
+        String engine,
+        Path socket,
+        @Nullable String defaultImage,
+        boolean cpuLimit,
+        Duration pullTimeout,
+        @Nullable Path seccompProfile,
+        Duration sandboxLease,
+        int writableRootMb,
+        boolean execAgent) {
+      this(
+          engine,
+          socket,
+          defaultImage,
+          cpuLimit,
+          pullTimeout,
+          seccompProfile,
+          sandboxLease,
+          writableRootMb,
+          execAgent,
+          0);
+    }
 
     /** How long, by default, a container outlives its server. */
     public static final Duration DEFAULT_SANDBOX_LEASE = Duration.ofSeconds(30);
@@ -102,7 +132,8 @@ public final class ContainerBackend implements SandboxBackend {
           seccompProfile,
           DEFAULT_SANDBOX_LEASE,
           DEFAULT_WRITABLE_ROOT_MB,
-          true);
+          true,
+          0);
     }
 
     /** Settings with the engine's default seccomp profile. */
@@ -133,6 +164,9 @@ public final class ContainerBackend implements SandboxBackend {
   private final @Nullable Path agent;
   private final Path agents;
   private final String instanceId;
+  private final Path poolRoot;
+  private final @Nullable WorkspaceSlots slots;
+  private final @Nullable SandboxPool pool;
 
   /** How long a container's exec agent may take to connect, and to answer each request. */
   private static final Duration AGENT_CONNECT_TIMEOUT = Duration.ofSeconds(15);
@@ -213,6 +247,33 @@ public final class ContainerBackend implements SandboxBackend {
         status.available() ? "available" : "unavailable",
         status.reason());
     logSeccomp();
+    this.poolRoot = dataDir.toAbsolutePath().normalize().resolve(settings.engine() + "-pool");
+    this.slots =
+        settings.poolSize() > 0 && status.available()
+            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), settings.engine())
+            : null;
+    WorkspaceSlots open = slots;
+    this.pool =
+        open == null
+            ? null
+            : new SandboxPool(
+                settings.engine(),
+                SandboxShape.pooled(),
+                settings.poolSize(),
+                instanceId,
+                BoxSpec.DEFAULT_IMAGE,
+                open,
+                this::poolable,
+                spec -> startContainer(spec, true));
+  }
+
+  /**
+   * Whether a spec of the pooled shape may take a pre-started container: not a persistent one (its
+   * container must carry its session id, by which the next server adopts it) and one of the pool's
+   * image.
+   */
+  private boolean poolable(SandboxSpec spec) {
+    return !spec.persistent() && image(spec.image()).equals(image(BoxSpec.DEFAULT_IMAGE));
   }
 
   private void logSeccomp() {
@@ -271,13 +332,33 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return probe.status();
+    return SandboxPool.reported(
+        probe.status(),
+        pool,
+        "no pre-started containers (pool_size 0, or the slots cannot be mounted)",
+        "; persistent sessions never take one");
   }
 
+  /** How many sessions have taken a pre-started container so far (for tests and diagnostics). */
+  public long pooledTakes() {
+    SandboxPool p = pool;
+    return p == null ? 0 : p.taken();
+  }
+
+  /**
+   * Takes a pre-started container when {@code spec} is a non-persistent one of the pool's shape and
+   * image and one waits, binding the workspace into it; otherwise creates one.
+   */
   @Override
   public Sandbox start(SandboxSpec spec) {
     checkCanStart(spec);
-    String image = image(spec);
+    Sandbox taken = SandboxPool.takeFrom(pool, spec, workspaces, ContainerCreateBody.SANDBOX_UID);
+    return taken != null ? taken : startContainer(spec, false);
+  }
+
+  private Sandbox startContainer(SandboxSpec spec, boolean pooled) {
+    checkCanStart(spec);
+    String image = image(spec.image());
     String name = containerName(spec.sessionId());
     try {
       lease.start();
@@ -294,7 +375,7 @@ public final class ContainerBackend implements SandboxBackend {
         agentDir = agents.resolve(AgentSockets.dirName(instanceId, name));
         link = AgentLink.listen(name, agentDir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
       }
-      containerId = create(spec, name, image, agentDir);
+      containerId = create(spec, name, image, agentDir, pooled);
       containers.start(containerId);
       if (spec.network() == BoxNetworkMode.ON) {
         egress.close(containerId, spec);
@@ -343,20 +424,21 @@ public final class ContainerBackend implements SandboxBackend {
    * bounds it; an engine that turns out to refuse the bound gets the container without it (and
    * health says so from then on).
    */
-  private String create(SandboxSpec spec, String name, String image, @Nullable Path agentDir)
+  private String create(
+      SandboxSpec spec, String name, String image, @Nullable Path agentDir, boolean pooled)
       throws IOException {
     Map<String, String> storage =
         spec.readOnlyRootfs() ? null : writableRoot.storageOpt(() -> imageBytes(image));
     try {
       return containers.create(
-          name, createBody.of(spec, image, cpuQuota.enabled(), storage, agentDir), image);
+          name, createBody.of(spec, image, cpuQuota.enabled(), storage, agentDir, pooled), image);
     } catch (BoxException e) {
       if (storage == null || !writableRoot.refused(String.valueOf(e.getMessage()))) {
         throw e;
       }
       probe.refresh();
       return containers.create(
-          name, createBody.of(spec, image, cpuQuota.enabled(), null, agentDir), image);
+          name, createBody.of(spec, image, cpuQuota.enabled(), null, agentDir, pooled), image);
     }
   }
 
@@ -419,13 +501,12 @@ public final class ContainerBackend implements SandboxBackend {
     }
   }
 
-  private String image(SandboxSpec spec) {
+  private String image(String requested) {
     String configured = settings.defaultImage();
-    if (configured != null
-        && (spec.image().isBlank() || spec.image().equals(BoxSpec.DEFAULT_IMAGE))) {
+    if (configured != null && (requested.isBlank() || requested.equals(BoxSpec.DEFAULT_IMAGE))) {
       return configured;
     }
-    return spec.image();
+    return requested;
   }
 
   /** {@code langbot-box-<normalised id>-<8 hex>}, as LangBot's runtime names its containers. */
@@ -445,6 +526,7 @@ public final class ContainerBackend implements SandboxBackend {
       AgentLink.removeStale(
           agents, dir -> dir.startsWith(mine) || left.contains(agents.resolve(dir)));
     }
+    WorkspaceSlots.removeOthers(poolRoot, instanceId);
   }
 
   @Override
@@ -503,6 +585,14 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public void close() {
+    SandboxPool p = pool;
+    if (p != null) {
+      p.close();
+    }
+    WorkspaceSlots s = slots;
+    if (s != null) {
+      s.close();
+    }
     // Connections are per request; the engine client's reader and poller threads end here.
     client.close();
     lease.close();

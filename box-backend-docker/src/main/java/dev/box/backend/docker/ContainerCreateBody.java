@@ -40,6 +40,9 @@ record ContainerCreateBody(
    */
   static final String PERSISTENT_LABEL = "dev.box.persistent";
 
+  /** The label of pre-started containers, which carry no session id. */
+  static final String POOL_LABEL = "dev.box.pool";
+
   /** The unprivileged user sandboxes run as, as in the bubblewrap backend. */
   static final String SANDBOX_USER = "1000:1000";
 
@@ -66,6 +69,22 @@ record ContainerCreateBody(
       boolean cpuLimit,
       @Nullable Map<String, String> storage,
       @Nullable Path agentDir) {
+    return of(spec, image, cpuLimit, storage, agentDir, false);
+  }
+
+  /**
+   * The body, for a pre-started container when {@code pooled}: labelled {@value #POOL_LABEL} and
+   * with no session id (it has no session yet, and labels cannot change later), its workspace a
+   * bind of a slot with {@code rslave} propagation, so that the workspace bound at the slot when a
+   * session takes it appears inside.
+   */
+  Map<String, Object> of(
+      SandboxSpec spec,
+      String image,
+      boolean cpuLimit,
+      @Nullable Map<String, String> storage,
+      @Nullable Path agentDir,
+      boolean pooled) {
     Path binary = guard.binary();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("Image", image);
@@ -85,26 +104,24 @@ record ContainerCreateBody(
     body.put("User", SANDBOX_USER);
     body.put("WorkingDir", "/");
     body.put("Env", ContainerSandbox.envList(BASE_ENV));
-    body.put(
-        "Labels",
-        Map.of(
-            "langbot.box",
-            "true",
-            "langbot.session_id",
-            spec.sessionId(),
-            "langbot.box.instance_id",
-            instanceId,
-            "dev.box.data",
-            dataLabel,
-            PERSISTENT_LABEL,
-            Boolean.toString(spec.persistent())));
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put("langbot.box", "true");
+    if (pooled) {
+      labels.put(POOL_LABEL, "true");
+    } else {
+      labels.put("langbot.session_id", spec.sessionId());
+    }
+    labels.put("langbot.box.instance_id", instanceId);
+    labels.put("dev.box.data", dataLabel);
+    labels.put(PERSISTENT_LABEL, Boolean.toString(spec.persistent()));
+    body.put("Labels", labels);
     List<SandboxMount> agentMounts =
         agentBinary != null && agentDir != null
             ? List.of(
                 new SandboxMount(agentBinary, ExecAgent.SANDBOX_PATH, true),
                 new SandboxMount(agentDir, ExecAgent.SOCKET_DIR, true))
             : List.of();
-    Map<String, Object> host = hostConfig(spec, cpuLimit, binary, agentMounts);
+    Map<String, Object> host = hostConfig(spec, cpuLimit, binary, agentMounts, pooled);
     if (storage != null) {
       host.put("StorageOpt", storage);
     }
@@ -116,7 +133,8 @@ record ContainerCreateBody(
       SandboxSpec spec,
       boolean cpuLimit,
       @Nullable Path guardBinary,
-      List<SandboxMount> agentMounts) {
+      List<SandboxMount> agentMounts,
+      boolean pooled) {
     Map<String, Object> host = new LinkedHashMap<>();
     host.put("CapDrop", List.of("ALL"));
     List<String> securityOpt = new ArrayList<>(List.of("no-new-privileges"));
@@ -138,7 +156,7 @@ record ContainerCreateBody(
       host.put("ReadonlyRootfs", true);
       host.put("Tmpfs", Map.of("/tmp", "rw,nosuid,nodev,size=64m,mode=1777"));
     }
-    host.put("Mounts", mounts(spec, guardBinary, lease, agentMounts));
+    host.put("Mounts", mounts(spec, guardBinary, lease, agentMounts, pooled));
     return host;
   }
 
@@ -147,11 +165,16 @@ record ContainerCreateBody(
       SandboxSpec spec,
       @Nullable Path guardBinary,
       SandboxLease lease,
-      List<SandboxMount> agentMounts) {
+      List<SandboxMount> agentMounts,
+      boolean pooled) {
     List<Map<String, Object>> mounts = new ArrayList<>();
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
-      mounts.add(mount(workspace));
+      Map<String, Object> mount = new LinkedHashMap<>(mount(workspace));
+      if (pooled) {
+        mount.put("BindOptions", Map.of("Propagation", "rslave"));
+      }
+      mounts.add(mount);
     }
     spec.extraMounts().forEach(m -> mounts.add(mount(m)));
     if (guardBinary != null) {

@@ -2,11 +2,14 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxSpec;
 import dev.box.backend.bwrap.IdMaps;
 import dev.box.backend.bwrap.Launcher;
 import dev.box.backend.bwrap.NamespaceHost;
 import dev.box.backend.bwrap.NamespaceStart;
 import dev.box.backend.bwrap.SandboxEtc;
+import dev.box.backend.bwrap.SandboxPool;
+import dev.box.backend.bwrap.SandboxShape;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
@@ -39,6 +42,11 @@ import org.slf4j.LoggerFactory;
  * ({@link JailConfig}); Box then masks the revealing files of /proc, forbids nested user namespaces
  * and, with the network on, puts the firewall and slirp4netns in place before the session is handed
  * out.
+ *
+ * <p>With {@code poolSize} above 0 a few jails of the {@linkplain SandboxShape#pooled pooled shape}
+ * wait, started ahead of their sessions ({@link SandboxPool}); since nsjail's mounts are private, a
+ * workspace reaches one only by being a new private workspace that the jail's slot replaces ({@link
+ * HandoverSlots}): a {@code host_path} workspace always gets a jail of its own.
  */
 public final class NsjailBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(NsjailBackend.class);
@@ -57,6 +65,31 @@ public final class NsjailBackend implements SandboxBackend {
   private final Path setpriv;
   private final NamespaceStart starts;
   private final BackendStatus status;
+  private final Path poolRoot;
+  private final @Nullable HandoverSlots slots;
+  private final @Nullable SandboxPool pool;
+
+  /** As the full constructor, without pre-started jails. */
+  public NsjailBackend(
+      Path dataDir,
+      String instanceId,
+      boolean useCgroups,
+      int sandboxUid,
+      EgressPolicy egress,
+      SyscallGuard syscallGuard,
+      @Nullable Path nsjailPath,
+      boolean execAgent) {
+    this(
+        dataDir,
+        instanceId,
+        useCgroups,
+        sandboxUid,
+        egress,
+        syscallGuard,
+        nsjailPath,
+        execAgent,
+        0);
+  }
 
   /**
    * Probes the host and prepares the backend.
@@ -72,6 +105,8 @@ public final class NsjailBackend implements SandboxBackend {
    *     directories
    * @param execAgent whether processes start through the exec agent in each jail (when it, the
    *     guard and cgroups are available) rather than through nsenter
+   * @param poolSize how many jails of the {@linkplain SandboxShape#pooled pooled shape} wait,
+   *     started ahead of their sessions; 0 for none
    */
   public NsjailBackend(
       Path dataDir,
@@ -81,7 +116,8 @@ public final class NsjailBackend implements SandboxBackend {
       EgressPolicy egress,
       SyscallGuard syscallGuard,
       @Nullable Path nsjailPath,
-      boolean execAgent) {
+      boolean execAgent,
+      int poolSize) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -107,6 +143,24 @@ public final class NsjailBackend implements SandboxBackend {
             NsjailBackend::failure,
             NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null));
     this.status = probe(nsjailPath);
+    this.poolRoot = data.resolve("nsjail-pool");
+    HandoverSlots open =
+        poolSize > 0 && status.available()
+            ? new HandoverSlots(poolRoot.resolve(instanceId), workspaces)
+            : null;
+    this.slots = open;
+    this.pool =
+        open == null
+            ? null
+            : new SandboxPool(
+                name(),
+                SandboxShape.pooled(),
+                poolSize,
+                instanceId,
+                BoxSpec.DEFAULT_IMAGE,
+                open,
+                open::accepts,
+                this::startFresh);
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -128,7 +182,18 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return status;
+    return SandboxPool.reported(
+        status,
+        pool,
+        "no pre-started jails (pool_size 0)",
+        "; nsjail's mounts are private, so only a new private workspace is served from the pool,"
+            + " never a host_path");
+  }
+
+  /** How many sessions have taken a pre-started jail so far (for tests and diagnostics). */
+  public long pooledTakes() {
+    SandboxPool p = pool;
+    return p == null ? 0 : p.taken();
   }
 
   private BackendStatus probe(@Nullable Path configured) {
@@ -204,8 +269,18 @@ public final class NsjailBackend implements SandboxBackend {
     return builder;
   }
 
+  /**
+   * Takes a pre-started jail when {@code spec} is of the pool's shape with a new private workspace
+   * and one waits; otherwise starts one.
+   */
   @Override
   public Sandbox start(SandboxSpec spec) {
+    // The slot, already the sandbox user's, replaces the workspace directory.
+    Sandbox taken = SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid);
+    return taken != null ? taken : startFresh(spec);
+  }
+
+  private Sandbox startFresh(SandboxSpec spec) {
     Path config = jailsDir.resolve(spec.sandboxName() + ".cfg");
     try {
       return starts.start(spec, status, launcher, attempt -> startJail(spec, config, attempt));
@@ -269,10 +344,19 @@ public final class NsjailBackend implements SandboxBackend {
     JailStart.killOthers(baseName, jailsDir, instanceId + "_");
     starts.cgroups().removeOthers(instanceId + "_");
     starts.removeOrphanAgents(instanceId);
+    HandoverSlots.removeOthers(poolRoot, instanceId);
   }
 
   @Override
   public void close() {
+    SandboxPool p = pool;
+    if (p != null) {
+      p.close();
+    }
+    HandoverSlots s = slots;
+    if (s != null) {
+      s.close();
+    }
     starts.close();
   }
 }
