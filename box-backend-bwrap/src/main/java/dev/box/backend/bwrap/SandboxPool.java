@@ -50,6 +50,7 @@ public final class SandboxPool implements AutoCloseable {
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
   private final AtomicLong sequence = new AtomicLong();
   private final AtomicLong taken = new AtomicLong();
+  private final AtomicLong generation = new AtomicLong();
   private volatile boolean open = true;
 
   /**
@@ -232,6 +233,7 @@ public final class SandboxPool implements AutoCloseable {
 
   private void fill() {
     while (open && idle() < size) {
+      long startedIn = generation.get();
       String name = instanceId + "_pool-" + sequence.incrementAndGet();
       PooledSandbox started;
       try {
@@ -254,7 +256,7 @@ public final class SandboxPool implements AutoCloseable {
       }
       boolean kept;
       synchronized (this) {
-        kept = open;
+        kept = open && startedIn == generation.get();
         if (kept) {
           idle.addLast(started);
         }
@@ -263,6 +265,26 @@ public final class SandboxPool implements AutoCloseable {
         started.destroy();
       }
     }
+  }
+
+  /**
+   * Destroys every waiting sandbox and starts new ones: the backend's settings that shape a sandbox
+   * beyond its spec (a container's CPU quota) changed, and a sandbox started before must not be
+   * served. A start under way is dropped when it ends.
+   */
+  public void drain() {
+    generation.incrementAndGet();
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null) {
+        break;
+      }
+      next.destroy();
+    }
+    refill();
   }
 
   /**

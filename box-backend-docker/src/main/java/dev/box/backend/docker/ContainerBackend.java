@@ -327,6 +327,11 @@ public final class ContainerBackend implements SandboxBackend {
     if (cpuQuota.configure(section)) {
       probe.refresh();
       cpuQuota.warnIfDisabled();
+      SandboxPool p = pool;
+      if (p != null) {
+        // Waiting containers were made with the other quota.
+        p.drain();
+      }
     }
   }
 
