@@ -162,6 +162,10 @@ public final class ContainerBackend implements SandboxBackend {
   private final SandboxLease lease;
   private final WritableRoot writableRoot;
   private final @Nullable Path agent;
+
+  /** Why containers no longer get the exec agent, or null while they do. */
+  private volatile @Nullable String agentUnusable;
+
   private final Path agents;
   private final String instanceId;
   private final Path poolRoot;
@@ -376,7 +380,7 @@ public final class ContainerBackend implements SandboxBackend {
     AgentLink link = null;
     try {
       Path agentDir = null;
-      if (agent != null) {
+      if (agent != null && agentUnusable == null) {
         agentDir = agents.resolve(AgentSockets.dirName(instanceId, name));
         link = AgentLink.listen(name, agentDir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
       }
@@ -388,7 +392,14 @@ public final class ContainerBackend implements SandboxBackend {
       ContainerSandbox sandbox =
           new ContainerSandbox(client, name, containerId, guard.available(), ticker);
       if (link != null) {
-        connectAgent(sandbox, link);
+        ContainerCgroup cgroup = containerCgroup(sandbox.containerId());
+        if (cgroup == null) {
+          // This server cannot see the engine's cgroups (it runs in a container of its own): the
+          // container's processes start through the engine, as they do without an agent.
+          closeLink(link);
+          return sandbox;
+        }
+        connectAgent(sandbox, link, cgroup);
       }
       return sandbox;
     } catch (IOException e) {
@@ -406,16 +417,34 @@ public final class ContainerBackend implements SandboxBackend {
    * Waits for the agent of {@code sandbox}'s container to connect to {@code link}, then starts the
    * container's processes through it; a link that breaks later removes the container.
    */
-  private void connectAgent(ContainerSandbox sandbox, AgentLink link) throws IOException {
+  private void connectAgent(ContainerSandbox sandbox, AgentLink link, ContainerCgroup cgroup)
+      throws IOException {
+    link.awaitAgent(AGENT_CONNECT_TIMEOUT, sandbox::destroy);
+    sandbox.useAgent(new ContainerAgent(link, cgroup, sandbox::running));
+  }
+
+  /**
+   * The cgroup of container {@code containerId} as this server sees it, or null when it cannot (the
+   * server runs in a container of its own, with its own view of /sys/fs/cgroup): then no container
+   * of this backend uses the agent from now on, and the log says why, once.
+   */
+  private @Nullable ContainerCgroup containerCgroup(String containerId) throws IOException {
     EngineClient.Response inspected =
-        client.call("GET", "/containers/" + sandbox.containerId() + "/json", null, CALL_TIMEOUT);
+        client.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
     long initPid = inspected.json().path("State").path("Pid").asLong(0);
     if (!inspected.ok() || initPid <= 0) {
       throw new IOException("the container's init is not running: " + inspected.message());
     }
-    ContainerCgroup cgroup = ContainerCgroup.of(initPid);
-    link.awaitAgent(AGENT_CONNECT_TIMEOUT, sandbox::destroy);
-    sandbox.useAgent(new ContainerAgent(link, cgroup, sandbox::running));
+    try {
+      return ContainerCgroup.of(initPid);
+    } catch (IOException e) {
+      agentUnusable = e.getMessage();
+      log.warn(
+          "{} backend: processes start through the engine, not the exec agent: {}",
+          settings.engine(),
+          e.getMessage());
+      return null;
+    }
   }
 
   private static void closeLink(@Nullable AgentLink link) {
@@ -569,7 +598,12 @@ public final class ContainerBackend implements SandboxBackend {
       AgentLink link = null;
       try {
         link = AgentLink.listen(found.name(), agentDir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
-        connectAgent(sandbox, link);
+        ContainerCgroup cgroup = containerCgroup(found.id());
+        if (cgroup == null) {
+          closeLink(link);
+        } else {
+          connectAgent(sandbox, link, cgroup);
+        }
       } catch (IOException e) {
         closeLink(link);
         log.warn(
