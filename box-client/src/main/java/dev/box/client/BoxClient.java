@@ -214,6 +214,10 @@ public final class BoxClient implements AutoCloseable {
       request.header("Authorization", authorization);
     }
     request.header("Content-Type", "application/octet-stream").method(method, body);
+    if (body.contentLength() != 0) {
+      // An upload the server refuses up front (too large, no such session) is then never sent.
+      request.expectContinue(true);
+    }
     HttpResponse<java.io.InputStream> response;
     try {
       response = http.send(request.build(), BodyHandlers.ofInputStream());

@@ -13,6 +13,7 @@ import dev.box.api.BoxSpec;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -21,7 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@link BoxFiles} against a real server with real bubblewrap sandboxes. */
 class BoxFilesTest {
-  @RegisterExtension static final LiveBox box = LiveBox.perClass("max_file_bytes", "65536");
+  @RegisterExtension
+  static final LiveBox box =
+      LiveBox.perClass("max_file_bytes", "65536", "max_archive_bytes", "65536");
 
   @TempDir Path local;
 
@@ -113,5 +116,32 @@ class BoxFilesTest {
     assertThatThrownBy(() -> files().list("no-such-session", "/"))
         .isInstanceOf(BoxSessionNotFoundException.class);
     assertThat(local).isEmptyDirectory();
+  }
+
+  /**
+   * A local file far larger than the server takes is refused before it is sent: the client asks
+   * first ({@code Expect: 100-continue}), so the answer is the server's 413, not a connection the
+   * server closed under a client still writing 64 MiB.
+   */
+  @Test
+  void anUploadRefusedUpFront_isNeverSent_andAnswersWithTheServersError() throws IOException {
+    box.client().createSession(BoxSpec.builder("upfront").build());
+    Path huge = Files.createTempFile("box-huge-", ".bin");
+    try {
+      try (RandomAccessFile file = new RandomAccessFile(huge.toFile(), "rw")) {
+        file.setLength(64L * 1024 * 1024);
+      }
+      for (int i = 0; i < 3; i++) {
+        assertThatThrownBy(() -> files().upload("upfront", huge, "huge"))
+            .extracting(e -> ((BoxException) e).code())
+            .isEqualTo(BoxErrorCode.PAYLOAD_TOO_LARGE);
+        assertThatThrownBy(() -> files().uploadArchive("upfront", huge, "/workspace/h"))
+            .extracting(e -> ((BoxException) e).code())
+            .isEqualTo(BoxErrorCode.PAYLOAD_TOO_LARGE);
+      }
+      assertThat(sh("upfront", "ls -A /workspace")).isEmpty();
+    } finally {
+      Files.delete(huge);
+    }
   }
 }
