@@ -131,7 +131,7 @@ public final class BwrapBackend implements SandboxBackend {
     this.poolRoot = data.resolve("bwrap-pool");
     this.slots =
         poolSize > 0 && status.available()
-            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), name())
+            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), name(), data)
             : null;
     WorkspaceSlots open = slots;
     this.pool =
@@ -353,6 +353,12 @@ public final class BwrapBackend implements SandboxBackend {
       }
     }
     return false;
+  }
+
+  /** Whether the pool's workspaces are bound by the host mounter rather than by commands. */
+  boolean slotsMountDirectly() {
+    WorkspaceSlots s = slots;
+    return s != null && s.mountsDirectly();
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.box.backend.bwrap;
 
 import dev.box.core.backend.HostCommand;
+import dev.box.guard.HostMounter;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -23,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * mounts slaves of the host's: a mount the server later makes on the slot appears at the sandbox's
  * workspace. That mount is made first in {@code <pool>/staging/<name>}, a private mount, with
  * {@code nosuid,nodev}, and then moved onto the slot: flags set by a remount would not propagate,
- * those of a moved mount do. Every command here is a fixed script; the paths are its arguments.
+ * those of a moved mount do. The server's {@link HostMounter} makes these mounts with no process
+ * per request; where it is missing or has failed, fixed scripts do, the paths their arguments.
  *
  * <p>Nothing here ever deletes recursively: a slot may hold a session's workspace.
  */
@@ -41,21 +43,28 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   private final Path root;
   private final Path slots;
   private final Path staging;
+  private final @Nullable Path dataDir;
+  private @Nullable HostMounter mounter;
   private boolean open;
 
-  /** The slots of one server instance, in {@code root} (nothing made yet). */
-  public WorkspaceSlots(Path root) {
+  /**
+   * The slots of one server instance, in {@code root} (nothing made yet); with a {@code dataDir},
+   * mounts are made by a {@link HostMounter} installed there, else (or when it fails) by commands.
+   */
+  public WorkspaceSlots(Path root, @Nullable Path dataDir) {
     this.root = root;
     this.slots = root.resolve("slots");
     this.staging = root.resolve("staging");
+    this.dataDir = dataDir;
   }
 
   /**
    * The opened slots in {@code root}, or null (logged) when they cannot be mounted here: then
-   * {@code backend} pre-starts nothing.
+   * {@code backend} pre-starts nothing. Mounts are made by a {@link HostMounter} installed in
+   * {@code dataDir}.
    */
-  public static @Nullable WorkspaceSlots openOrNull(Path root, String backend) {
-    WorkspaceSlots slots = new WorkspaceSlots(root);
+  public static @Nullable WorkspaceSlots openOrNull(Path root, String backend, Path dataDir) {
+    WorkspaceSlots slots = new WorkspaceSlots(root, dataDir);
     try {
       slots.open();
       return slots;
@@ -77,7 +86,31 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
         List.of("/bin/sh", "-c", OPEN, "box-pool", slots.toString(), staging.toString()),
         "",
         COMMAND_TIMEOUT);
+    if (dataDir != null) {
+      try {
+        mounter = HostMounter.start(dataDir);
+      } catch (IOException e) {
+        log.warn("workspaces are bound with mount(8): {}", e.getMessage());
+      }
+    }
     open = true;
+  }
+
+  /** Whether mounts are made by the {@link HostMounter} (not by mount(8) commands). */
+  public synchronized boolean mountsDirectly() {
+    return mounter != null && mounter.usable();
+  }
+
+  /** The mounter while it works, else null (it failed once, or there is none). */
+  private synchronized @Nullable HostMounter mounter() {
+    HostMounter m = mounter;
+    if (m != null && !m.usable()) {
+      log.warn("box-mounter failed: workspaces are bound with mount(8) from now on");
+      m.close();
+      mounter = null;
+      return null;
+    }
+    return m;
   }
 
   @Override
@@ -90,6 +123,11 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   @Override
   public void bind(Path slot, Path workspace) throws IOException {
     Path stage = staging.resolve(slot.getFileName());
+    HostMounter m = mounter();
+    if (m != null) {
+      m.bind(workspace, stage, slot);
+      return;
+    }
     HostCommand.run(
         List.of(
             "/bin/sh",
@@ -111,7 +149,12 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   public void release(Path slot, boolean bound) {
     try {
       if (bound) {
-        HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
+        HostMounter m = mounter();
+        if (m != null) {
+          m.detach(slot);
+        } else {
+          HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
+        }
       }
       Files.deleteIfExists(slot);
       Files.deleteIfExists(staging.resolve(slot.getFileName()));
@@ -123,6 +166,11 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   /** Detaches every mount under this instance's slots and removes its empty directories. */
   public synchronized void close() {
     open = false;
+    HostMounter m = mounter;
+    mounter = null;
+    if (m != null) {
+      m.close();
+    }
     detachAll(root);
   }
 

@@ -127,6 +127,9 @@ class SandboxPoolTest {
           .as("the session's slot is detached")
           .allMatch(p -> p.getFileName().toString().matches("slots|staging"));
       assertThat(host.resolve("made")).as("the workspace outlives its sandbox").exists();
+      assertThat(backend.slotsMountDirectly())
+          .as("bound and detached by box-mounter, not by mount(8)")
+          .isTrue();
     }
   }
 

@@ -254,7 +254,7 @@ public final class ContainerBackend implements SandboxBackend {
     this.poolRoot = dataDir.toAbsolutePath().normalize().resolve(settings.engine() + "-pool");
     this.slots =
         settings.poolSize() > 0 && status.available()
-            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), settings.engine())
+            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), settings.engine(), dataDir)
             : null;
     WorkspaceSlots open = slots;
     this.pool =

@@ -1,0 +1,131 @@
+/*
+ * box-mounter: binds workspaces into pre-started sandboxes for the server, without a shell or a
+ * mount(8) per request.
+ *
+ * The server starts one per pool, as root in the host's mount namespace, and keeps its stdin and
+ * stdout. Each request is one operation byte and its paths, each path a 4-byte little-endian
+ * length and that many bytes (no NUL, absolute, at most PATH_MAX); each answer is the errno of the
+ * first failed step (4 bytes, little-endian, 0 when all succeeded) and the number of that step (1
+ * byte). It does exactly what these commands did:
+ *
+ *   'B' SRC STAGE SLOT: mount --rbind -o nosuid,nodev SRC STAGE && mount --move STAGE SLOT
+ *   'D' POINT:          umount --lazy POINT
+ *
+ * It reads only what the server writes (the pipe is the server's), ends at the end of its input
+ * or when the server dies, and never runs anything.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define MAX_PATHS 3
+
+static int read_full(void *buf, size_t len) {
+  char *p = buf;
+  while (len > 0) {
+    ssize_t n = read(0, p, len);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return -1;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int write_full(const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(1, p, len);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return -1;
+    }
+    p += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* Reads one path into buf (PATH_MAX + 1 bytes); -1 ends the program (a broken request stream). */
+static int read_path(char *buf) {
+  unsigned char len[4];
+  if (read_full(len, sizeof len) != 0) {
+    return -1;
+  }
+  uint32_t n = (uint32_t)len[0] | (uint32_t)len[1] << 8 | (uint32_t)len[2] << 16
+      | (uint32_t)len[3] << 24;
+  if (n == 0 || n > PATH_MAX || read_full(buf, n) != 0) {
+    return -1;
+  }
+  buf[n] = '\0';
+  if (buf[0] != '/' || strlen(buf) != n) {
+    return -1;
+  }
+  return 0;
+}
+
+static int answer(int error, unsigned char step) {
+  uint32_t e = (uint32_t)error;
+  unsigned char out[5] = {
+      (unsigned char)e, (unsigned char)(e >> 8), (unsigned char)(e >> 16),
+      (unsigned char)(e >> 24), step};
+  return write_full(out, sizeof out);
+}
+
+int main(void) {
+  static char paths[MAX_PATHS][PATH_MAX + 1];
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() == 1) {
+    return 1; /* the server is gone already */
+  }
+  for (;;) {
+    unsigned char op;
+    if (read_full(&op, 1) != 0) {
+      return 0;
+    }
+    int count = op == 'B' ? 3 : op == 'D' ? 1 : -1;
+    if (count < 0) {
+      return 2;
+    }
+    for (int i = 0; i < count; i++) {
+      if (read_path(paths[i]) != 0) {
+        return 2;
+      }
+    }
+    int rc;
+    if (op == 'B') {
+      unsigned long flags = MS_NOSUID | MS_NODEV;
+      if (mount(paths[0], paths[1], NULL, flags | MS_BIND | MS_REC, NULL) != 0) {
+        rc = answer(errno, 1);
+      } else if (mount("none", paths[1], NULL, flags | MS_REMOUNT | MS_BIND | MS_REC, NULL) != 0) {
+        int error = errno;
+        umount2(paths[1], MNT_DETACH);
+        rc = answer(error, 2);
+      } else if (mount(paths[1], paths[2], NULL, MS_MOVE, NULL) != 0) {
+        int error = errno;
+        umount2(paths[1], MNT_DETACH);
+        rc = answer(error, 3);
+      } else {
+        rc = answer(0, 0);
+      }
+    } else {
+      int error = umount2(paths[0], MNT_DETACH) != 0 ? errno : 0;
+      rc = answer(error, error != 0 ? 4 : 0);
+    }
+    if (rc != 0) {
+      return 0;
+    }
+  }
+}

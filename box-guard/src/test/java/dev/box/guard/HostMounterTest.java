@@ -1,0 +1,119 @@
+package dev.box.guard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real {@code box-mounter}, as root on this host: its mounts are those the commands it replaces
+ * made, its errors say which step failed, and a request it must not take ends it, after which it
+ * takes no more.
+ */
+class HostMounterTest {
+  @TempDir Path dir;
+  private HostMounter mounter;
+  private Path source;
+  private Path stage;
+  private Path slot;
+
+  @BeforeEach
+  void start() throws IOException {
+    assumeTrue("root".equals(System.getProperty("user.name")), "mounting needs root");
+    mounter = HostMounter.start(dir.resolve("data"));
+    source = Files.createDirectories(dir.resolve("source"));
+    stage = Files.createDirectories(dir.resolve("stage"));
+    slot = Files.createDirectories(dir.resolve("slot"));
+    Files.writeString(source.resolve("file"), "from the source");
+  }
+
+  @AfterEach
+  void stop() throws IOException, InterruptedException {
+    if (mounter != null) {
+      mounter.close();
+    }
+    for (Path point : List.of(slot, stage)) {
+      if (point != null && mountOptions(point) != null) {
+        new ProcessBuilder("umount", "--lazy", point.toString()).start().waitFor();
+      }
+    }
+  }
+
+  @Test
+  void bind_movesANosuidNodevBindOfTheSourceOntoTheSlot_andDetachUndoesIt() throws IOException {
+    mounter.bind(source, stage, slot);
+
+    assertThat(Files.readString(slot.resolve("file"))).isEqualTo("from the source");
+    assertThat(mountOptions(slot)).contains("nosuid").contains("nodev");
+    assertThat(mountOptions(stage)).as("the stage is left empty").isNull();
+
+    mounter.detach(slot);
+
+    assertThat(mountOptions(slot)).isNull();
+    assertThat(slot.resolve("file")).doesNotExist();
+    assertThat(mounter.usable()).isTrue();
+  }
+
+  @Test
+  void aFailedStep_isNamed_andLeavesNothingMounted_andTheMounterWorksOn() throws IOException {
+    assertThatThrownBy(() -> mounter.bind(dir.resolve("missing"), stage, slot))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("bind failed")
+        .hasMessageContaining("ENOENT");
+    assertThatThrownBy(() -> mounter.bind(source, stage, dir.resolve("no-slot")))
+        .hasMessageContaining("move failed");
+    assertThat(mountOptions(stage)).as("a bind whose move failed is detached").isNull();
+    assertThatThrownBy(() -> mounter.detach(slot)).hasMessageContaining("detach failed");
+
+    mounter.bind(source, stage, slot);
+    assertThat(Files.readString(slot.resolve("file"))).isEqualTo("from the source");
+  }
+
+  @Test
+  void pathsItMustNotTake_areRefusedBeforeTheyAreSent() throws IOException {
+    assertThatThrownBy(() -> mounter.bind(Path.of("relative"), stage, slot))
+        .hasMessageContaining("not a path");
+    assertThatThrownBy(() -> mounter.detach(Path.of("/" + "x".repeat(5000))))
+        .hasMessageContaining("not a path");
+    assertThat(mounter.usable()).isTrue();
+  }
+
+  @Test
+  void aMounterThatDied_failsItsRequest_andIsNotUsedAgain() throws IOException {
+    ProcessHandle child =
+        ProcessHandle.current().children().filter(this::isMounter).findFirst().orElseThrow();
+    child.destroyForcibly();
+    child.onExit().join();
+
+    assertThatThrownBy(() -> mounter.bind(source, stage, slot)).isInstanceOf(IOException.class);
+    assertThat(mounter.usable()).isFalse();
+    assertThat(mountOptions(slot)).isNull();
+  }
+
+  private boolean isMounter(ProcessHandle process) {
+    return process.info().command().map(c -> c.endsWith("/box-mounter")).orElse(false);
+  }
+
+  /** The mount options of the mount at {@code point} in this namespace, or null if none. */
+  private static @Nullable String mountOptions(Path point) throws IOException {
+    String real = point.toAbsolutePath().toString();
+    for (String line :
+        Files.readAllLines(Path.of("/proc/self/mountinfo"), StandardCharsets.UTF_8)) {
+      String[] fields = line.split(" ");
+      if (fields.length > 5 && fields[4].equals(real)) {
+        return fields[5];
+      }
+    }
+    return null;
+  }
+}
