@@ -3,6 +3,7 @@ package dev.box.server;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.CgroupMigrations;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
@@ -49,6 +50,7 @@ public final class BoxServer implements AutoCloseable {
   private final ApiAccess access;
   private final FileChannel lockChannel;
   private final FileLock lock;
+  private final CgroupMigrations migrations;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private BoxServer(
@@ -60,7 +62,9 @@ public final class BoxServer implements AutoCloseable {
       LangBotControl langbot,
       ApiAccess access,
       FileChannel lockChannel,
-      FileLock lock) {
+      FileLock lock,
+      CgroupMigrations migrations) {
+    this.migrations = migrations;
     this.langbot = langbot;
     this.access = access;
     this.config = config;
@@ -123,6 +127,10 @@ public final class BoxServer implements AutoCloseable {
       ApiAccess access = ApiAccess.decide(config, langbotToken);
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
+      // Before the backends: the pool's first sandboxes start with cheap cgroup moves too.
+      CgroupMigrations migrations =
+          CgroupMigrations.favorMoves(
+              CgroupMigrations.HOST_MOUNT, config.isolation().favorDynmods());
       BackendChoice selection = Backends.open(config.backend(), config, instanceId);
       backend = selection.backend();
       RuntimeConfig runtime =
@@ -167,7 +175,8 @@ public final class BoxServer implements AutoCloseable {
         log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
       }
       BoxServer server =
-          new BoxServer(config, backend, sessions, reaper, http, langbot, access, channel, lock);
+          new BoxServer(
+              config, backend, sessions, reaper, http, langbot, access, channel, lock, migrations);
       server.logStartup(selection);
       return server;
     } catch (IOException e) {
@@ -232,7 +241,8 @@ public final class BoxServer implements AutoCloseable {
             .map(e -> e.getKey() + ": " + e.getValue())
             .collect(Collectors.joining("; "));
     log.info(
-        "Box {} listening on http://{}:{}, API protected by {}; backend={} ({}; {}) enforced: {}{}",
+        "Box {} listening on http://{}:{}, API protected by {}; backend={} ({}; {}) enforced: {}"
+            + " cgroup_moves={}{}",
         VERSION,
         config.host(),
         port(),
@@ -241,6 +251,7 @@ public final class BoxServer implements AutoCloseable {
         status.available() ? "available" : "UNAVAILABLE: " + status.reason(),
         selection.why(),
         limits,
+        migrations.state(),
         others.isEmpty() ? "" : " not chosen: " + others);
     if (!access.tokens().required()) {
       log.warn(

@@ -22,13 +22,18 @@ import org.jspecify.annotations.Nullable;
  * @param poolSize how many sandboxes of the pooled shape wait on the bubblewrap, nsjail, Docker or
  *     Podman backend, started ahead of their sessions ({@code pool_size}, 2 by default); 0 disables
  *     the pool
+ * @param favorDynmods whether the server holds a cgroup hierarchy mounted with the kernel's {@code
+ *     favordynmods} option while it runs, so that moving a process into a cgroup (every exec, every
+ *     sandbox start) does not wait for an RCU grace period ({@code cgroup_favordynmods}, on unless
+ *     {@code false}; see {@link dev.box.core.backend.CgroupMigrations})
  */
 public record IsolationConfig(
     int sandboxUid,
     EgressPolicy egress,
     @Nullable Path nsjailPath,
     boolean execAgent,
-    int poolSize) {
+    int poolSize,
+    boolean favorDynmods) {
   /** The default host uid of the sandbox user: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID =
       dev.box.backend.bwrap.BwrapBackend.DEFAULT_SANDBOX_UID;
@@ -42,9 +47,11 @@ public record IsolationConfig(
 
   /** The default uid and policy. */
   public static final IsolationConfig DEFAULTS =
-      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null, true, 2);
+      new IsolationConfig(DEFAULT_SANDBOX_UID, EgressPolicy.DEFAULT, null, true, 2, true);
 
   private static final BooleanSetting EXEC_AGENT = BooleanSetting.onUnless("false");
+
+  private static final BooleanSetting FAVOR_DYNMODS = BooleanSetting.onUnless("false");
 
   private static final IntSetting POOL_SIZE = new IntSetting("pool_size", 2, 0, 64);
 
@@ -53,8 +60,8 @@ public record IsolationConfig(
 
   /**
    * Reads the settings from the resolved values of {@code box serve} ({@code sandbox_uid}, {@code
-   * egress_allow}, {@code egress_deny}, {@code nsjail_path}, {@code exec_agent}, {@code
-   * pool_size}).
+   * egress_allow}, {@code egress_deny}, {@code nsjail_path}, {@code exec_agent}, {@code pool_size},
+   * {@code cgroup_favordynmods}).
    *
    * @throws IllegalArgumentException with a message for the user when a value is invalid
    */
@@ -65,7 +72,8 @@ public record IsolationConfig(
             values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")),
         nsjailPath(values.get("nsjail_path")),
         EXEC_AGENT.parse(values.get("exec_agent")),
-        POOL_SIZE.parse(values.get("pool_size")));
+        POOL_SIZE.parse(values.get("pool_size")),
+        FAVOR_DYNMODS.parse(values.get("cgroup_favordynmods")));
   }
 
   private static @Nullable Path nsjailPath(@Nullable String value) {

@@ -113,6 +113,7 @@ public record ServerConfig(
           "nsjail_path",
           "exec_agent",
           "pool_size",
+          "cgroup_favordynmods",
           "e2b_api_key",
           "e2b_api_url",
           "e2b_template",
