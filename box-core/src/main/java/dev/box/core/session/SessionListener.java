@@ -9,9 +9,9 @@ import java.time.Duration;
  * server's metrics implement it; every method is a no-op by default.
  *
  * <p>The listener lives here, and not a metrics library, so that the core stays free of one: the
- * events fire wherever an exec or a start happens (the REST API, LangBot's actions, the agent
- * host), and the composition root decides what records them. Methods are called on the thread that
- * did the work, right after it; they must be quick and must not throw.
+ * events fire wherever an exec or a start happens (the REST API and LangBot's actions alike), and
+ * the composition root decides what records them. Methods are called on the thread that did the
+ * work, right after it; they must be quick and must not throw.
  */
 public interface SessionListener {
 
@@ -27,8 +27,8 @@ public interface SessionListener {
     /** The command ran past its timeout and its tree was killed. */
     TIMEOUT("timeout"),
     /**
-     * No result: the session could not be started or reused, the command could not be spawned, or
-     * the runtime refused the work (capacity, shutdown).
+     * No result: the session could not be started or reused (a conflicting spec, a refused mount,
+     * capacity reached, a backend failure, shutdown) or the command could not be spawned.
      */
     ERROR("error");
 
