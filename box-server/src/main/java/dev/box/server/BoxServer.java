@@ -5,10 +5,12 @@ import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.CgroupMigrations;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.session.SessionListener;
 import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
+import dev.box.server.metrics.BoxMetrics;
 import io.javalin.Javalin;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -142,7 +144,17 @@ public final class BoxServer implements AutoCloseable {
               config.allowedMountRoots(),
               config.processLimits(),
               config.fileLimits());
-      sessions = new SessionManager(selection, runtime, clock, instanceId);
+      BoxMetrics metrics = config.metrics().enabled() ? new BoxMetrics() : null;
+      sessions =
+          new SessionManager(
+              selection,
+              runtime,
+              clock,
+              instanceId,
+              metrics != null ? metrics : SessionListener.NONE);
+      if (metrics != null) {
+        metrics.bind(sessions);
+      }
       if (!config.backendFixed()) {
         sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
       }
@@ -165,7 +177,9 @@ public final class BoxServer implements AutoCloseable {
           GRANT_REAP_SECONDS,
           GRANT_REAP_SECONDS,
           TimeUnit.SECONDS);
-      Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot);
+      Javalin http =
+          HttpApi.create(
+              sessions, access.tokens(), VERSION, langbot, metrics, config.metrics().open());
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {

@@ -48,6 +48,7 @@ import org.jspecify.annotations.Nullable;
  * @param e2b how to reach E2B (keys {@code e2b_*}; {@code E2B_API_KEY} and {@code E2B_API_URL} win)
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
+ * @param metrics whether {@code GET /metrics} exists and whether it needs the control token
  */
 public record ServerConfig(
     String host,
@@ -66,7 +67,8 @@ public record ServerConfig(
     ContainerConfig containers,
     IsolationConfig isolation,
     E2bSettings e2b,
-    boolean backendFixed) {
+    boolean backendFixed,
+    MetricsConfig metrics) {
 
   private static final IntSetting PORT = new IntSetting("port", 5410, 0, 65535);
 
@@ -118,6 +120,8 @@ public record ServerConfig(
           "e2b_api_url",
           "e2b_template",
           "e2b_envd_url",
+          "metrics",
+          "metrics_open",
           "config");
 
   /** Copies the list. */
@@ -176,6 +180,8 @@ public record ServerConfig(
         + e2b
         + ", backendFixed="
         + backendFixed
+        + ", metrics="
+        + metrics
         + "]";
   }
 
@@ -198,7 +204,8 @@ public record ServerConfig(
         containers,
         isolation,
         e2b,
-        backendFixed);
+        backendFixed,
+        metrics);
   }
 
   /**
@@ -242,7 +249,8 @@ public record ServerConfig(
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),
         E2bSettings.read(values, env),
-        values.containsKey("backend"));
+        values.containsKey("backend"),
+        MetricsConfig.read(values));
   }
 
   private static RuntimeConfig.ProcessLimits processLimits(Map<String, String> values) {

@@ -126,6 +126,17 @@ class ServerConfigTest {
   }
 
   @Test
+  void metrics_areOnUnlessFalse_andOpenOnlyForTheExactWordTrue() {
+    assertThat(ServerConfig.defaults().metrics()).isEqualTo(MetricsConfig.DEFAULTS);
+    assertThat(flag("metrics", "false").metrics().enabled()).isFalse();
+    assertThat(flag("metrics", "0").metrics().enabled()).isTrue();
+    assertThat(flag("metrics_open", "true").metrics().open()).isTrue();
+    assertThat(flag("metrics_open", "1").metrics().open()).isFalse();
+    assertThat(ServerConfig.resolve(Map.of(), Map.of("BOX_METRICS_OPEN", "true")).metrics().open())
+        .isTrue();
+  }
+
+  @Test
   void aYamlFile_givesBooleansAndIntegersAsYamlTypesThem() throws IOException {
     Path file = dir.resolve("box.yaml");
     Files.writeString(

@@ -6,6 +6,7 @@ import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -167,6 +168,11 @@ public final class BwrapBackend implements SandboxBackend {
   public BackendStatus status() {
     return SandboxPool.reported(
         status, pool, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
+  }
+
+  @Override
+  public @Nullable PoolLevel poolLevel() {
+    return SandboxPool.levelOf(pool);
   }
 
   /** How many sessions have taken a pre-started sandbox so far (for tests and diagnostics). */

@@ -35,6 +35,11 @@ record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, Atomic
   }
 
   @Override
+  public boolean preStarted() {
+    return true;
+  }
+
+  @Override
   public void destroy() {
     sandbox.destroy();
     slots.release(slot, bound.getAndSet(false));

@@ -2,6 +2,7 @@ package dev.box.backend.bwrap;
 
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -121,6 +122,14 @@ public final class SandboxPool implements AutoCloseable {
   /** How many sandboxes wait now. */
   public synchronized int idle() {
     return idle.size();
+  }
+
+  /**
+   * How full {@code pool} is; null without one (see {@link
+   * dev.box.core.backend.SandboxBackend#poolLevel()}).
+   */
+  public static @Nullable PoolLevel levelOf(@Nullable SandboxPool pool) {
+    return pool == null ? null : new PoolLevel(pool.idle(), pool.size());
   }
 
   /** How many sandboxes sessions have taken from the pool so far. */

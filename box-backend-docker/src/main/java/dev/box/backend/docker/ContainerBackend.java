@@ -13,6 +13,7 @@ import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -346,6 +347,11 @@ public final class ContainerBackend implements SandboxBackend {
         pool,
         "no pre-started containers (pool_size 0, or the slots cannot be mounted)",
         "; persistent sessions never take one");
+  }
+
+  @Override
+  public @Nullable PoolLevel poolLevel() {
+    return SandboxPool.levelOf(pool);
   }
 
   /** How many sessions have taken a pre-started container so far (for tests and diagnostics). */

@@ -13,6 +13,7 @@ import dev.box.backend.bwrap.SandboxShape;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
@@ -188,6 +189,11 @@ public final class NsjailBackend implements SandboxBackend {
         "no pre-started jails (pool_size 0)",
         "; nsjail's mounts are private, so only a new private workspace is served from the pool,"
             + " never a host_path");
+  }
+
+  @Override
+  public @Nullable PoolLevel poolLevel() {
+    return SandboxPool.levelOf(pool);
   }
 
   /** How many sessions have taken a pre-started jail so far (for tests and diagnostics). */

@@ -22,4 +22,12 @@ public interface Sandbox {
    * workspace; idempotent.
    */
   void destroy();
+
+  /**
+   * Whether the backend started this sandbox ahead of its session, from a pool, rather than for it;
+   * false by default.
+   */
+  default boolean preStarted() {
+    return false;
+  }
 }

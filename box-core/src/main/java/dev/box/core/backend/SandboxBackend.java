@@ -57,6 +57,14 @@ public interface SandboxBackend extends AutoCloseable {
    */
   default void configure(Map<String, Object> section) {}
 
+  /**
+   * How full the backend's pool of pre-started sandboxes is, for the metrics; null when it keeps
+   * none (the default). Cheap: read on every scrape.
+   */
+  default @Nullable PoolLevel poolLevel() {
+    return null;
+  }
+
   /** Releases the backend's own resources; sessions are destroyed by the runtime before. */
   @Override
   void close();

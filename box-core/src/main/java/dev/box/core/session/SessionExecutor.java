@@ -8,6 +8,7 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,8 +26,16 @@ import org.slf4j.LoggerFactory;
  * @param runner runs the command and kills its tree at the timeout
  * @param slot the backend, whose name the result carries
  * @param clock what {@code last_used_at} is read from
+ * @param ticker what the duration reported to {@code listener} is read from
+ * @param listener told of every exec that reached a session, with its result or error
  */
-record SessionExecutor(SessionAcquirer acquirer, ExecRunner runner, BackendSlot slot, Clock clock) {
+record SessionExecutor(
+    SessionAcquirer acquirer,
+    ExecRunner runner,
+    BackendSlot slot,
+    Clock clock,
+    Ticker ticker,
+    SessionListener listener) {
   private static final Logger log = LoggerFactory.getLogger(SessionExecutor.class);
 
   /** Free space below which a workspace quota counts as used up. */
@@ -37,6 +46,19 @@ record SessionExecutor(SessionAcquirer acquirer, ExecRunner runner, BackendSlot 
     if (spec.cmd().isEmpty()) {
       throw new BoxValidationException("cmd must not be empty");
     }
+    long started = ticker.read();
+    BoxExecutionResult result;
+    try {
+      result = execRetryingGone(spec);
+    } catch (RuntimeException e) {
+      listener.execEnded(SessionListener.ExecEnded.failed(slot.backend().name(), since(started)));
+      throw e;
+    }
+    listener.execEnded(SessionListener.ExecEnded.of(result, since(started)));
+    return result;
+  }
+
+  private BoxExecutionResult execRetryingGone(BoxSpec spec) {
     try {
       return execOnce(spec);
     } catch (SandboxGoneException e) {
@@ -44,6 +66,10 @@ record SessionExecutor(SessionAcquirer acquirer, ExecRunner runner, BackendSlot 
       log.warn("Box session {}: {}; starting a new sandbox", spec.sessionId(), e.getMessage());
       return execOnce(spec);
     }
+  }
+
+  private Duration since(long started) {
+    return Duration.ofNanos(ticker.read() - started);
   }
 
   private BoxExecutionResult execOnce(BoxSpec spec) {

@@ -13,6 +13,7 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.files.SandboxFiles;
 import dev.box.core.policy.HostPathPolicy;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -91,6 +92,25 @@ public final class SessionManager implements AutoCloseable {
    */
   public SessionManager(
       BackendChoice choice, RuntimeConfig config, Clock clock, String instanceId) {
+    this(choice, config, clock, instanceId, SessionListener.NONE);
+  }
+
+  /**
+   * Creates the manager on a chosen backend, telling {@code listener} of every exec and sandbox
+   * start; call {@link #removeOrphans()} once before serving.
+   *
+   * @param choice the backend that runs the sandboxes, and how it was chosen
+   * @param config the runtime's settings
+   * @param clock the source of time for {@code last_used_at} and reaping
+   * @param instanceId the id of this server instance, which tags what it creates
+   * @param listener told of execs and sandbox starts (the server's metrics)
+   */
+  public SessionManager(
+      BackendChoice choice,
+      RuntimeConfig config,
+      Clock clock,
+      String instanceId,
+      SessionListener listener) {
     this.slot = new BackendSlot(choice, SWITCH_WAIT);
     this.config = config;
     this.clock = clock;
@@ -119,10 +139,12 @@ public final class SessionManager implements AutoCloseable {
             instanceId,
             () -> this.config.maxSessions(),
             () -> shuttingDown,
-            persistent);
+            persistent,
+            Ticker.system(),
+            listener);
     this.reaper = new SessionReaper(table, sandboxes, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
-    this.executor = new SessionExecutor(acquirer, runner, slot, clock);
+    this.executor = new SessionExecutor(acquirer, runner, slot, clock, Ticker.system(), listener);
     this.files =
         new SessionFiles(
             table,

@@ -11,9 +11,11 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.policy.HostPathPolicy;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -38,6 +40,8 @@ final class SessionSandboxes {
   private final IntSupplier maxSessions;
   private final BooleanSupplier shuttingDown;
   private final PersistentSessions persistent;
+  private final Ticker ticker;
+  private final SessionListener listener;
 
   SessionSandboxes(
       SessionTable table,
@@ -48,7 +52,9 @@ final class SessionSandboxes {
       String instanceId,
       IntSupplier maxSessions,
       BooleanSupplier shuttingDown,
-      PersistentSessions persistent) {
+      PersistentSessions persistent,
+      Ticker ticker,
+      SessionListener listener) {
     this.table = table;
     this.specs = specs;
     this.workspaces = workspaces;
@@ -58,6 +64,8 @@ final class SessionSandboxes {
     this.maxSessions = maxSessions;
     this.shuttingDown = shuttingDown;
     this.persistent = persistent;
+    this.ticker = ticker;
+    this.listener = listener;
   }
 
   /**
@@ -91,6 +99,7 @@ final class SessionSandboxes {
     HostPathPolicy hostPaths = specs.policy();
     List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
     table.reserve(maxSessions.getAsInt());
+    long started = ticker.read();
     String name =
         SandboxNames.of(spec.persistent() ? SandboxNames.PERSISTENT : instanceId, spec.sessionId());
     Path privateWorkspace = null;
@@ -119,6 +128,10 @@ final class SessionSandboxes {
         }
       }
       log.info("created session {} ({})", spec.sessionId(), sandbox.id());
+      if (adopted == null) {
+        listener.sessionStarted(
+            backend.name(), sandbox.preStarted(), Duration.ofNanos(ticker.read() - started));
+      }
       return new Session(spec, sandbox, backend.name(), privateWorkspace, createdAt);
     } catch (IOException e) {
       table.release();

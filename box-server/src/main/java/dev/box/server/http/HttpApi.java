@@ -16,6 +16,7 @@ import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
+import dev.box.server.metrics.BoxMetrics;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import java.io.IOException;
@@ -24,6 +25,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The REST API of Box on Javalin: thin handlers over {@link SessionManager}, the control-token
@@ -39,12 +41,15 @@ public final class HttpApi {
   private final SessionManager sessions;
   private final ControlTokens tokens;
   private final LangBotControl langbot;
+  private final boolean metricsOpen;
   private final ObjectMapper mapper = BoxJson.newMapper();
 
-  private HttpApi(SessionManager sessions, ControlTokens tokens, LangBotControl langbot) {
+  private HttpApi(
+      SessionManager sessions, ControlTokens tokens, LangBotControl langbot, boolean metricsOpen) {
     this.sessions = sessions;
     this.tokens = tokens;
     this.langbot = langbot;
+    this.metricsOpen = metricsOpen;
   }
 
   /**
@@ -55,10 +60,21 @@ public final class HttpApi {
    *     included; LangBot's routes check the same ones through {@code langbot}
    * @param version the version reported by /healthz
    * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
+   * @param metrics what /metrics serves and the relay counts into; null: no /metrics route
+   * @param metricsOpen whether /metrics answers without a token
    */
   public static Javalin create(
-      SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
-    HttpApi api = new HttpApi(sessions, tokens, langbot);
+      SessionManager sessions,
+      ControlTokens tokens,
+      String version,
+      LangBotControl langbot,
+      @Nullable BoxMetrics metrics,
+      boolean metricsOpen) {
+    HttpApi api = new HttpApi(sessions, tokens, langbot, metricsOpen);
+    RelayMeter meter =
+        metrics == null
+            ? RelayMeter.NONE
+            : new RelayMeter(metrics::relayedStdin, metrics::relayedStdout);
     return Javalin.create(
         config -> {
           QueuedThreadPool pool = new QueuedThreadPool(32, 4);
@@ -85,7 +101,11 @@ public final class HttpApi {
           config.routes.get("/v1/health", ctx -> api.json(ctx, 200, api.health()));
           config.routes.get("/v1/status", api::status);
           config.routes.get("/v1/sessions", ctx -> api.json(ctx, 200, sessions.list()));
-          ProcessRoutes processRoutes = new ProcessRoutes(sessions, api.mapper, api, langbot);
+          if (metrics != null) {
+            config.routes.get("/metrics", ctx -> scrape(ctx, metrics));
+          }
+          ProcessRoutes processRoutes =
+              new ProcessRoutes(sessions, api.mapper, api, langbot, meter);
           config.routes.get(
               "/v1/sessions/{id}",
               ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx.pathParam("id"))));
@@ -118,8 +138,9 @@ public final class HttpApi {
 
   /**
    * Refuses a request without one of the control tokens, as {@code Authorization: Bearer <token>}
-   * or LangBot's {@code X-LangBot-Box-Control-Token}; only the probes need none. The message names
-   * neither the token nor where the server keeps it.
+   * or LangBot's {@code X-LangBot-Box-Control-Token}; only the probes need none, and {@code
+   * /metrics} when {@code metrics_open} is set. The message names neither the token nor where the
+   * server keeps it.
    */
   void authenticate(Context ctx) {
     requireWellFormedEscapes(ctx.path());
@@ -131,7 +152,10 @@ public final class HttpApi {
           "LangBot's sandbox admission is required (box.admission.required): sessions run only"
               + " through admitted control-channel actions");
     }
-    if (!tokens.required() || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
+    if (!tokens.required()
+        || ctx.path().equals("/healthz")
+        || ctx.path().equals("/readyz")
+        || (metricsOpen && ctx.path().equals("/metrics"))) {
       return;
     }
     String presented = ctx.header(ControlAuth.TOKEN_HEADER);
@@ -184,6 +208,12 @@ public final class HttpApi {
       error = e;
     }
     ErrorMapper.refuseUpgrade(ctx, error);
+  }
+
+  /** Prometheus' text format, or OpenMetrics when the scraper's Accept header asks for it. */
+  private static void scrape(Context ctx, BoxMetrics metrics) {
+    BoxMetrics.Scrape scrape = metrics.scrape(ctx.header("Accept"));
+    ctx.status(200).contentType(scrape.contentType()).result(scrape.body());
   }
 
   private BoxBackendHealth health() {

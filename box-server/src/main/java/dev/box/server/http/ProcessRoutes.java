@@ -27,6 +27,7 @@ import org.jspecify.annotations.Nullable;
 
 /** The managed-process routes and the stdio relay WebSocket. */
 final class ProcessRoutes {
+  private final RelayMeter meter;
   private static final String BASE = "/v1/sessions/{id}/managed-process";
 
   private final SessionManager sessions;
@@ -36,7 +37,13 @@ final class ProcessRoutes {
   private final ConcurrentHashMap<String, Relay> relays = new ConcurrentHashMap<>();
   private final LangBotControl langbot;
 
-  ProcessRoutes(SessionManager sessions, ObjectMapper mapper, HttpApi api, LangBotControl langbot) {
+  ProcessRoutes(
+      SessionManager sessions,
+      ObjectMapper mapper,
+      HttpApi api,
+      LangBotControl langbot,
+      RelayMeter meter) {
+    this.meter = meter;
     this.langbot = langbot;
     this.sessions = sessions;
     this.processes = sessions.processes();
@@ -132,7 +139,8 @@ final class ProcessRoutes {
                   processes,
                   ctx.session,
                   mode(ctx.queryParam("mode")),
-                  from(ctx.queryParam("from")));
+                  from(ctx.queryParam("from")),
+                  meter);
           relays.put(ctx.sessionId(), relay);
           relay.start();
         });

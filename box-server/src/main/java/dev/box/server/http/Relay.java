@@ -46,6 +46,7 @@ final class Relay {
   private final Session socket;
   private final Mode mode;
   private final @Nullable Long from;
+  private final RelayMeter meter;
   private final CompletableFuture<ManagedProcess.@Nullable Attachment> attached =
       new CompletableFuture<>();
   private volatile @Nullable Thread pump;
@@ -56,12 +57,14 @@ final class Relay {
       ProcessManager processes,
       Session socket,
       Mode mode,
-      @Nullable Long from) {
+      @Nullable Long from,
+      RelayMeter meter) {
     this.process = process;
     this.processes = processes;
     this.socket = socket;
     this.mode = mode;
     this.from = from;
+    this.meter = meter;
   }
 
   /** Waits for the attachment (one client at a time) on a virtual thread, then relays stdout. */
@@ -121,6 +124,7 @@ final class Relay {
       processes.touch(process);
       if (mode == Mode.RAW) {
         sendBinary(chunk);
+        meter.stdout().accept(chunk.length);
         offset += chunk.length;
         stdout.markDelivered(offset);
         continue;
@@ -147,6 +151,7 @@ final class Relay {
   private long sendLine(ByteArrayOutputStream line, long offset, int consumed)
       throws InterruptedException {
     send(line.toString(StandardCharsets.UTF_8));
+    meter.stdout().accept(consumed);
     line.reset();
     long next = offset + consumed;
     process.stdout().markDelivered(next);
@@ -184,6 +189,7 @@ final class Relay {
   private void write(byte[] bytes) {
     try {
       process.writeStdin(bytes);
+      meter.stdin().accept(bytes.length);
       processes.touch(process);
     } catch (java.io.IOException e) {
       log.debug("stdin of {} is closed: {}", process.spec().processId(), e.toString());
