@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -30,7 +31,30 @@ class HostMounterTest {
   @BeforeEach
   void start() throws IOException {
     assumeTrue("root".equals(System.getProperty("user.name")), "mounting needs root");
-    mounter = HostMounter.start(dir.resolve("data"));
+    // Started from a thread that ends at once, as a server's request threads do: the mounter must
+    // outlive it (a parent-death signal would follow that thread, not the server).
+    AtomicReference<HostMounter> started = new AtomicReference<>();
+    AtomicReference<IOException> failed = new AtomicReference<>();
+    Thread starter =
+        new Thread(
+            () -> {
+              try {
+                started.set(HostMounter.start(dir.resolve("data")));
+              } catch (IOException e) {
+                failed.set(e);
+              }
+            });
+    starter.start();
+    try {
+      starter.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+    if (failed.get() != null) {
+      throw failed.get();
+    }
+    mounter = started.get();
     source = Files.createDirectories(dir.resolve("source"));
     stage = Files.createDirectories(dir.resolve("stage"));
     slot = Files.createDirectories(dir.resolve("slot"));
