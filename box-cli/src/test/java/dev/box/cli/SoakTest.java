@@ -167,6 +167,8 @@ class SoakTest {
             ServeProcessTest.hostProcessesContaining(dataDir.toString()).stream()
                 .filter(p -> !p.equals(Long.toString(pid)))
                 .filter(p -> !commandLine(p).contains(ServeProcessTest.POOL_NAME))
+                // The pool's workspace binder lives as long as the server, like its threads.
+                .filter(p -> !commandLine(p).contains("/bin/box-mounter"))
                 .count());
   }
 
