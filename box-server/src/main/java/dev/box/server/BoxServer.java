@@ -8,9 +8,11 @@ import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
+import dev.box.server.http.HttpMount;
 import io.javalin.Javalin;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -19,6 +21,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -100,6 +103,19 @@ public final class BoxServer implements AutoCloseable {
    */
   public static BoxServer start(
       ServerConfig config, Clock clock, Map<String, String> langbotEnv, boolean stdioControl) {
+    return start(config, clock, langbotEnv, stdioControl, List.of());
+  }
+
+  /**
+   * Starts a server as {@link #start(ServerConfig, Clock, Map, boolean)} does, with {@code mounts}
+   * served on its port behind the control token (see {@link HttpMount}).
+   */
+  public static BoxServer start(
+      ServerConfig config,
+      Clock clock,
+      Map<String, String> langbotEnv,
+      boolean stdioControl,
+      List<HttpMount> mounts) {
     String langbotToken = ControlAuth.langbotToken(langbotEnv);
     FileChannel channel = null;
     FileLock lock = null;
@@ -157,7 +173,7 @@ public final class BoxServer implements AutoCloseable {
           GRANT_REAP_SECONDS,
           GRANT_REAP_SECONDS,
           TimeUnit.SECONDS);
-      Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot);
+      Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot, mounts);
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
@@ -272,6 +288,20 @@ public final class BoxServer implements AutoCloseable {
    */
   public @Nullable String controlToken() {
     return access.token();
+  }
+
+  /**
+   * Where a client on this host reaches the server: its bound address, or loopback when it is bound
+   * to every address.
+   */
+  public URI localUri() {
+    String host = config.host();
+    if (host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+      host = "127.0.0.1";
+    } else if (host.contains(":") && !host.startsWith("[")) {
+      host = "[" + host + "]";
+    }
+    return URI.create("http://" + host + ":" + port());
   }
 
   /** LangBot's control plane of this server, for the stdio channel. */

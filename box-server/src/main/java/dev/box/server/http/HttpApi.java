@@ -18,12 +18,20 @@ import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import jakarta.servlet.DispatcherType;
 import java.io.IOException;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The REST API of Box on Javalin: thin handlers over {@link SessionManager}, the control-token
@@ -58,6 +66,21 @@ public final class HttpApi {
    */
   public static Javalin create(
       SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
+    return create(sessions, tokens, version, langbot, List.of());
+  }
+
+  /**
+   * Creates the (not yet started) HTTP server with {@code mounts} added to it, each behind the
+   * control-token check.
+   *
+   * @see #create(SessionManager, ControlTokens, String, LangBotControl)
+   */
+  public static Javalin create(
+      SessionManager sessions,
+      ControlTokens tokens,
+      String version,
+      LangBotControl langbot,
+      List<HttpMount> mounts) {
     HttpApi api = new HttpApi(sessions, tokens, langbot);
     return Javalin.create(
         config -> {
@@ -75,6 +98,7 @@ public final class HttpApi {
                 factory.setMaxBinaryMessageSize(MAX_REQUEST_BYTES);
                 factory.setIdleTimeout(java.time.Duration.ofMinutes(5));
               });
+          config.jetty.modifyServletContextHandler(handler -> mount(handler, mounts, api));
           config.startup.showJavalinBanner = false;
           config.startup.showOldJavalinVersionWarning = false;
           config.http.maxRequestSize = MAX_REQUEST_BYTES;
@@ -122,8 +146,34 @@ public final class HttpApi {
    * neither the token nor where the server keeps it.
    */
   void authenticate(Context ctx) {
-    requireWellFormedEscapes(ctx.path());
-    if (ctx.path().startsWith("/v1/sessions") && langbot.admissionRequired()) {
+    authenticate(ctx.path(), ctx::header);
+  }
+
+  /**
+   * Adds each mount as a servlet at its exact path, which takes precedence over the framework's
+   * servlet at {@code /*} and so bypasses its before-handlers: a filter on the same path applies
+   * {@link #authenticate(String, Function)} instead.
+   */
+  private static void mount(ServletContextHandler handler, List<HttpMount> mounts, HttpApi api) {
+    for (HttpMount mount : mounts) {
+      ServletHolder servlet = new ServletHolder(mount.servlet());
+      servlet.setAsyncSupported(true);
+      handler.addServlet(servlet, mount.path());
+      FilterHolder guard = new FilterHolder(new MountGuard(api::authenticate));
+      guard.setAsyncSupported(true);
+      handler.addFilter(guard, mount.path(), EnumSet.of(DispatcherType.REQUEST));
+    }
+  }
+
+  /**
+   * The check of {@link #authenticate(Context)} for a request to {@code path} whose headers {@code
+   * header} reads.
+   *
+   * @throws BoxException when the request must be refused, with the error to answer
+   */
+  void authenticate(String path, Function<String, @Nullable String> header) {
+    requireWellFormedEscapes(path);
+    if (path.startsWith("/v1/sessions") && langbot.admissionRequired()) {
       // LangBot's grant-enforced mode admits sandboxes Workspace by Workspace, through its
       // control channel only: the REST API holds no grant, so it runs none.
       throw new BoxException(
@@ -131,11 +181,11 @@ public final class HttpApi {
           "LangBot's sandbox admission is required (box.admission.required): sessions run only"
               + " through admitted control-channel actions");
     }
-    if (!tokens.required() || ctx.path().equals("/healthz") || ctx.path().equals("/readyz")) {
+    if (!tokens.required() || path.equals("/healthz") || path.equals("/readyz")) {
       return;
     }
-    String presented = ctx.header(ControlAuth.TOKEN_HEADER);
-    String authorization = ctx.header("Authorization");
+    String presented = header.apply(ControlAuth.TOKEN_HEADER);
+    String authorization = header.apply("Authorization");
     if (presented == null
         && authorization != null
         && authorization.length() > BEARER.length()
