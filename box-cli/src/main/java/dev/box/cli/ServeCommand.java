@@ -10,6 +10,7 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -176,7 +177,6 @@ final class ServeCommand implements Callable<Integer> {
           .println("box: " + e.getMessage());
       return BoxCli.EXIT_USAGE;
     }
-    mcp.connect(BoxClient.builder(server.localUri()).controlToken(server.controlToken()).build());
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
@@ -187,6 +187,11 @@ final class ServeCommand implements Callable<Integer> {
                   stopped.countDown();
                 },
                 "box-shutdown"));
+    // After the hook: a SIGTERM right after the server says it listens must still stop it cleanly.
+    URI local = server.localUri();
+    if (local != null) {
+      mcp.connect(BoxClient.builder(local).controlToken(server.controlToken()).build());
+    }
     if (stdioControl) {
       new StdioControl(server.langbot(), System.in, protocol).run();
       server.close();

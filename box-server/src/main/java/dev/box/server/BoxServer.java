@@ -52,6 +52,7 @@ public final class BoxServer implements AutoCloseable {
   private final ApiAccess access;
   private final FileChannel lockChannel;
   private final FileLock lock;
+  private final boolean listening;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private BoxServer(
@@ -63,8 +64,10 @@ public final class BoxServer implements AutoCloseable {
       LangBotControl langbot,
       ApiAccess access,
       FileChannel lockChannel,
-      FileLock lock) {
+      FileLock lock,
+      boolean listening) {
     this.langbot = langbot;
+    this.listening = listening;
     this.access = access;
     this.config = config;
     this.backend = backend;
@@ -174,16 +177,19 @@ public final class BoxServer implements AutoCloseable {
           GRANT_REAP_SECONDS,
           TimeUnit.SECONDS);
       Javalin http = HttpApi.create(sessions, access.tokens(), VERSION, langbot, mounts);
+      boolean listening = true;
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
         if (!stdioControl) {
           throw e;
         }
+        listening = false;
         log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
       }
       BoxServer server =
-          new BoxServer(config, backend, sessions, reaper, http, langbot, access, channel, lock);
+          new BoxServer(
+              config, backend, sessions, reaper, http, langbot, access, channel, lock, listening);
       server.logStartup(selection);
       return server;
     } catch (IOException e) {
@@ -292,9 +298,12 @@ public final class BoxServer implements AutoCloseable {
 
   /**
    * Where a client on this host reaches the server: its bound address, or loopback when it is bound
-   * to every address.
+   * to every address; null when it does not listen (stdio control whose port could not be bound).
    */
-  public URI localUri() {
+  public @Nullable URI localUri() {
+    if (!listening) {
+      return null;
+    }
     String host = config.host();
     if (host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
       host = "127.0.0.1";
