@@ -8,8 +8,10 @@ import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.spec.McpClientTransport;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** {@code box mcp} as an MCP client launches it: a child process speaking MCP on its stdio. */
@@ -53,20 +55,8 @@ class McpStdioTest extends McpToolsContract {
   }
 
   private Process boxMcp(String... args) throws Exception {
-    String java = ProcessHandle.current().info().command().orElseThrow();
-    List<String> command =
-        new ArrayList<>(
-            List.of(
-                java,
-                "-cp",
-                System.getProperty("java.class.path"),
-                "dev.box.cli.BoxCli",
-                "mcp",
-                "--url",
-                server().uri().toString()));
+    List<String> command = new ArrayList<>(List.of("mcp", "--url", server().uri().toString()));
     command.addAll(List.of(args));
-    ProcessBuilder builder = new ProcessBuilder(command);
-    builder.environment().keySet().removeIf(k -> k.startsWith("BOX_"));
-    return builder.start();
+    return ServeProcessTest.command(Path.of("."), Map.of(), command.toArray(String[]::new)).start();
   }
 }

@@ -20,6 +20,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -244,6 +246,47 @@ abstract class McpToolsContract {
 
     assertThat(seen.toString()).isEqualTo("line1\nline2\nline3\n");
     assertThat(last.get()).containsEntry("exit_code", 7);
+  }
+
+  @Test
+  void process_thatFloodsItsOutput_isCutForAModel_andEveryCharacterIsShownOrCounted() {
+    ok(
+        "start_process",
+        "session_id",
+        "proc-flood",
+        "process_id",
+        "flood",
+        "cmd",
+        "head -c 1000000 /dev/zero | tr '\\0' z; echo END");
+    Pattern notice =
+        Pattern.compile("\n\n\\.\\.\\. \\[(\\d+) characters truncated\\] \\.\\.\\.\n\n");
+    long[] accounted = {0};
+    StringBuilder last = new StringBuilder();
+
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(
+            () -> {
+              Map<String, Object> output =
+                  ok("process_output", "session_id", "proc-flood", "process_id", "flood");
+              String text = (String) Objects.requireNonNull(output.get("output"));
+              assertThat(text).hasSizeLessThanOrEqualTo(4000);
+              Matcher cut = notice.matcher(text);
+              if (cut.find()) {
+                assertThat(output).containsEntry("output_truncated", true);
+                accounted[0] += text.length() - cut.group().length() + Long.parseLong(cut.group(1));
+              } else {
+                accounted[0] += text.length();
+              }
+              if (!text.isEmpty()) {
+                last.setLength(0);
+                last.append(text);
+              }
+              return Boolean.FALSE.equals(output.get("running"));
+            });
+
+    assertThat(accounted[0]).isEqualTo(1_000_004);
+    assertThat(last.toString()).endsWith("zzzEND\n");
   }
 
   @Test

@@ -99,9 +99,7 @@ final class ToolSchemas {
         "Returns what a process started with start_process wrote since the last call (cut to"
             + " 4,000 characters, head and tail kept; output_truncated says whether it was),"
             + " whether it is still running, and its exit code once it exited.",
-        Map.of(
-            "process_id", prop("string", "The id start_process returned."),
-            "session_id", prop("string", SESSION_DESCRIPTION)),
+        processArguments(),
         List.of("process_id"));
   }
 
@@ -110,9 +108,7 @@ final class ToolSchemas {
         "stop_process",
         "Stops a process started with start_process: SIGTERM to its whole process tree, then"
             + " SIGKILL after a grace period.",
-        Map.of(
-            "process_id", prop("string", "The id start_process returned."),
-            "session_id", prop("string", SESSION_DESCRIPTION)),
+        processArguments(),
         List.of("process_id"));
   }
 
@@ -132,6 +128,13 @@ final class ToolSchemas {
     schema.put("required", required);
     schema.put("additionalProperties", false);
     return McpSchema.Tool.builder().name(name).description(description).inputSchema(schema).build();
+  }
+
+  /** The arguments naming a process that start_process started. */
+  private static Map<String, Object> processArguments() {
+    return Map.of(
+        "process_id", prop("string", "The id start_process returned."),
+        "session_id", prop("string", SESSION_DESCRIPTION));
   }
 
   private static Map<String, Object> prop(String type, String description) {
