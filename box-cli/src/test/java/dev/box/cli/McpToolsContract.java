@@ -140,6 +140,18 @@ abstract class McpToolsContract {
   }
 
   @Test
+  void exec_thatOutlivesItsTimeout_isKilledAndReportedAsTimedOut() {
+    Map<String, Object> answer =
+        ok("exec", "session_id", "exec-timeout", "cmd", "echo started; sleep 60", "timeout_sec", 1);
+
+    assertThat(answer)
+        .containsEntry("status", "timed_out")
+        .containsEntry("exit_code", null)
+        .containsEntry("stdout", "started\n")
+        .containsEntry("timeout_sec", 1);
+  }
+
+  @Test
   void exec_withATimeoutBeyondTheLimit_isClampedToIt() {
     Map<String, Object> answer =
         ok("exec", "session_id", "exec-clamp", "cmd", "true", "timeout_sec", 100000);
