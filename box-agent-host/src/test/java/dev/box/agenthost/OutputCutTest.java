@@ -68,4 +68,27 @@ class OutputCutTest {
     assertThat(OutputCut.of(text).truncated()).isFalse();
     assertThat(OutputCut.of(text + "é").text()).contains("[38 characters truncated]");
   }
+
+  @Test
+  void ofEnds_cutsAsTheWholeTextWouldBeCut() {
+    String head = "a".repeat(LIMIT);
+    String middle = "b".repeat(123_456);
+    String tail = "c".repeat(LIMIT);
+
+    OutputCut fromEnds = OutputCut.ofEnds(head, middle.length(), tail, LIMIT);
+
+    assertThat(fromEnds).isEqualTo(OutputCut.of(head + middle + tail));
+  }
+
+  @Test
+  void ofEnds_withNothingDropped_isTheCutOfBothEnds() {
+    assertThat(OutputCut.ofEnds("ab", 0, "cd", LIMIT)).isEqualTo(new OutputCut("abcd", false));
+  }
+
+  @Test
+  void ofEnds_refusesEndsTooShortForWhatWasDropped() {
+    org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+        .isThrownBy(() -> OutputCut.ofEnds("a", 5, "c".repeat(LIMIT), LIMIT))
+        .withMessage("each end must hold at least 4000 code points when some were dropped");
+  }
 }

@@ -32,6 +32,7 @@ import picocli.CommandLine.Spec;
       SessionsCommand.class,
       SessionCommand.class,
       StatusCommand.class,
+      McpCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class BoxCli implements Runnable {

@@ -1,12 +1,16 @@
 package dev.box.cli;
 
+import dev.box.client.BoxClient;
 import dev.box.langbot.StdioControl;
+import dev.box.mcpserver.McpHttpEndpoint;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
+import dev.box.server.http.HttpMount;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.URI;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -34,11 +38,15 @@ import picocli.CommandLine.Spec;
     name = "serve",
     modelTransformer = ServeCommand.Settings.class,
     description = {
-      "Runs the Box server until Ctrl-C or SIGTERM.",
+      "Runs the Box server until Ctrl-C or SIGTERM. It also serves MCP (streamable HTTP) at /mcp,"
+          + " behind the same control token.",
       "Each option can also come from BOX_<NAME> (for example BOX_DATA_DIR) or the config file;"
           + " options win over variables, variables over the file."
     })
 final class ServeCommand implements Callable<Integer> {
+  /** Where the server serves MCP over streamable HTTP. */
+  static final String MCP_PATH = "/mcp";
+
   @Spec private @Nullable CommandSpec spec;
 
   @Option(
@@ -150,14 +158,19 @@ final class ServeCommand implements Callable<Integer> {
       System.setOut(System.err);
     }
     BoxServer server;
+    // MCP over streamable HTTP on the server's own port, behind its control token; its tools reach
+    // the server as any client does, so they get the API's checks and limits unchanged.
+    McpHttpEndpoint mcp = McpHttpEndpoint.create(MCP_PATH, BoxServer.VERSION);
     try {
       server =
           BoxServer.start(
               ServerConfig.resolve(flags(), System.getenv()),
               Clock.systemUTC(),
               System.getenv(),
-              stdioControl);
+              stdioControl,
+              List.of(new HttpMount(MCP_PATH, mcp.servlet())));
     } catch (IllegalArgumentException | IllegalStateException e) {
+      mcp.close();
       Objects.requireNonNull(spec, "picocli injects the spec")
           .commandLine()
           .getErr()
@@ -170,12 +183,19 @@ final class ServeCommand implements Callable<Integer> {
             new Thread(
                 () -> {
                   server.close();
+                  mcp.close();
                   stopped.countDown();
                 },
                 "box-shutdown"));
+    // After the hook: a SIGTERM right after the server says it listens must still stop it cleanly.
+    URI local = server.localUri();
+    if (local != null) {
+      mcp.connect(BoxClient.builder(local).controlToken(server.controlToken()).build());
+    }
     if (stdioControl) {
       new StdioControl(server.langbot(), System.in, protocol).run();
       server.close();
+      mcp.close();
       return 0;
     }
     stopped.await();

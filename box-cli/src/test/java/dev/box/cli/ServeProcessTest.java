@@ -235,7 +235,7 @@ class ServeProcessTest {
   /**
    * {@code box args} in a JVM of its own, in {@code workDir}, without the caller's BOX_ variables.
    */
-  private static ProcessBuilder command(Path workDir, Map<String, String> env, String... args) {
+  static ProcessBuilder command(Path workDir, Map<String, String> env, String... args) {
     String java = ProcessHandle.current().info().command().orElseThrow();
     List<String> command = new java.util.ArrayList<>();
     command.addAll(

@@ -10,10 +10,12 @@ import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
+import dev.box.server.http.HttpMount;
 import dev.box.server.metrics.BoxMetrics;
 import io.javalin.Javalin;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -22,6 +24,7 @@ import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -53,6 +56,7 @@ public final class BoxServer implements AutoCloseable {
   private final FileChannel lockChannel;
   private final FileLock lock;
   private final CgroupMigrations migrations;
+  private final boolean listening;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private BoxServer(
@@ -65,9 +69,11 @@ public final class BoxServer implements AutoCloseable {
       ApiAccess access,
       FileChannel lockChannel,
       FileLock lock,
-      CgroupMigrations migrations) {
+      CgroupMigrations migrations,
+      boolean listening) {
     this.migrations = migrations;
     this.langbot = langbot;
+    this.listening = listening;
     this.access = access;
     this.config = config;
     this.backend = backend;
@@ -106,6 +112,19 @@ public final class BoxServer implements AutoCloseable {
    */
   public static BoxServer start(
       ServerConfig config, Clock clock, Map<String, String> langbotEnv, boolean stdioControl) {
+    return start(config, clock, langbotEnv, stdioControl, List.of());
+  }
+
+  /**
+   * Starts a server as {@link #start(ServerConfig, Clock, Map, boolean)} does, with {@code mounts}
+   * served on its port behind the control token (see {@link HttpMount}).
+   */
+  public static BoxServer start(
+      ServerConfig config,
+      Clock clock,
+      Map<String, String> langbotEnv,
+      boolean stdioControl,
+      List<HttpMount> mounts) {
     String langbotToken = ControlAuth.langbotToken(langbotEnv);
     FileChannel channel = null;
     FileLock lock = null;
@@ -179,18 +198,36 @@ public final class BoxServer implements AutoCloseable {
           TimeUnit.SECONDS);
       Javalin http =
           HttpApi.create(
-              sessions, access.tokens(), VERSION, langbot, metrics, config.metrics().open());
+              sessions,
+              access.tokens(),
+              VERSION,
+              langbot,
+              metrics,
+              config.metrics().open(),
+              mounts);
+      boolean listening = true;
       try {
         startListening(http, config);
       } catch (IllegalStateException e) {
         if (!stdioControl) {
           throw e;
         }
+        listening = false;
         log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
       }
       BoxServer server =
           new BoxServer(
-              config, backend, sessions, reaper, http, langbot, access, channel, lock, migrations);
+              config,
+              backend,
+              sessions,
+              reaper,
+              http,
+              langbot,
+              access,
+              channel,
+              lock,
+              migrations,
+              listening);
       server.logStartup(selection);
       return server;
     } catch (IOException e) {
@@ -297,6 +334,23 @@ public final class BoxServer implements AutoCloseable {
    */
   public @Nullable String controlToken() {
     return access.token();
+  }
+
+  /**
+   * Where a client on this host reaches the server: its bound address, or loopback when it is bound
+   * to every address; null when it does not listen (stdio control whose port could not be bound).
+   */
+  public @Nullable URI localUri() {
+    if (!listening) {
+      return null;
+    }
+    String host = config.host();
+    if (host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+      host = "127.0.0.1";
+    } else if (host.contains(":") && !host.startsWith("[")) {
+      host = "[" + host + "]";
+    }
+    return URI.create("http://" + host + ":" + port());
   }
 
   /** LangBot's control plane of this server, for the stdio channel. */

@@ -57,6 +57,17 @@ final class ErrorMapper {
     }
   }
 
+  /** The JSON body of the answer to {@code error}, for a request no route handler serves. */
+  static byte[] body(BoxException error) {
+    try {
+      return JSON.writeValueAsBytes(BoxError.of(error));
+    } catch (JsonProcessingException impossible) {
+      log.error("cannot render the answer to {}", error.code(), impossible);
+      return "{\"error\":{\"code\":\"internal_error\",\"message\":\"internal error\"}}"
+          .getBytes(StandardCharsets.UTF_8);
+    }
+  }
+
   /** Refuses a WebSocket upgrade with the answer a REST request would get for {@code failure}. */
   static void refuseUpgrade(Context ctx, Throwable failure) throws IOException {
     BoxException error = toBoxException(failure);

@@ -19,10 +19,17 @@ import dev.box.langbot.LangBotControl;
 import dev.box.server.metrics.BoxMetrics;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
+import jakarta.servlet.DispatcherType;
 import java.io.IOException;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Function;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.VirtualThreadPool;
 import org.jspecify.annotations.Nullable;
@@ -60,8 +67,20 @@ public final class HttpApi {
    *     included; LangBot's routes check the same ones through {@code langbot}
    * @param version the version reported by /healthz
    * @param langbot LangBot's control plane, served on /rpc/ws and checked by the relay
+   */
+  public static Javalin create(
+      SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
+    return create(sessions, tokens, version, langbot, null, false, List.of());
+  }
+
+  /**
+   * Creates the (not yet started) HTTP server with /metrics (when {@code metrics} is given) and
+   * {@code mounts} added to it, each behind the control-token check.
+   *
    * @param metrics what /metrics serves and the relay counts into; null: no /metrics route
    * @param metricsOpen whether /metrics answers without a token
+   * @param mounts servlets added at exact paths
+   * @see #create(SessionManager, ControlTokens, String, LangBotControl)
    */
   public static Javalin create(
       SessionManager sessions,
@@ -69,7 +88,8 @@ public final class HttpApi {
       String version,
       LangBotControl langbot,
       @Nullable BoxMetrics metrics,
-      boolean metricsOpen) {
+      boolean metricsOpen,
+      List<HttpMount> mounts) {
     HttpApi api = new HttpApi(sessions, tokens, langbot, metricsOpen);
     RelayMeter meter =
         metrics == null
@@ -91,6 +111,7 @@ public final class HttpApi {
                 factory.setMaxBinaryMessageSize(MAX_REQUEST_BYTES);
                 factory.setIdleTimeout(java.time.Duration.ofMinutes(5));
               });
+          config.jetty.modifyServletContextHandler(handler -> mount(handler, mounts, api));
           config.startup.showJavalinBanner = false;
           config.startup.showOldJavalinVersionWarning = false;
           config.http.maxRequestSize = MAX_REQUEST_BYTES;
@@ -143,8 +164,34 @@ public final class HttpApi {
    * server keeps it.
    */
   void authenticate(Context ctx) {
-    requireWellFormedEscapes(ctx.path());
-    if (ctx.path().startsWith("/v1/sessions") && langbot.admissionRequired()) {
+    authenticate(ctx.path(), ctx::header);
+  }
+
+  /**
+   * Adds each mount as a servlet at its exact path, which takes precedence over the framework's
+   * servlet at {@code /*} and so bypasses its before-handlers: a filter on the same path applies
+   * {@link #authenticate(String, Function)} instead.
+   */
+  private static void mount(ServletContextHandler handler, List<HttpMount> mounts, HttpApi api) {
+    for (HttpMount mount : mounts) {
+      ServletHolder servlet = new ServletHolder(mount.servlet());
+      servlet.setAsyncSupported(true);
+      handler.addServlet(servlet, mount.path());
+      FilterHolder guard = new FilterHolder(new MountGuard(api::authenticate));
+      guard.setAsyncSupported(true);
+      handler.addFilter(guard, mount.path(), EnumSet.of(DispatcherType.REQUEST));
+    }
+  }
+
+  /**
+   * The check of {@link #authenticate(Context)} for a request to {@code path} whose headers {@code
+   * header} reads.
+   *
+   * @throws BoxException when the request must be refused, with the error to answer
+   */
+  void authenticate(String path, Function<String, @Nullable String> header) {
+    requireWellFormedEscapes(path);
+    if (path.startsWith("/v1/sessions") && langbot.admissionRequired()) {
       // LangBot's grant-enforced mode admits sandboxes Workspace by Workspace, through its
       // control channel only: the REST API holds no grant, so it runs none.
       throw new BoxException(
@@ -153,13 +200,13 @@ public final class HttpApi {
               + " through admitted control-channel actions");
     }
     if (!tokens.required()
-        || ctx.path().equals("/healthz")
-        || ctx.path().equals("/readyz")
-        || (metricsOpen && ctx.path().equals("/metrics"))) {
+        || path.equals("/healthz")
+        || path.equals("/readyz")
+        || (metricsOpen && path.equals("/metrics"))) {
       return;
     }
-    String presented = ctx.header(ControlAuth.TOKEN_HEADER);
-    String authorization = ctx.header("Authorization");
+    String presented = header.apply(ControlAuth.TOKEN_HEADER);
+    String authorization = header.apply("Authorization");
     if (presented == null
         && authorization != null
         && authorization.length() > BEARER.length()
