@@ -190,7 +190,7 @@ final class ServeCommand implements Callable<Integer> {
     // After the hook: a SIGTERM right after the server says it listens must still stop it cleanly.
     URI local = server.localUri();
     if (local != null) {
-      mcp.connect(BoxClient.builder(local).controlToken(server.controlToken()).build());
+      mcp.connect(() -> BoxClient.builder(local).controlToken(server.controlToken()).build());
     }
     if (stdioControl) {
       new StdioControl(server.langbot(), System.in, protocol).run();

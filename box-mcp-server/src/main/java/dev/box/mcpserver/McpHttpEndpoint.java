@@ -8,8 +8,12 @@ import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
-import java.util.concurrent.atomic.AtomicReference;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,22 +22,30 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The servlet must exist before the server starts, and the client of the server can only be made
  * once it listens (its port may be chosen then): create the endpoint, mount {@link #servlet()},
- * start the server, then {@link #connect} the client. A tool called before that is an error result
- * saying so. Authentication is the mounting server's: the endpoint itself checks nothing.
+ * start the server, then {@link #connect} the client's maker. A tool called before that is an error
+ * result saying so. Authentication is the mounting server's: the endpoint itself checks nothing.
+ *
+ * <p>Nothing of the SDK is loaded until the first request reaches the servlet: the SDK, its JSON
+ * binding and Reactor are several thousand classes, which a server that never serves MCP
+ * (LangBot's, for one) should not hold in memory or load at start. The client is made then too.
  */
 public final class McpHttpEndpoint implements AutoCloseable {
-  private final HttpServletStreamableServerTransportProvider transport;
+  private final String path;
+  private final String version;
   private final ProcessOutputs outputs = new ProcessOutputs(OutputCut.DEFAULT_LIMIT);
-  private final AtomicReference<@Nullable BoxClient> client = new AtomicReference<>();
-  private final McpSyncServer server;
+  private final HttpServlet servlet = new LazyServlet();
+  private @Nullable Supplier<BoxClient> clientMaker;
+  private @Nullable BoxClient client;
+  private @Nullable Served served;
+  private boolean closed;
+
+  /** The SDK's side, made at the first request. */
+  private record Served(
+      HttpServletStreamableServerTransportProvider transport, McpSyncServer server) {}
 
   private McpHttpEndpoint(String path, String version) {
-    transport =
-        HttpServletStreamableServerTransportProvider.builder()
-            .jsonMapper(McpJsonDefaults.getMapper())
-            .mcpEndpoint(path)
-            .build();
-    server = BoxMcpServer.configure(McpServer.sync(transport), this::client, outputs, version);
+    this.path = path;
+    this.version = version;
   }
 
   /**
@@ -49,38 +61,89 @@ public final class McpHttpEndpoint implements AutoCloseable {
 
   /** The servlet to mount at the endpoint's path; it needs asynchronous processing. */
   public HttpServlet servlet() {
-    return transport;
+    return servlet;
   }
 
   /**
-   * Gives the tools the client of the server they act on. Call once; the endpoint closes the client
-   * when it closes.
+   * Gives the tools what makes the client of the server they act on, called at the first tool call.
+   * Call once; the endpoint closes the client when it closes.
    *
-   * @throws IllegalStateException when a client was given already
+   * @throws IllegalStateException when a maker was given already
    */
-  public void connect(BoxClient boxClient) {
-    if (!client.compareAndSet(null, boxClient)) {
+  public synchronized void connect(Supplier<BoxClient> maker) {
+    if (clientMaker != null) {
       throw new IllegalStateException("the endpoint is connected already");
     }
+    clientMaker = maker;
   }
 
-  private BoxClient client() {
-    BoxClient connected = client.get();
-    if (connected == null) {
+  private synchronized BoxClient client() {
+    BoxClient made = client;
+    if (made != null) {
+      return made;
+    }
+    Supplier<BoxClient> maker = clientMaker;
+    if (maker == null || closed) {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE, "the Box server behind this endpoint is starting");
     }
-    return connected;
+    made = maker.get();
+    client = made;
+    return made;
+  }
+
+  /** The SDK's transport, made (and initialised with {@code servlet}'s configuration) once. */
+  private synchronized HttpServletStreamableServerTransportProvider transport()
+      throws ServletException {
+    if (closed) {
+      throw new ServletException("the MCP endpoint is closed");
+    }
+    Served made = served;
+    if (made == null) {
+      HttpServletStreamableServerTransportProvider transport =
+          HttpServletStreamableServerTransportProvider.builder()
+              .jsonMapper(McpJsonDefaults.getMapper())
+              .mcpEndpoint(path)
+              .build();
+      transport.init(servlet.getServletConfig());
+      made =
+          new Served(
+              transport,
+              BoxMcpServer.configure(McpServer.sync(transport), this::client, outputs, version));
+      served = made;
+    }
+    return made.transport();
   }
 
   /** Ends the MCP sessions, stops following processes and closes the client. */
   @Override
   public void close() {
-    server.close();
+    Served made;
+    BoxClient connected;
+    synchronized (this) {
+      closed = true;
+      made = served;
+      served = null;
+      connected = client;
+      client = null;
+    }
+    if (made != null) {
+      made.server().close();
+    }
     outputs.close();
-    BoxClient connected = client.getAndSet(null);
     if (connected != null) {
       connected.close();
+    }
+  }
+
+  /** The servlet the server mounts: it hands every request to the SDK's, made at the first. */
+  private final class LazyServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void service(HttpServletRequest request, HttpServletResponse response)
+        throws ServletException, IOException {
+      transport().service(request, response);
     }
   }
 }
