@@ -15,6 +15,8 @@ a shared machine lands on both:
                         session for it, as for an agent's first command); removed afterwards
   warm exec             `true` in a session that already exists
   ten concurrent execs  wall time of ten `true`, issued at once, each in its own existing session
+  health round trip     a health action (no sandbox): the client's and the transport's own cost,
+                        paid by both runtimes on every row (no target; shown for the ratios)
 
 It prints one table per pair (p50 per runtime, ratio Box/Python, PASS when <= 0.5), optionally
 writes it as Markdown, and removes what it created: the servers (by their process ids), their
@@ -51,6 +53,9 @@ INSTANCE = "langbot-compare-instance"
 TARGET_RATIO = 0.5
 DOCKER_IMAGE = "box-debian:bookworm"
 ROWS = ("create + first exec", "warm exec", "ten concurrent execs")
+# Measured beside them, without a target: the client's own round trip through each runtime (a
+# health action, no sandbox), what every row above pays on both sides.
+INFO_ROWS = ("health round trip",)
 CONCURRENCY = 10
 
 log = logging.getLogger("langbot-compare")
@@ -356,11 +361,26 @@ class ConcurrentRow(Row):
             await self.runtime.delete_session(session_id, context)
 
 
+class HealthRow(Row):
+    name = INFO_ROWS[0]
+
+    async def setup(self) -> None:
+        pass
+
+    async def sample(self) -> float:
+        start = time.perf_counter()
+        await self.runtime.backend_available()
+        return (time.perf_counter() - start) * 1000
+
+    async def teardown(self) -> None:
+        pass
+
+
 async def measure(runtimes: list[Runtime], iterations: int, warmup: int, tag: str) -> dict:
     """{row: {label: [ms, ...]}}: each row's samples, taken in rounds over all runtimes, the order
     rotating every round so that no runtime always goes first."""
     results: dict[str, dict[str, list[float]]] = {}
-    for row_class in (CreateRow, WarmRow, ConcurrentRow):
+    for row_class in (CreateRow, WarmRow, ConcurrentRow, HealthRow):
         rows = [row_class(rt, f"{tag}{i}") for i, rt in enumerate(runtimes)]
         for row in rows:
             await row.setup()
@@ -524,10 +544,13 @@ def tables(outcomes: dict, args, load: str) -> tuple[str, str]:
             bx = box_label(backend)
             title = f"{pair_name}: {py} vs {bx}"
             rows = []
-            for row in ROWS:
+            for row in ROWS + INFO_ROWS:
                 p = statistics.median(results[row][py])
                 b = statistics.median(results[row][bx])
                 ratio = b / p
+                if row in INFO_ROWS:
+                    rows.append([row, f"{p:.1f}", f"{b:.1f}", f"{ratio:.3f}", "-", "info"])
+                    continue
                 verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
                 rows.append([row, f"{p:.1f}", f"{b:.1f}", f"{ratio:.3f}", str(TARGET_RATIO),
                              verdict])
