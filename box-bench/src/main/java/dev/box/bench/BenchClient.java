@@ -20,6 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  */
 final class BenchClient {
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(60);
+  private static final Pattern FULL_POOL = Pattern.compile("(\\d+) of (\\d+) ");
+  private static final Duration POOL_WAIT = Duration.ofSeconds(30);
   private static final String EXEC_TRUE = "{\"cmd\":\"true\"}";
 
   private final HttpClient http;
@@ -147,6 +151,30 @@ final class BenchClient {
   void delete(String id) throws IOException, InterruptedException {
     send("DELETE", sessionPath(id), "", 200);
     live.remove(id);
+  }
+
+  /**
+   * Waits (up to 30 s) until {@code GET /v1/health} says every pre-started sandbox waits ({@code
+   * enforced.pool} "N of N ..."); returns at once on a server without a pool.
+   */
+  void awaitPoolFull() throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + POOL_WAIT.toNanos();
+    while (true) {
+      String pool =
+          mapper
+              .readTree(send("GET", "/v1/health", "", 200))
+              .path("enforced")
+              .path("pool")
+              .asText();
+      Matcher m = FULL_POOL.matcher(pool);
+      if (!m.lookingAt() || m.group(1).equals(m.group(2))) {
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IOException("the pool did not refill within " + POOL_WAIT + ": " + pool);
+      }
+      Thread.sleep(2);
+    }
   }
 
   /** The answer of {@code GET /v1/status}. */

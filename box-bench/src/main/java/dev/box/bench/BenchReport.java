@@ -15,9 +15,11 @@ import java.util.Locale;
  * @param backend the backend as {@code GET /v1/status} reported it
  * @param floorBwrap floor 1: a bare bwrap spawn of /bin/true
  * @param floorForkExec floor 2: a plain fork and exec of /bin/true
- * @param cold a new session and one exec in it, over HTTP
+ * @param cold a new session and one exec in it, over HTTP, the pool refilled before each
  * @param coldLangBot the same with the session shape LangBot sends (a {@code host_path} workspace,
  *     persistent, network off)
+ * @param coldBackToBack {@code cold} with creates following each other at once: the pool drains,
+ *     and some sessions start sandboxes of their own
  * @param coldUnpooled {@code cold} on a server with {@code pool_size 0}
  * @param coldLangBotUnpooled {@code coldLangBot} on a server with {@code pool_size 0}
  * @param warm one exec in an existing session, over HTTP
@@ -34,6 +36,7 @@ record BenchReport(
     Latencies floorForkExec,
     Latencies cold,
     Latencies coldLangBot,
+    Latencies coldBackToBack,
     Latencies coldUnpooled,
     Latencies coldLangBotUnpooled,
     Latencies warm,
@@ -174,6 +177,7 @@ record BenchReport(
     latencyRow(table, "floor 2: fork+exec /bin/true", floorForkExec);
     latencyRow(table, "cold: new session + exec true (HTTP)", cold);
     latencyRow(table, "cold, LangBot's shape (pooled)", coldLangBot);
+    latencyRow(table, "cold, back to back (pool drains)", coldBackToBack);
     latencyRow(table, "cold, pool_size 0", coldUnpooled);
     latencyRow(table, "cold, LangBot's shape, pool_size 0", coldLangBotUnpooled);
     latencyRow(table, "warm: exec true in a session (HTTP)", warm);

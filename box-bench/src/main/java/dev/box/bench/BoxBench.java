@@ -118,8 +118,10 @@ public final class BoxBench {
     progress(out, "floor 2: " + floors + " fork+exec spawns");
     Latencies floorForkExec = Sampler.measure(warmup, floors, i -> ProcessFloors.run(forkExec));
     HttpScenarios http = new HttpScenarios(client, warmup);
-    progress(out, "cold: " + options.coldIterations() + " new sessions");
-    Latencies cold = http.cold(options.coldIterations());
+    progress(out, "cold: " + options.coldIterations() + " new sessions, the pool refilled");
+    Latencies cold = http.cold(options.coldIterations(), true);
+    progress(out, "cold: " + options.coldIterations() + " new sessions back to back");
+    Latencies coldBackToBack = http.cold(options.coldIterations(), false);
     progress(out, "cold: " + options.coldIterations() + " new sessions of LangBot's shape");
     Latencies coldLangBot = http.coldLangBotShape(options.coldIterations(), box.langBotWorkspace());
     Cold unpooled = measureUnpooled(options, out);
@@ -140,6 +142,7 @@ public final class BoxBench {
         floorForkExec,
         cold,
         coldLangBot,
+        coldBackToBack,
         unpooled.cold(),
         unpooled.langBot(),
         warm,
@@ -178,7 +181,7 @@ public final class BoxBench {
         LocalBox.start(MAX_SESSIONS, Map.of("backend", "bwrap", "pool_size", "0"))) {
       HttpScenarios http = new HttpScenarios(box.client(), options.warmupIterations());
       progress(out, "cold, pool_size 0: " + options.coldIterations() + " new sessions");
-      Latencies cold = http.cold(options.coldIterations());
+      Latencies cold = http.cold(options.coldIterations(), false);
       progress(
           out,
           "cold, pool_size 0: " + options.coldIterations() + " new sessions of LangBot's shape");

@@ -30,11 +30,21 @@ final class HttpScenarios {
 
   /**
    * Creating a session and running {@code true} in it, one request with a fresh session id each
-   * time; the session is deleted after each iteration, untimed.
+   * time; the session is deleted after each iteration, untimed, and (with {@code refilled}) the
+   * next waits, untimed, until the pool holds all its pre-started sandboxes again, as an agent's
+   * creates find it. Without, creates follow each other as fast as they go, and the pool drains.
    */
-  Latencies cold(int iterations) throws IOException, InterruptedException {
+  Latencies cold(int iterations, boolean refilled) throws IOException, InterruptedException {
     return Sampler.measure(
-        warmup, iterations, i -> client.execTrue(coldId(i)), i -> client.delete(coldId(i)));
+        warmup,
+        iterations,
+        i -> client.execTrue(coldId(i)),
+        i -> {
+          client.delete(coldId(i));
+          if (refilled) {
+            client.awaitPoolFull();
+          }
+        });
   }
 
   private static String coldId(int iteration) {
@@ -42,9 +52,9 @@ final class HttpScenarios {
   }
 
   /**
-   * As {@link #cold}, with the session shape LangBot sends: network off, persistent, and the
-   * workspace a {@code host_path} (the same directory for every session, as one LangBot Workspace
-   * is).
+   * As {@link #cold} with the pool refilled, with the session shape LangBot sends: network off,
+   * persistent, and the workspace a {@code host_path} (the same directory for every session, as one
+   * LangBot Workspace is).
    */
   Latencies coldLangBotShape(int iterations, Path workspace)
       throws IOException, InterruptedException {
@@ -55,7 +65,10 @@ final class HttpScenarios {
         warmup,
         iterations,
         i -> client.execTrue(langBotId(i), fields),
-        i -> client.delete(langBotId(i)));
+        i -> {
+          client.delete(langBotId(i));
+          client.awaitPoolFull();
+        });
   }
 
   private static String langBotId(int iteration) {
