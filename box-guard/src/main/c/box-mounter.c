@@ -10,19 +10,82 @@
  *
  *   'B' SRC STAGE SLOT: mount --rbind -o nosuid,nodev SRC STAGE && mount --move STAGE SLOT
  *   'D' POINT:          umount --lazy POINT
+ *   'J' SRC NS TARGET:  a recursive bind of SRC (nosuid,nodev), made here and moved onto TARGET
+ *                       in the mount namespace NS (/proc/<pid>/ns/mnt of a running sandbox),
+ *                       where TARGET resolves as the sandbox sees it
  *
  * It reads only what the server writes (the pipe is the server's), ends at the end of its input
  * (the server closed it, or died), and never runs anything.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_PATHS 3
+
+/* The bind of 'J': cloned here (open_tree), flagged, and attached by a child that joins NS, so
+ * that this process never leaves the host's mount namespace. Returns 0 or an errno, and the failed
+ * step in *step. */
+static int join(const char *src, const char *ns, const char *target, unsigned char *step) {
+  /* SRC is a real path already: a symbolic link put there since is not followed. */
+  int tree =
+      open_tree(AT_FDCWD, src, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+  if (tree < 0) {
+    *step = 5;
+    return errno;
+  }
+  struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+  if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    int error = errno;
+    close(tree);
+    *step = 6;
+    return error;
+  }
+  int nsfd = open(ns, O_RDONLY | O_CLOEXEC);
+  if (nsfd < 0) {
+    int error = errno;
+    close(tree);
+    *step = 7;
+    return error;
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    if (setns(nsfd, CLONE_NEWNS) != 0) {
+      _exit(100 + 7);
+    }
+    if (move_mount(tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+      _exit(errno < 100 ? errno : 100 + 8);
+    }
+    _exit(0);
+  }
+  int error = 0;
+  if (child < 0) {
+    error = errno;
+    *step = 7;
+  } else {
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 100 + 8;
+    if (code >= 100) {
+      error = EIO;
+      *step = (unsigned char)(code - 100);
+    } else if (code != 0) {
+      error = code;
+      *step = 8;
+    }
+  }
+  close(nsfd);
+  close(tree); /* a tree never attached goes with its last descriptor */
+  return error;
+}
 
 static int read_full(void *buf, size_t len) {
   char *p = buf;
@@ -92,7 +155,7 @@ int main(void) {
     if (read_full(&op, 1) != 0) {
       return 0;
     }
-    int count = op == 'B' ? 3 : op == 'D' ? 1 : -1;
+    int count = op == 'B' || op == 'J' ? 3 : op == 'D' ? 1 : -1;
     if (count < 0) {
       return 2;
     }
@@ -117,6 +180,10 @@ int main(void) {
       } else {
         rc = answer(0, 0);
       }
+    } else if (op == 'J') {
+      unsigned char step = 0;
+      int error = join(paths[0], paths[1], paths[2], &step);
+      rc = answer(error, error != 0 ? step : 0);
     } else {
       int error = umount2(paths[0], MNT_DETACH) != 0 ? errno : 0;
       rc = answer(error, error != 0 ? 4 : 0);

@@ -79,6 +79,18 @@ public final class HostMounter implements AutoCloseable {
     request('B', source, stage, slot);
   }
 
+  /**
+   * Binds {@code source} (recursively, {@code nosuid,nodev}) at {@code target} inside the mount
+   * namespace of the running process {@code pid} (a sandbox's init), where {@code target} resolves
+   * as that process sees it. The bind is made in the host's namespace and moved into the sandbox's
+   * by a child of the mounter that joins it; the mounter itself never leaves the host's.
+   *
+   * @throws IOException with the failed step and its error
+   */
+  public void join(Path source, long pid, String target) throws IOException {
+    request('J', source, Path.of("/proc", Long.toString(pid), "ns", "mnt"), Path.of(target));
+  }
+
   /** {@code umount --lazy point}. */
   public void detach(Path point) throws IOException {
     request('D', point);
@@ -137,7 +149,9 @@ public final class HostMounter implements AutoCloseable {
     }
   }
 
-  private static final String[] STEPS = {"mount", "bind", "remount", "move", "detach"};
+  private static final String[] STEPS = {
+    "mount", "bind", "remount", "move", "detach", "clone", "flags", "join", "attach"
+  };
 
   private static Executor afterDeadline() {
     return CompletableFuture.delayedExecutor(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);

@@ -89,6 +89,63 @@ class HostMounterTest {
   }
 
   @Test
+  void join_bindsIntoAnotherProcessesMountNamespace_andNotTheHosts() throws Exception {
+    Path target = Files.createDirectories(dir.resolve("target"));
+    // A process in a user and mount namespace of its own, as a jail's init is.
+    Process holder =
+        new ProcessBuilder(
+                "unshare", "--user", "--map-root-user", "--mount", "--fork", "sleep", "60")
+            .start();
+    try {
+      long pid = awaitChildOf(holder.pid());
+      mounter.join(source, pid, target.toString());
+
+      Process read =
+          new ProcessBuilder(
+                  "nsenter",
+                  "--target",
+                  Long.toString(pid),
+                  "--mount",
+                  "--",
+                  "sh",
+                  "-c",
+                  "cat \"$0\"/file; grep \" $0 \" /proc/self/mountinfo",
+                  target.toString())
+              .redirectErrorStream(true)
+              .start();
+      String seen = new String(read.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(read.waitFor()).as(seen).isZero();
+      assertThat(seen).startsWith("from the source").contains("nosuid").contains("nodev");
+      assertThat(mountOptions(target)).as("the host's namespace is untouched").isNull();
+      assertThat(target.resolve("file")).doesNotExist();
+
+      Path link = Files.createSymbolicLink(dir.resolve("link"), source);
+      assertThatThrownBy(() -> mounter.join(link, pid, target.toString()))
+          .as("a symbolic link put where a checked path was is not followed")
+          .isInstanceOf(IOException.class);
+      assertThatThrownBy(() -> mounter.join(source, pid, dir.resolve("missing").toString()))
+          .hasMessageContaining("attach failed");
+      assertThatThrownBy(() -> mounter.join(source, Integer.MAX_VALUE, target.toString()))
+          .hasMessageContaining("join failed");
+      assertThat(mounter.usable()).isTrue();
+    } finally {
+      holder.destroyForcibly().waitFor();
+    }
+  }
+
+  /** The pid of the first child of {@code parent} (unshare's forked sleep). */
+  private static long awaitChildOf(long parent) throws InterruptedException {
+    for (int i = 0; i < 500; i++) {
+      var child = ProcessHandle.of(parent).flatMap(p -> p.children().findFirst());
+      if (child.isPresent()) {
+        return child.get().pid(); // forked after unshare(2): born in the new namespaces
+      }
+      Thread.sleep(10);
+    }
+    throw new IllegalStateException("unshare started no child");
+  }
+
+  @Test
   void aFailedStep_isNamed_andLeavesNothingMounted_andTheMounterWorksOn() throws IOException {
     assertThatThrownBy(() -> mounter.bind(dir.resolve("missing"), stage, slot))
         .isInstanceOf(IOException.class)

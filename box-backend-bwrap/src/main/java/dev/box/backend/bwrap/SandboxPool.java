@@ -66,6 +66,14 @@ public final class SandboxPool implements AutoCloseable {
     void bind(Path slot, Path workspace) throws IOException;
 
     /**
+     * Makes {@code workspace} what the running {@code sandbox}, whose slot is {@code slot}, sees at
+     * its workspace path; by default {@link #bind(Path, Path)} of its host path.
+     */
+    default void bind(Sandbox sandbox, Path slot, SandboxMount workspace) throws IOException {
+      bind(slot, workspace.hostPath());
+    }
+
+    /**
      * Undoes {@link #bind} (when {@code bound}) and removes the slot; failures are logged, and a
      * session's workspace is never deleted.
      */
@@ -195,7 +203,7 @@ public final class SandboxPool implements AutoCloseable {
         return null;
       }
       try {
-        slots.bind(sandbox.slot(), workspace.hostPath());
+        slots.bind(sandbox.sandbox(), sandbox.slot(), workspace);
         sandbox.bound().set(true);
       } catch (IOException e) {
         log.warn(

@@ -1,14 +1,18 @@
 package dev.box.backend.nsjail;
 
+import dev.box.backend.bwrap.NamespaceSandbox;
 import dev.box.backend.bwrap.SandboxPool;
 import dev.box.backend.bwrap.WorkspaceSlots;
+import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.guard.HostMounter;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,8 +23,10 @@ import org.slf4j.LoggerFactory;
  * its empty slot at {@code /workspace}, and a session whose workspace is a new, empty private one
  * takes the jail by having the slot renamed onto its workspace directory. The jail keeps seeing the
  * same directory, which is now the session's: host files written there are visible inside, and the
- * jail's writes land on the host. A workspace that holds anything, is a mount (a quota), is not a
- * private one or lies on another file system is never served from the pool.
+ * jail's writes land on the host. Any other workspace (a {@code host_path}, a private one that
+ * holds files or is a mount) is bound into the running jail's own mount namespace instead, by the
+ * {@link HostMounter}: a bind made on the host and moved in by a process that joins the jail's
+ * namespace. Without a working mounter those get jails of their own.
  *
  * <p>Nothing here ever deletes a non-empty directory.
  */
@@ -29,29 +35,59 @@ final class HandoverSlots implements SandboxPool.Slots {
 
   private final Path root;
   private final Path workspaces;
+  private final @Nullable HostMounter mounter;
 
   /**
    * The slots of one server instance, in {@code root}, for private workspaces in {@code workspaces}
-   * (the same file system, or nothing is ever taken).
+   * (the same file system, or nothing is ever taken) and, with a {@code mounter}, for {@code
+   * host_path} workspaces, which it binds into the running jail's own mount namespace.
    */
-  HandoverSlots(Path root, Path workspaces) {
+  HandoverSlots(Path root, Path workspaces, @Nullable HostMounter mounter) {
     this.root = root;
     this.workspaces = workspaces;
+    this.mounter = mounter;
   }
 
   /**
-   * Whether {@code spec}'s workspace can be handed a slot: a private workspace, an empty directory
-   * and not a mount.
+   * Whether {@code spec}'s workspace can be given to a running jail: a new private workspace (an
+   * empty directory, not a mount) is handed the slot; with a working mounter any other is joined.
    */
   boolean accepts(SandboxSpec spec) {
     SandboxMount workspace = spec.workspace();
-    if (workspace == null || !workspace.boxOwned()) {
-      return false;
-    }
+    return workspace != null && (handedOver(workspace) || joinsHostPaths());
+  }
+
+  /** Whether host_path workspaces can be given to running jails (the mounter works). */
+  boolean joinsHostPaths() {
+    return mounter != null && mounter.usable();
+  }
+
+  private boolean handedOver(SandboxMount workspace) {
     Path dir = workspace.hostPath();
-    return dir.startsWith(workspaces)
+    return workspace.boxOwned()
+        && dir.startsWith(workspaces)
         && isEmptyDirectory(dir)
         && WorkspaceSlots.mountPointsUnder(dir).isEmpty();
+  }
+
+  /**
+   * Hands the slot over to a new private workspace, or binds a {@code host_path} at the jail's
+   * workspace path inside its own mount namespace (made on the host, moved in by {@link
+   * HostMounter#join}): the jail's mounts are private, so nothing made on the host side reaches it.
+   * The host path has passed the session's checks; the bind is {@code nosuid,nodev}, as a jail's
+   * own workspace bind is.
+   */
+  @Override
+  public void bind(Sandbox sandbox, Path slot, SandboxMount workspace) throws IOException {
+    if (handedOver(workspace)) {
+      bind(slot, workspace.hostPath());
+      return;
+    }
+    HostMounter m = mounter;
+    if (m == null || !(sandbox instanceof NamespaceSandbox jail)) {
+      throw new IOException("this workspace cannot be given to a running jail here");
+    }
+    m.join(workspace.hostPath(), jail.initPid(), workspace.sandboxPath());
   }
 
   @Override
@@ -66,21 +102,25 @@ final class HandoverSlots implements SandboxPool.Slots {
     Files.move(slot, workspace, StandardCopyOption.ATOMIC_MOVE);
   }
 
-  /** Removes {@code slot} when it was never handed over; a handed-over one is the session's. */
+  /**
+   * Removes {@code slot} when it is still there: never handed over, or its jail was given a
+   * host_path instead (the slot stayed empty under it). A handed-over one is the session's
+   * workspace now, and gone from here.
+   */
   @Override
   public void release(Path slot, boolean bound) {
-    if (bound) {
-      return;
-    }
     try {
-      Files.deleteIfExists(slot);
+      Files.deleteIfExists(slot); // fails on a directory that is not empty, as it must
     } catch (IOException e) {
       log.warn("could not remove workspace slot {}: {}", slot.getFileName(), e.toString());
     }
   }
 
-  /** Removes this instance's slots that are empty, and then its directory. */
+  /** Removes this instance's slots that are empty, and then its directory; ends the mounter. */
   void close() {
+    if (mounter != null) {
+      mounter.close();
+    }
     WorkspaceSlots.deleteEmptyChildren(root);
   }
 

@@ -19,6 +19,7 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
+import dev.box.guard.HostMounter;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -46,8 +47,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>With {@code poolSize} above 0 a few jails of the {@linkplain SandboxShape#pooled pooled shape}
  * wait, started ahead of their sessions ({@link SandboxPool}); since nsjail's mounts are private, a
- * workspace reaches one only by being a new private workspace that the jail's slot replaces ({@link
- * HandoverSlots}): a {@code host_path} workspace always gets a jail of its own.
+ * workspace reaches one by being a new private workspace that the jail's slot replaces, or (a
+ * {@code host_path}, any other) by a bind moved into the jail's own mount namespace ({@link
+ * HandoverSlots}).
  */
 public final class NsjailBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(NsjailBackend.class);
@@ -147,7 +149,7 @@ public final class NsjailBackend implements SandboxBackend {
     this.poolRoot = data.resolve("nsjail-pool");
     HandoverSlots open =
         poolSize > 0 && status.available()
-            ? new HandoverSlots(poolRoot.resolve(instanceId), workspaces)
+            ? new HandoverSlots(poolRoot.resolve(instanceId), workspaces, mounter(data))
             : null;
     this.slots = open;
     this.pool =
@@ -187,8 +189,10 @@ public final class NsjailBackend implements SandboxBackend {
         status,
         pool,
         "no pre-started jails (pool_size 0)",
-        "; nsjail's mounts are private, so only a new private workspace is served from the pool,"
-            + " never a host_path");
+        joinsHostPaths()
+            ? ""
+            : "; nsjail's mounts are private and box-mounter is not running, so only a new private"
+                + " workspace is served from the pool, never a host_path or a workspace with files");
   }
 
   @Override
@@ -276,8 +280,8 @@ public final class NsjailBackend implements SandboxBackend {
   }
 
   /**
-   * Takes a pre-started jail when {@code spec} is of the pool's shape with a new private workspace
-   * and one waits; otherwise starts one.
+   * Takes a pre-started jail when {@code spec} is of the pool's shape and one waits; otherwise
+   * starts one.
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
@@ -351,6 +355,22 @@ public final class NsjailBackend implements SandboxBackend {
     starts.cgroups().removeOthers(instanceId + "_");
     starts.removeOrphanAgents(instanceId);
     HandoverSlots.removeOthers(poolRoot, instanceId);
+  }
+
+  /** The mounter that binds host_path workspaces into running jails, or null (logged). */
+  private static @Nullable HostMounter mounter(Path dataDir) {
+    try {
+      return HostMounter.start(dataDir);
+    } catch (IOException e) {
+      log.warn("nsjail backend: host_path sessions start jails of their own: {}", e.getMessage());
+      return null;
+    }
+  }
+
+  /** Whether pre-started jails serve host_path workspaces. */
+  boolean joinsHostPaths() {
+    HandoverSlots s = slots;
+    return s != null && s.joinsHostPaths();
   }
 
   @Override

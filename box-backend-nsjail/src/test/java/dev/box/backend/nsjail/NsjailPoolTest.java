@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import dev.box.backend.bwrap.SandboxShape;
+import dev.box.backend.bwrap.WorkspaceSlots;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
@@ -27,9 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Pre-started nsjail jails, in real jails: a session of the pooled shape with a new private
- * workspace takes one and shares its workspace with the host; a {@code host_path} workspace, one
- * that is not empty or another shape gets a jail of its own; closing the backend leaves no pooled
- * jail and no slot; a pool of size 0 is no pool.
+ * workspace takes one and shares its workspace with the host; a {@code host_path} workspace or one
+ * that holds files is joined into one (bound in its own mount namespace); another shape gets a jail
+ * of its own; closing the backend leaves no pooled jail and no slot; a pool of size 0 is no pool.
  */
 class NsjailPoolTest {
   private static final int UID = 2_000_000;
@@ -124,29 +125,63 @@ class NsjailPoolTest {
   }
 
   @Test
-  void aHostPath_aWorkspaceNotEmpty_orAnotherShape_getsAJailOfItsOwn() throws Exception {
-    Path hostPath = Files.createDirectories(hostDirs.resolve("ws")).toRealPath();
+  void aHostPath_orAWorkspaceWithFiles_isJoinedIntoAPreStartedJail() throws Exception {
+    Path managed = Files.createDirectories(hostDirs.resolve("managed")).toRealPath();
+    Path operators = Files.createDirectories(hostDirs.resolve("operators")).toRealPath();
+    Files.setAttribute(operators, "unix:uid", UID);
     Path used = privateWorkspace("used");
     Files.writeString(used.resolve("kept"), "kept\n");
     int memory = SandboxShape.pooled().memoryMb();
     List<SandboxSpec> specs =
         List.of(
-            spec("h", hostPath, true, memory),
-            spec("u", used, true, memory),
-            spec("m", privateWorkspace("m"), true, memory - 1));
+            spec("managed", managed, true, memory),
+            spec("operators", operators, false, memory),
+            spec("used", used, true, memory));
     try (NsjailBackend backend = backend(2)) {
-      awaitIdle(backend, 2);
+      assertThat(backend.joinsHostPaths()).isTrue();
+      int takes = 0;
       for (SandboxSpec spec : specs) {
+        awaitIdle(backend, 2);
+        Path host = java.util.Objects.requireNonNull(spec.workspace()).hostPath();
+        Files.writeString(host.resolve("given"), "from " + spec.sessionId() + "\n");
         Sandbox sandbox = backend.start(spec);
         try {
-          assertThat(sandbox.id()).isEqualTo(spec.sandboxName());
-          assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
+          assertThat(sandbox.id()).startsWith("inst_pool-");
+          assertThat(backend.pooledTakes()).isEqualTo(++takes);
+          assertThat(run(sandbox, "cat given; echo made > made; id -u"))
+              .isEqualTo("from " + spec.sessionId() + "\n1000\nexit=0");
+          assertThat(Files.readString(host.resolve("made"))).isEqualTo("made\n");
+          assertThat(Files.getAttribute(host.resolve("made"), "unix:uid")).isEqualTo(UID);
+          assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
+              .contains("nosuid")
+              .contains("nodev");
         } finally {
           sandbox.destroy();
         }
+        assertThat(host.resolve("made")).as("the workspace outlives its jail").exists();
+      }
+      assertThat(Files.readString(used.resolve("kept"))).isEqualTo("kept\n");
+      assertThat(WorkspaceSlots.mountPointsUnder(hostDirs))
+          .as("nothing mounted on the host")
+          .isEmpty();
+    }
+    assertThat(dataDir.resolve("nsjail-pool")).as("no slot is left").isEmptyDirectory();
+  }
+
+  @Test
+  void anotherShape_getsAJailOfItsOwn() throws Exception {
+    try (NsjailBackend backend = backend(2)) {
+      awaitIdle(backend, 2);
+      SandboxSpec spec =
+          spec("m", privateWorkspace("m"), true, SandboxShape.pooled().memoryMb() - 1);
+      Sandbox sandbox = backend.start(spec);
+      try {
+        assertThat(sandbox.id()).isEqualTo(spec.sandboxName());
+        assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
+      } finally {
+        sandbox.destroy();
       }
       assertThat(backend.pooledTakes()).isZero();
-      assertThat(Files.readString(used.resolve("kept"))).isEqualTo("kept\n");
       assertThat(pool(backend)).startsWith("2 of 2 ");
     }
   }
