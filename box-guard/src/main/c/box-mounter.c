@@ -87,10 +87,11 @@ static int join(const char *src, const char *ns, const char *target, unsigned ch
   return error;
 }
 
-static int read_full(void *buf, size_t len) {
+/* Reads (from stdin) or writes (to stdout) all len bytes; -1 on an error or the end of input. */
+static int transfer(int writing, void *buf, size_t len) {
   char *p = buf;
   while (len > 0) {
-    ssize_t n = read(0, p, len);
+    ssize_t n = writing ? write(1, p, len) : read(0, p, len);
     if (n < 0 && errno == EINTR) {
       continue;
     }
@@ -103,21 +104,9 @@ static int read_full(void *buf, size_t len) {
   return 0;
 }
 
-static int write_full(const void *buf, size_t len) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = write(1, p, len);
-    if (n < 0 && errno == EINTR) {
-      continue;
-    }
-    if (n <= 0) {
-      return -1;
-    }
-    p += n;
-    len -= (size_t)n;
-  }
-  return 0;
-}
+static int read_full(void *buf, size_t len) { return transfer(0, buf, len); }
+
+static int write_full(const void *buf, size_t len) { return transfer(1, (void *)buf, len); }
 
 /* Reads one path into buf (PATH_MAX + 1 bytes); -1 ends the program (a broken request stream). */
 static int read_path(char *buf) {
