@@ -26,7 +26,10 @@ public final class BoxLogging extends ContextAwareBase implements Configurator {
 
   @Override
   public ExecutionStatus configure(LoggerContext context) {
-    if (System.getProperty("logback.configurationFile") != null) {
+    ClassLoader loader = BoxLogging.class.getClassLoader();
+    if (System.getProperty("logback.configurationFile") != null
+        || loader.getResource("logback-test.xml") != null
+        || loader.getResource("logback.xml") != null) {
       return ExecutionStatus.INVOKE_NEXT_IF_ANY;
     }
     PatternLayoutEncoder encoder = new PatternLayoutEncoder();
