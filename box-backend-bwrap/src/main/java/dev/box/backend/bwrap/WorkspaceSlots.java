@@ -149,18 +149,30 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   public void release(Path slot, boolean bound) {
     try {
       if (bound) {
-        HostMounter m = mounter();
-        if (m != null) {
-          m.detach(slot);
-        } else {
-          HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
-        }
+        detach(slot);
       }
       Files.deleteIfExists(slot);
       Files.deleteIfExists(staging.resolve(slot.getFileName()));
     } catch (IOException e) {
       log.warn("could not release workspace slot {}: {}", slot.getFileName(), e.toString());
     }
+  }
+
+  /** Detaches what is bound at {@code slot}: by the mounter, or by umount(8) if it fails. */
+  private void detach(Path slot) throws IOException {
+    HostMounter m = mounter();
+    if (m != null) {
+      try {
+        m.detach(slot);
+        return;
+      } catch (IOException e) {
+        log.warn(
+            "box-mounter could not detach {}: {}; trying umount",
+            slot.getFileName(),
+            e.getMessage());
+      }
+    }
+    HostCommand.run(List.of("umount", "--lazy", slot.toString()), "", COMMAND_TIMEOUT);
   }
 
   /** Detaches every mount under this instance's slots and removes its empty directories. */
