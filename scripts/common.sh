@@ -82,16 +82,17 @@ box_ensure_tools() {
   if [ "${#missing[@]}" -gt 0 ]; then
     box_apt_install "${missing[@]}"
   fi
-  box_ensure_compose
+  box_ensure_compose ||
+    echo "box: Compose v2 is missing; the image's end-to-end test will be skipped" >&2
   box_ensure_nsjail
 }
 
-# Makes sure nsjail is installed: scripts/nsjail builds it once from its source archive
-# ($BOX_NSJAIL_ARCHIVE) and caches it. Without it only the nsjail backend is unavailable, which its
-# tests then report, so this warns instead of failing.
+# Makes sure nsjail is installed: scripts/nsjail builds it once from its pinned source and caches
+# it. Without it only the nsjail backend is unavailable (its tests are then skipped, and say so), so
+# this warns instead of failing.
 box_ensure_nsjail() {
   "$(dirname "${BASH_SOURCE[0]}")/nsjail" >/dev/null ||
-    echo "box: WARNING: scripts/nsjail failed; the nsjail backend will be unavailable" >&2
+    echo "box: nsjail is not installed; the nsjail backend is unavailable and its tests will be skipped" >&2
 }
 
 # Makes sure `docker compose` (Compose v2) works: LangBot's compose file nests defaults
@@ -195,4 +196,74 @@ box_java_exec() {
   set -f
   # shellcheck disable=SC2086 # the options are words
   exec "$JAVA_HOME/bin/java" $opts -jar "$jar" "$@"
+}
+
+# Makes sure the cache holds the source archive <cache>/<name>-<first 7 of commit>.tar.gz (one top
+# directory, submodules included) and prints its path. Takes it, in order, from: the file the
+# caller's variable names (the variable is named by $5), the cache itself, a `vendor` directory
+# beside the clone or one level up (CI lays one there), else upstream's git repository at exactly
+# the pinned commit (a full 40-character hash), fetched with its submodules: git checks every object
+# it fetches against its hash, and the checkout is refused unless HEAD is that commit. Arguments
+# after the fifth, `path=url`, replace the addresses of those submodules (a local mirror). Fails
+# with one line saying where it looked.
+#
+# Usage: box_source_archive name commit url cache variable [submodule=url ...]
+box_source_archive() {
+  local name="$1" commit="$2" url="$3" cache="$4" variable="$5"
+  shift 5
+  local short="${commit:0:7}" archive="${!variable:-}" candidate work src pair
+  local cached="$cache/$name-$short.tar.gz" clone
+  clone="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  if [[ ! "$commit" =~ ^[0-9a-f]{40}$ ]]; then
+    echo "box: $name: the pinned commit must be a full 40-character hash, not '$commit'" >&2
+    return 1
+  fi
+  mkdir -p "$cache"
+  if [ -n "$archive" ]; then
+    if [ ! -f "$archive" ]; then
+      echo "box: $name: $variable names no file: $archive" >&2
+      return 1
+    fi
+    if [ ! "$archive" -ef "$cached" ]; then
+      cp "$archive" "$cached.tmp"
+      mv "$cached.tmp" "$cached"
+    fi
+    printf '%s\n' "$cached"
+    return 0
+  fi
+  [ -f "$cached" ] && { printf '%s\n' "$cached"; return 0; }
+  for candidate in "$clone/../vendor/$name-$short.tar.gz" "$clone"/../*/vendor/"$name-$short.tar.gz"; do
+    if [ -f "$candidate" ]; then
+      cp "$candidate" "$cached.tmp"
+      mv "$cached.tmp" "$cached"
+      printf '%s\n' "$cached"
+      return 0
+    fi
+  done
+  command -v git >/dev/null 2>&1 || box_apt_install git >/dev/null || return 1
+  work="$(mktemp -d)"
+  src="$work/$name-$short"
+  echo "box: fetching $name at $commit from $url ..." >&2
+  # Never a password prompt; file:// is allowed for a mirror the caller named.
+  local git=(env GIT_TERMINAL_PROMPT=0 timeout 600 git -c advice.detachedHead=false
+    -c protocol.file.allow=always -C "$src")
+  mkdir -p "$src"
+  if "${git[@]}" init -q && "${git[@]}" fetch -q --depth 1 "$url" "$commit" 2>"$work/err" &&
+    "${git[@]}" checkout -q "$commit" 2>>"$work/err" &&
+    [ "$("${git[@]}" rev-parse HEAD)" = "$commit" ] &&
+    "${git[@]}" submodule -q init 2>>"$work/err"; then
+    for pair in "$@"; do
+      "${git[@]}" config "submodule.${pair%%=*}.url" "${pair#*=}"
+    done
+    if "${git[@]}" submodule -q update --recursive 2>>"$work/err"; then
+      tar -czf "$cached.tmp" -C "$work" --exclude=.git "$name-$short"
+      mv "$cached.tmp" "$cached"
+      rm -rf "$work"
+      printf '%s\n' "$cached"
+      return 0
+    fi
+  fi
+  echo "box: no $name source at $short: $variable unset, none in $cache or a vendor directory beside the clone, and $url failed: $(grep -v '^$' "$work/err" | tail -n 1)" >&2
+  rm -rf "$work"
+  return 1
 }

@@ -3,6 +3,7 @@ package dev.box.cli;
 import static org.assertj.core.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URISyntaxException;
@@ -45,7 +46,7 @@ class LangBotClientInteropTest {
 
   @BeforeEach
   void langBotsPythonClientIsSetUp() {
-    assumeTrue(
+    OptionalPiece.LANGBOT_CLIENT.assumePresent(
         Files.isExecutable(PYTHON),
         "LangBot's Python client is not set up ("
             + PYTHON

@@ -10,6 +10,7 @@ import dev.box.backend.docker.ContainerBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.testclient.Answer;
+import dev.box.testclient.OptionalPiece;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -72,6 +73,7 @@ class BackendSelectionTest {
 
   @Test
   void nsjail_byName_runsSessionsInJails() {
+    OptionalPiece.assumeNsjail();
     try (TestServer box = TestServer.start("backend", "nsjail")) {
       Answer health = box.get("/v1/health");
       assertThat(health.text("name")).isEqualTo("nsjail");

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +19,6 @@ import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -246,10 +246,7 @@ class LangBotAdmissionTest {
   @Test
   void onTheRequiredBackend_theIsolationChecksAreProvenInARealJail_andTheModeStillFailsClosed()
       throws IOException {
-    Assumptions.assumeTrue(
-        Files.isExecutable(Path.of("/usr/local/bin/nsjail"))
-            || Files.isExecutable(Path.of("/usr/bin/nsjail")),
-        "nsjail is not installed (scripts/nsjail builds it; .ci/run does)");
+    OptionalPiece.assumeNsjail();
     Path hostRoot = Files.createDirectories(dir.resolve("langbot/data/box"));
     start(dir.resolve("runtime"), "nsjail");
     try (RpcClient rpc = connect()) {

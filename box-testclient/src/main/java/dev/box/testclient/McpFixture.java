@@ -23,7 +23,8 @@ public final class McpFixture {
   /**
    * The server's entry point: {@code box.mcp.entry} when set, else what {@code scripts/mcp-fixture}
    * prints, which installs the package into {@link #CACHE} first when it is not there yet (so that
-   * {@code mvn verify} alone works). Never skips: without the fixture the test fails.
+   * {@code mvn verify} alone works). Without the fixture (no npm registry, no Node) the calling
+   * test is skipped with the reason, or fails where {@link OptionalPiece#MCP_FIXTURE} is required.
    */
   public static Path entryPoint() {
     String configured = System.getProperty("box.mcp.entry");
@@ -42,9 +43,12 @@ public final class McpFixture {
               .start();
       install.getOutputStream().close();
       String out = new String(install.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!install.waitFor(10, TimeUnit.MINUTES) || install.exitValue() != 0) {
-        throw new AssertionError(script + " failed; it printed: " + out);
+      boolean done = install.waitFor(10, TimeUnit.MINUTES);
+      if (!done) {
+        install.destroyForcibly();
       }
+      OptionalPiece.MCP_FIXTURE.assumePresent(
+          done && install.exitValue() == 0, script + " could not install it; it printed: " + out);
       Path entry = Path.of(out.strip().lines().reduce((a, b) -> b).orElse(""));
       if (!entry.isAbsolute() || !Files.isRegularFile(entry) || !entry.startsWith(CACHE)) {
         throw new AssertionError(script + " printed no entry point under " + CACHE + ": " + out);

@@ -10,6 +10,7 @@ import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
 import dev.box.testclient.HostProcesses;
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -109,6 +110,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
 
   @BeforeAll
   final void startServer() throws IOException {
+    OptionalPiece.assumeBackend(backendName());
     server =
         SuiteServer.start(
             backendName(), serverSettings(), Map.of("max_output_bytes", "" + MAX_OUTPUT_BYTES));

@@ -13,6 +13,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -96,6 +97,7 @@ public abstract class NetworkEscapeSuite extends BackendSuite {
 
   @BeforeAll
   final void buildTheWorldAndStartTheServer() throws Exception {
+    OptionalPiece.assumeBackend(backendName());
     world =
         StandInNetwork.create(
             serverInOwnNamespace()

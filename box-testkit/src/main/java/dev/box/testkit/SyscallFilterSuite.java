@@ -10,6 +10,7 @@ import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.BoxSocket;
 import dev.box.testclient.McpFixture;
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,6 +59,7 @@ public abstract class SyscallFilterSuite extends BackendSuite {
 
   @BeforeAll
   final void startServerAndSession() throws Exception {
+    OptionalPiece.assumeBackend(backendName());
     server = SuiteServer.start(backendName(), serverSettings(), Map.of());
     programs = Files.createTempDirectory("box-syscall-attacks-");
     AttackProgram.compile(programs);

@@ -8,6 +8,7 @@ import static dev.box.backend.docker.ContainerBackendTest.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.box.testclient.OptionalPiece;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,7 @@ class WritableRootTest {
   @Test
   void onDockerOverBtrfs_writesPastTheBoundFail_andWhatIsWrittenStaysWithinIt() throws Exception {
     String btrfs = System.getenv("DOCKER_BTRFS_SOCKET");
-    assumeTrue(
+    OptionalPiece.BTRFS_DOCKERD.assumePresent(
         btrfs != null, "no Docker daemon on a btrfs data root (scripts/engines up makes one)");
     try (ContainerBackend backend = open("docker", Path.of(btrfs), 64)) {
       assertThat(backend.status().enforced().get("writable_root"))

@@ -15,6 +15,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -39,6 +40,7 @@ class NsjailPoolTest {
   @TempDir Path hostDirs;
 
   private NsjailBackend backend(int poolSize) {
+    OptionalPiece.assumeNsjail();
     NsjailBackend backend =
         new NsjailBackend(
             dataDir,
