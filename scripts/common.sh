@@ -89,10 +89,9 @@ box_ensure_tools() {
 
 # Makes sure nsjail is installed: scripts/nsjail builds it once from its pinned source and caches
 # it. Without it only the nsjail backend is unavailable (its tests are then skipped, and say so), so
-# this warns instead of failing.
+# the script's one line saying why is all this prints.
 box_ensure_nsjail() {
-  "$(dirname "${BASH_SOURCE[0]}")/nsjail" >/dev/null ||
-    echo "box: nsjail is not installed; the nsjail backend is unavailable and its tests will be skipped" >&2
+  "$(dirname "${BASH_SOURCE[0]}")/nsjail" >/dev/null || true
 }
 
 # Makes sure `docker compose` (Compose v2) works: LangBot's compose file nests defaults
@@ -243,7 +242,6 @@ box_source_archive() {
   command -v git >/dev/null 2>&1 || box_apt_install git >/dev/null || return 1
   work="$(mktemp -d)"
   src="$work/$name-$short"
-  echo "box: fetching $name at $commit from $url ..." >&2
   # Never a password prompt; file:// is allowed for a mirror the caller named.
   local git=(env GIT_TERMINAL_PROMPT=0 timeout 600 git -c advice.detachedHead=false
     -c protocol.file.allow=always -C "$src")
