@@ -142,6 +142,20 @@ box_ensure_compose() {
 BOX_DEFAULT_JAVA_OPTS="-XX:+UseSerialGC -Xms8m -Xmx512m -XX:MinHeapFreeRatio=10 \
 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+ExitOnOutOfMemoryError"
 
+# Removes from the archive cache $1 the archives being written (<archive>.<pid>.tmp) whose server
+# is gone: one killed with SIGKILL never finishes its archive, and its job cannot know.
+box_java_cache_sweep() {
+  local leftover pid
+  for leftover in "$1"/box-serve-*.jsa.*.tmp; do
+    [ -e "$leftover" ] || continue
+    pid="${leftover%.tmp}"
+    pid="${pid##*.}"
+    if [[ ! "$pid" =~ ^[0-9]+$ ]] || ! kill -0 "$pid" 2>/dev/null; then
+      rm -f "$leftover"
+    fi
+  done
+}
+
 # Runs the jar $1 with the arguments that follow (`exec`: the JVM takes this shell's pid, which is
 # what LangBot and the tests signal). Its options are BOX_JAVA_OPTS if set (empty for the JVM's
 # defaults), else BOX_DEFAULT_JAVA_OPTS; a Jetty setting (Jetty's MemoryUtils otherwise creates the
@@ -171,6 +185,7 @@ box_java_exec() {
     *) cache=off ;;
   esac
   if [ "$cache" != off ] && mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+    box_java_cache_sweep "$cache"
     name="box-serve-$(printf '%s\n' "$jar" | cksum | cut -d ' ' -f 1)"
     archive="$cache/$name-$(printf '%s\n%s\n%s\n' "$(stat -c '%s %Y' "$jar")" "$JAVA_HOME" "$opts" |
       cksum | cut -d ' ' -f 1).jsa"
@@ -179,8 +194,12 @@ box_java_exec() {
     else
       tmp="$archive.$$.tmp"
       opts="$opts -XX:ArchiveClassesAtExit=$tmp"
-      # $$ is the pid the JVM will have. The job keeps none of LangBot's pipes open.
+      # $$ is the pid the JVM will have. The job keeps none of LangBot's pipes open. It ignores
+      # the signals that end a server through its process group (Ctrl-C, `kill -- -PGID`, a
+      # closed terminal), and so does the tail it waits with, which inherits that: else the job
+      # died with the server and its archive was never kept.
       (
+        trap '' INT TERM HUP QUIT
         started="$(date +%s)"
         tail --pid=$$ -f /dev/null
         if [ $(($(date +%s) - started)) -ge "${BOX_JAVA_CACHE_AFTER:-10}" ] && [ -s "$tmp" ] &&

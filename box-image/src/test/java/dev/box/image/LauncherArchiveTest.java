@@ -1,0 +1,160 @@
+package dev.box.image;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.PathMatcher;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The {@code ./box} launcher's class-data archive, as a person starts and stops the server: {@code
+ * ./box serve} ended by a signal to its whole process group (what Ctrl-C in a terminal or {@code
+ * kill -- -PGID} does) still leaves the archive for the next start, which then uses it, and leaves
+ * no half-written {@code .tmp} behind; a leftover of a server that is gone is swept at the next
+ * start. Runs the real launcher on the real jar (built by box-cli before this module's tests).
+ */
+class LauncherArchiveTest {
+  private static final Duration PATIENCE = Duration.ofSeconds(90);
+
+  private final Path repo =
+      Objects.requireNonNull(Path.of("").toAbsolutePath().getParent(), "the module's parent");
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @TempDir Path cache;
+  @TempDir Path data;
+
+  private Process server;
+
+  @AfterEach
+  void stopServer() {
+    if (server != null && server.isAlive()) {
+      signalGroup(server.pid(), "KILL");
+    }
+  }
+
+  @Test
+  void aServerEndedThroughItsProcessGroup_keepsItsArchive_andTheNextStartUsesIt() throws Exception {
+    Path stale = cache.resolve("box-serve-1-2.jsa." + deadPid() + ".tmp");
+    Files.writeString(stale, "half an archive");
+
+    server = start();
+    assertThat(commandLine(server.pid())).noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+    assertThat(stale).doesNotExist();
+    signalGroup(server.pid(), "TERM");
+    assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    await().atMost(PATIENCE).untilAsserted(() -> assertThat(archives()).hasSize(1));
+    await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers()).isEmpty());
+
+    server = start();
+    assertThat(commandLine(server.pid())).contains("-XX:SharedArchiveFile=" + archives().get(0));
+    signalGroup(server.pid(), "TERM");
+    assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    assertThat(archives()).hasSize(1);
+    assertThat(leftovers()).isEmpty();
+  }
+
+  /** Starts {@code ./box serve} as the leader of a process group of its own; waits for /readyz. */
+  private Process start() throws IOException {
+    int port;
+    try (ServerSocket socket = new ServerSocket(0)) {
+      port = socket.getLocalPort();
+    }
+    ProcessBuilder builder =
+        new ProcessBuilder(
+                "setsid",
+                repo.resolve("box").toString(),
+                "serve",
+                "--port=" + port,
+                "--data-dir=" + data,
+                "--backend=bwrap")
+            .redirectErrorStream(true)
+            .redirectOutput(data.resolve("serve-" + port + ".log").toFile());
+    builder.environment().put("BOX_JAVA_CACHE", cache.toString());
+    builder.environment().put("BOX_JAVA_CACHE_AFTER", "0");
+    builder.environment().remove("BOX_JAVA_OPTS");
+    Process process = builder.start();
+    URI ready = URI.create("http://127.0.0.1:" + port + "/readyz");
+    await()
+        .atMost(PATIENCE)
+        .pollInterval(Duration.ofMillis(100))
+        .ignoreExceptions()
+        .until(
+            () ->
+                http.send(
+                            HttpRequest.newBuilder(ready).build(),
+                            HttpResponse.BodyHandlers.discarding())
+                        .statusCode()
+                    == 200);
+    return process;
+  }
+
+  private List<Path> archives() throws IOException {
+    return list("box-serve-*.jsa");
+  }
+
+  /**
+   * Archives being written, and the launcher's jobs still waiting to keep one (they carry the
+   * launcher's command line, which names the data dir).
+   */
+  private List<String> leftovers() throws IOException {
+    List<String> found = new ArrayList<>();
+    list("*.tmp").forEach(f -> found.add(f.toString()));
+    ProcessHandle.allProcesses()
+        .filter(h -> commandLine(h.pid()).contains("--data-dir=" + data))
+        .forEach(h -> found.add("pid " + h.pid() + " " + commandLine(h.pid())));
+    return found;
+  }
+
+  private List<Path> list(String glob) throws IOException {
+    PathMatcher matcher = cache.getFileSystem().getPathMatcher("glob:" + glob);
+    try (Stream<Path> files = Files.list(cache)) {
+      return files.filter(f -> matcher.matches(f.getFileName())).sorted().toList();
+    }
+  }
+
+  private static void signalGroup(long leader, String signal) {
+    try {
+      new ProcessBuilder("kill", "-" + signal, "--", "-" + leader).inheritIO().start().waitFor();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static long deadPid() throws Exception {
+    Process done = new ProcessBuilder("true").start();
+    done.waitFor();
+    return done.pid();
+  }
+
+  private static List<String> commandLine(long pid) {
+    try {
+      String text =
+          new String(
+              Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+              StandardCharsets.UTF_8);
+      return text.isEmpty() ? List.of() : List.of(text.split("\0"));
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+}
