@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  *       where an operator's forced template wins over the caller's;
  *   <li>a profile applied to every exec, with its locked fields and timeout clamp ({@link
  *       ProfileRules});
- *   <li>output cut for a model ({@link OutputCut}) in {@link ExecOutcome};
- *   <li>an advisory workspace quota checked around each exec ({@link WorkspaceQuota});
+ *   <li>output cut for a model ({@link OutputCut}) in {@link ExecToolResult};
+ *   <li>an advisory workspace quota checked around each exec ({@link AdvisoryWorkspaceQuota});
  *   <li>the recent errors ({@link ErrorRing});
  *   <li>stdio MCP servers launched in a sandbox ({@link #mcp()}).
  * </ul>
@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * try (AgentHost host = AgentHost.builder(client).profile("offline_readonly").build().start()) {
- *   ExecOutcome out = host.exec(SessionContext.of("person", "alice", "alice"), ExecRequest.of("ls"));
+ *   ExecToolResult out = host.exec(SessionContext.of("person", "alice", "alice"), ExecRequest.of("ls"));
  * }
  * }</pre>
  */
@@ -47,7 +47,7 @@ public final class AgentHost implements AutoCloseable {
   private final @Nullable Path workspace;
   private final @Nullable Integer workspaceQuotaMb;
   private final int outputLimit;
-  private final WorkspaceQuota quota;
+  private final AdvisoryWorkspaceQuota quota;
   private final ErrorRing errors;
   private final Availability availability;
   private final Sleeper sleeper;
@@ -61,7 +61,7 @@ public final class AgentHost implements AutoCloseable {
     this.workspace = b.workspace;
     this.workspaceQuotaMb = b.workspaceQuotaMb;
     this.outputLimit = b.outputLimit;
-    this.quota = new WorkspaceQuota(b.maxWorkspaceEntries);
+    this.quota = new AdvisoryWorkspaceQuota(b.maxWorkspaceEntries);
     this.errors = new ErrorRing(b.errorCapacity, b.clock);
     this.sleeper = b.sleeper;
     this.availability =
@@ -196,12 +196,13 @@ public final class AgentHost implements AutoCloseable {
   }
 
   /** Runs {@code request} in the session {@code context} names under {@code template}. */
-  public ExecOutcome exec(SessionContext context, @Nullable String template, ExecRequest request) {
+  public ExecToolResult exec(
+      SessionContext context, @Nullable String template, ExecRequest request) {
     return exec(sessionId(context, template), request);
   }
 
   /** Runs {@code request} in the session of {@code context}, per conversation unless forced. */
-  public ExecOutcome exec(SessionContext context, ExecRequest request) {
+  public ExecToolResult exec(SessionContext context, ExecRequest request) {
     return exec(context, null, request);
   }
 
@@ -215,7 +216,7 @@ public final class AgentHost implements AutoCloseable {
    * @throws BoxRuntimeUnavailableException when Box is not available
    * @throws dev.box.api.BoxValidationException when the request is invalid or the quota exceeded
    */
-  public ExecOutcome exec(String sessionId, ExecRequest request) {
+  public ExecToolResult exec(String sessionId, ExecRequest request) {
     try {
       if (!available()) {
         throw new BoxRuntimeUnavailableException(
@@ -236,7 +237,7 @@ public final class AgentHost implements AutoCloseable {
           throw e;
         }
       }
-      return ExecOutcome.of(result, outputLimit);
+      return ExecToolResult.of(result, outputLimit);
     } catch (RuntimeException e) {
       errors.record(e, sessionId);
       throw e;
@@ -274,7 +275,7 @@ public final class AgentHost implements AutoCloseable {
     private @Nullable Path workspace;
     private @Nullable Integer workspaceQuotaMb;
     private int outputLimit = OutputCut.DEFAULT_LIMIT;
-    private int maxWorkspaceEntries = WorkspaceQuota.DEFAULT_MAX_ENTRIES;
+    private int maxWorkspaceEntries = AdvisoryWorkspaceQuota.DEFAULT_MAX_ENTRIES;
     private int errorCapacity = ErrorRing.DEFAULT_CAPACITY;
     private Backoff backoff = Backoff.RECONNECT;
     private Sleeper sleeper = Sleeper.system();

@@ -1,8 +1,8 @@
 package dev.box.langchain4j;
 
 import dev.box.agenthost.AgentHost;
-import dev.box.agenthost.ExecOutcome;
 import dev.box.agenthost.ExecRequest;
+import dev.box.agenthost.ExecToolResult;
 import dev.langchain4j.code.CodeExecutionEngine;
 
 /**
@@ -43,7 +43,7 @@ public final class BoxCodeExecutionEngine implements CodeExecutionEngine {
 
   @Override
   public String execute(String code) {
-    ExecOutcome out =
+    ExecToolResult out =
         host.exec(
             sessionId,
             ExecRequest.builder("printf '%s' \"$BOX_CODE\" | " + interpreter + " -")

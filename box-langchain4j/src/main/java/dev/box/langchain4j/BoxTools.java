@@ -1,8 +1,8 @@
 package dev.box.langchain4j;
 
 import dev.box.agenthost.AgentHost;
-import dev.box.agenthost.ExecOutcome;
 import dev.box.agenthost.ExecRequest;
+import dev.box.agenthost.ExecToolResult;
 import dev.langchain4j.agent.tool.P;
 import dev.langchain4j.agent.tool.Tool;
 import org.jspecify.annotations.Nullable;
@@ -43,7 +43,7 @@ public final class BoxTools {
       "Runs a shell command in an isolated Linux sandbox and returns its exit code, stdout and"
           + " stderr. Use it for exact calculations, data processing and inspecting files; the"
           + " working directory /workspace persists between calls.")
-  public ExecOutcome exec(
+  public ExecToolResult exec(
       @P("the command, run by /bin/sh -c") String command,
       @P(value = "the absolute working directory, /workspace by default", required = false)
           @Nullable String workdir,
@@ -56,7 +56,7 @@ public final class BoxTools {
   /** Reads a text file. */
   @Tool("Reads a text file in the sandbox and returns its content.")
   public String readFile(@P("the file's path, absolute or relative to /workspace") String path) {
-    ExecOutcome out =
+    ExecToolResult out =
         host.exec(
             sessionId, ExecRequest.builder("cat -- \"$BOX_PATH\"").env("BOX_PATH", path).build());
     return out.ok() ? out.stdout() : "Cannot read " + path + ": " + out.stderr().strip();
@@ -67,7 +67,7 @@ public final class BoxTools {
   public String writeFile(
       @P("the file's path, absolute or relative to /workspace") String path,
       @P("the complete new content") String content) {
-    ExecOutcome out =
+    ExecToolResult out =
         host.exec(
             sessionId,
             ExecRequest.builder(
@@ -85,7 +85,7 @@ public final class BoxTools {
   @Tool("Lists the entries of a directory in the sandbox, one per line, directories ending in /.")
   public String listFiles(
       @P(value = "the directory, /workspace by default", required = false) @Nullable String path) {
-    ExecOutcome out =
+    ExecToolResult out =
         host.exec(
             sessionId,
             ExecRequest.builder("ls -1Ap -- \"${BOX_PATH:-/workspace}\"")
