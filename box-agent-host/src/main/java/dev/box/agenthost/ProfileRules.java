@@ -23,17 +23,21 @@ public final class ProfileRules {
         .timeoutSec(Math.min(timeout, profile.maxTimeoutSec()))
         .hostPathMode(
             pick(profile, "host_path_mode", request.hostPathMode(), BoxProfile::hostPathMode))
-        .cpus(pick(profile, "cpus", request.cpus(), BoxProfile::cpus))
-        .memoryMb(pick(profile, "memory_mb", request.memoryMb(), BoxProfile::memoryMb))
-        .pidsLimit(pick(profile, "pids_limit", request.pidsLimit(), BoxProfile::pidsLimit))
+        .cpus(pick(profile, "cpus", request.cpus(), p -> p.limits().cpus()))
+        .memoryMb(pick(profile, "memory_mb", request.memoryMb(), p -> p.limits().memoryMb()))
+        .pidsLimit(pick(profile, "pids_limit", request.pidsLimit(), p -> p.limits().pidsLimit()))
         .readOnlyRootfs(
-            pick(profile, "read_only_rootfs", request.readOnlyRootfs(), BoxProfile::readOnlyRootfs))
+            pick(
+                profile,
+                "read_only_rootfs",
+                request.readOnlyRootfs(),
+                p -> p.limits().readOnlyRootfs()))
         .workspaceQuotaMb(
             pick(
                 profile,
                 "workspace_quota_mb",
                 request.workspaceQuotaMb(),
-                BoxProfile::workspaceQuotaMb))
+                p -> p.limits().workspaceQuotaMb()))
         .build();
   }
 
