@@ -244,6 +244,16 @@ public final class AgentHost implements AutoCloseable {
     }
   }
 
+  /** The files of this host's sessions, read and written for a model. */
+  public AgentFiles files() {
+    return new AgentFiles(this);
+  }
+
+  /** How many characters of each stream or file a model sees. */
+  int outputLimit() {
+    return outputLimit;
+  }
+
   /** The launcher of stdio MCP servers in sandboxes of this host. */
   public McpLauncher mcp() {
     return new McpLauncher(this);
