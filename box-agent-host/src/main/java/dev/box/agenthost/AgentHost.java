@@ -164,31 +164,24 @@ public final class AgentHost implements AutoCloseable {
    * @throws dev.box.api.BoxValidationException when a field is invalid
    */
   public BoxSpec spec(String sessionId, ExecRequest request) {
-    ExecRequest.Builder filled = request.toBuilder();
-    if (request.hostPath() == null && workspace != null) {
-      filled.hostPath(workspace.toString());
+    SandboxSettings asked = request.sandbox();
+    SandboxSettings.Builder own = asked.toBuilder();
+    if (asked.hostPath() == null && workspace != null) {
+      own.hostPath(workspace.toString());
     }
-    if (request.image() == null && image != null) {
-      filled.image(image);
+    if (asked.image() == null && image != null) {
+      own.image(image);
     }
     if (workspaceQuotaMb != null) {
-      filled.workspaceQuotaMb(workspaceQuotaMb);
+      own.workspaceQuotaMb(workspaceQuotaMb);
     }
-    ExecRequest r = ProfileRules.apply(profile, filled.build());
+    ExecRequest r = ProfileRules.apply(profile, request.toBuilder().sandbox(own.build()).build());
     BoxSpec.Builder spec =
-        BoxSpec.builder(sessionId)
+        r.sandbox()
+            .applyTo(BoxSpec.builder(sessionId))
             .cmd(r.command())
             .env(r.env())
-            .hostPath(r.hostPath())
-            .image(Objects.requireNonNull(r.image()))
-            .network(Objects.requireNonNull(r.network()))
-            .timeoutSec(Objects.requireNonNull(r.timeoutSec()))
-            .hostPathMode(Objects.requireNonNull(r.hostPathMode()))
-            .cpus(Objects.requireNonNull(r.cpus()))
-            .memoryMb(Objects.requireNonNull(r.memoryMb()))
-            .pidsLimit(Objects.requireNonNull(r.pidsLimit()))
-            .readOnlyRootfs(Objects.requireNonNull(r.readOnlyRootfs()))
-            .workspaceQuotaMb(Objects.requireNonNull(r.workspaceQuotaMb()));
+            .timeoutSec(Objects.requireNonNull(r.timeoutSec()));
     if (r.workdir() != null && !r.workdir().isBlank()) {
       spec.workdir(r.workdir());
     }

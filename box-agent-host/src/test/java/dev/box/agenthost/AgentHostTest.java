@@ -70,7 +70,10 @@ class AgentHostTest {
     try (AgentHost host =
         AgentHost.builder(box.client()).profile("offline_readonly").build().start()) {
       ExecRequest asked =
-          ExecRequest.builder("true").network(BoxNetworkMode.ON).timeoutSec(500).build();
+          ExecRequest.builder("true")
+              .sandbox(SandboxSettings.builder().network(BoxNetworkMode.ON).build())
+              .timeoutSec(500)
+              .build();
       BoxSpec spec = host.spec("locked", asked);
       assertThat(spec.timeoutSec()).isEqualTo(60);
       assertThat(spec.network()).isEqualTo(BoxNetworkMode.OFF);
