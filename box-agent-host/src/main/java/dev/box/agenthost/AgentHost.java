@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  *       where an operator's forced template wins over the caller's;
  *   <li>a profile applied to every exec, with its locked fields and timeout clamp ({@link
  *       ProfileRules});
- *   <li>output cut for a model ({@link OutputCut}) in {@link ExecOutcome};
- *   <li>an advisory workspace quota checked around each exec ({@link WorkspaceQuota});
+ *   <li>output cut for a model ({@link OutputCut}) in {@link ExecToolResult};
+ *   <li>an advisory workspace quota checked around each exec ({@link AdvisoryWorkspaceQuota});
  *   <li>the recent errors ({@link ErrorRing});
  *   <li>stdio MCP servers launched in a sandbox ({@link #mcp()}).
  * </ul>
@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{@code
  * try (AgentHost host = AgentHost.builder(client).profile("offline_readonly").build().start()) {
- *   ExecOutcome out = host.exec(SessionContext.of("person", "alice", "alice"), ExecRequest.of("ls"));
+ *   ExecToolResult out = host.exec(SessionContext.of("person", "alice", "alice"), ExecRequest.of("ls"));
  * }
  * }</pre>
  */
@@ -47,7 +47,7 @@ public final class AgentHost implements AutoCloseable {
   private final @Nullable Path workspace;
   private final @Nullable Integer workspaceQuotaMb;
   private final int outputLimit;
-  private final WorkspaceQuota quota;
+  private final AdvisoryWorkspaceQuota quota;
   private final ErrorRing errors;
   private final Availability availability;
   private final Sleeper sleeper;
@@ -61,7 +61,7 @@ public final class AgentHost implements AutoCloseable {
     this.workspace = b.workspace;
     this.workspaceQuotaMb = b.workspaceQuotaMb;
     this.outputLimit = b.outputLimit;
-    this.quota = new WorkspaceQuota(b.maxWorkspaceEntries);
+    this.quota = new AdvisoryWorkspaceQuota(b.maxWorkspaceEntries);
     this.errors = new ErrorRing(b.errorCapacity, b.clock);
     this.sleeper = b.sleeper;
     this.availability =
@@ -164,31 +164,24 @@ public final class AgentHost implements AutoCloseable {
    * @throws dev.box.api.BoxValidationException when a field is invalid
    */
   public BoxSpec spec(String sessionId, ExecRequest request) {
-    ExecRequest.Builder filled = request.toBuilder();
-    if (request.hostPath() == null && workspace != null) {
-      filled.hostPath(workspace.toString());
+    SandboxSettings asked = request.sandbox();
+    SandboxSettings.Builder own = asked.toBuilder();
+    if (asked.hostPath() == null && workspace != null) {
+      own.hostPath(workspace.toString());
     }
-    if (request.image() == null && image != null) {
-      filled.image(image);
+    if (asked.image() == null && image != null) {
+      own.image(image);
     }
     if (workspaceQuotaMb != null) {
-      filled.workspaceQuotaMb(workspaceQuotaMb);
+      own.workspaceQuotaMb(workspaceQuotaMb);
     }
-    ExecRequest r = ProfileRules.apply(profile, filled.build());
+    ExecRequest r = ProfileRules.apply(profile, request.toBuilder().sandbox(own.build()).build());
     BoxSpec.Builder spec =
-        BoxSpec.builder(sessionId)
+        r.sandbox()
+            .applyTo(BoxSpec.builder(sessionId))
             .cmd(r.command())
             .env(r.env())
-            .hostPath(r.hostPath())
-            .image(Objects.requireNonNull(r.image()))
-            .network(Objects.requireNonNull(r.network()))
-            .timeoutSec(Objects.requireNonNull(r.timeoutSec()))
-            .hostPathMode(Objects.requireNonNull(r.hostPathMode()))
-            .cpus(Objects.requireNonNull(r.cpus()))
-            .memoryMb(Objects.requireNonNull(r.memoryMb()))
-            .pidsLimit(Objects.requireNonNull(r.pidsLimit()))
-            .readOnlyRootfs(Objects.requireNonNull(r.readOnlyRootfs()))
-            .workspaceQuotaMb(Objects.requireNonNull(r.workspaceQuotaMb()));
+            .timeoutSec(Objects.requireNonNull(r.timeoutSec()));
     if (r.workdir() != null && !r.workdir().isBlank()) {
       spec.workdir(r.workdir());
     }
@@ -196,12 +189,13 @@ public final class AgentHost implements AutoCloseable {
   }
 
   /** Runs {@code request} in the session {@code context} names under {@code template}. */
-  public ExecOutcome exec(SessionContext context, @Nullable String template, ExecRequest request) {
+  public ExecToolResult exec(
+      SessionContext context, @Nullable String template, ExecRequest request) {
     return exec(sessionId(context, template), request);
   }
 
   /** Runs {@code request} in the session of {@code context}, per conversation unless forced. */
-  public ExecOutcome exec(SessionContext context, ExecRequest request) {
+  public ExecToolResult exec(SessionContext context, ExecRequest request) {
     return exec(context, null, request);
   }
 
@@ -215,7 +209,7 @@ public final class AgentHost implements AutoCloseable {
    * @throws BoxRuntimeUnavailableException when Box is not available
    * @throws dev.box.api.BoxValidationException when the request is invalid or the quota exceeded
    */
-  public ExecOutcome exec(String sessionId, ExecRequest request) {
+  public ExecToolResult exec(String sessionId, ExecRequest request) {
     try {
       if (!available()) {
         throw new BoxRuntimeUnavailableException(
@@ -236,11 +230,21 @@ public final class AgentHost implements AutoCloseable {
           throw e;
         }
       }
-      return ExecOutcome.of(result, outputLimit);
+      return ExecToolResult.of(result, outputLimit);
     } catch (RuntimeException e) {
       errors.record(e, sessionId);
       throw e;
     }
+  }
+
+  /** The files of this host's sessions, read and written for a model. */
+  public AgentFiles files() {
+    return new AgentFiles(this);
+  }
+
+  /** How many characters of each stream or file a model sees. */
+  int outputLimit() {
+    return outputLimit;
   }
 
   /** The launcher of stdio MCP servers in sandboxes of this host. */
@@ -274,7 +278,7 @@ public final class AgentHost implements AutoCloseable {
     private @Nullable Path workspace;
     private @Nullable Integer workspaceQuotaMb;
     private int outputLimit = OutputCut.DEFAULT_LIMIT;
-    private int maxWorkspaceEntries = WorkspaceQuota.DEFAULT_MAX_ENTRIES;
+    private int maxWorkspaceEntries = AdvisoryWorkspaceQuota.DEFAULT_MAX_ENTRIES;
     private int errorCapacity = ErrorRing.DEFAULT_CAPACITY;
     private Backoff backoff = Backoff.RECONNECT;
     private Sleeper sleeper = Sleeper.system();

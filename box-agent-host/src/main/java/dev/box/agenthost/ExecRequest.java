@@ -1,44 +1,26 @@
 package dev.box.agenthost;
 
-import dev.box.api.BoxHostMountMode;
-import dev.box.api.BoxNetworkMode;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What an agent asks to run: a command and the settings it chose. A null setting is one the agent
- * left out, which the {@linkplain ProfileRules profile} fills; a profile's locked fields replace
- * what the agent chose.
+ * What an agent asks to run: a command, its exec settings and the sandbox it asked for. A null
+ * setting is one the agent left out, which the {@linkplain ProfileRules profile} fills; a profile's
+ * locked fields replace what the agent chose.
  *
  * @param command the shell command, run under {@code /bin/sh -c}
  * @param workdir the absolute directory inside the sandbox, or null for the mount path
  * @param timeoutSec the exec's timeout in seconds, clamped to the profile's maximum
  * @param env environment variables for the command
- * @param image the image of container backends
- * @param network the sandbox's network
- * @param hostPath the host directory mounted as the workspace, or null for the agent host's
- * @param hostPathMode how the workspace is mounted
- * @param cpus the CPU quota in cores
- * @param memoryMb the memory limit in MiB
- * @param pidsLimit the process limit
- * @param readOnlyRootfs whether the root filesystem is read-only
- * @param workspaceQuotaMb the workspace quota in MiB, 0 for none
+ * @param sandbox the sandbox's settings; a null host path is the agent host's workspace
  */
 public record ExecRequest(
     String command,
     @Nullable String workdir,
     @Nullable Integer timeoutSec,
     Map<String, String> env,
-    @Nullable String image,
-    @Nullable BoxNetworkMode network,
-    @Nullable String hostPath,
-    @Nullable BoxHostMountMode hostPathMode,
-    @Nullable Double cpus,
-    @Nullable Integer memoryMb,
-    @Nullable Integer pidsLimit,
-    @Nullable Boolean readOnlyRootfs,
-    @Nullable Integer workspaceQuotaMb) {
+    SandboxSettings sandbox) {
 
   /** Copies {@code env}. */
   public ExecRequest {
@@ -57,20 +39,7 @@ public record ExecRequest(
 
   /** A builder holding this request's values. */
   public Builder toBuilder() {
-    Builder b = new Builder(command);
-    b.workdir = workdir;
-    b.timeoutSec = timeoutSec;
-    b.env = new LinkedHashMap<>(env);
-    b.image = image;
-    b.network = network;
-    b.hostPath = hostPath;
-    b.hostPathMode = hostPathMode;
-    b.cpus = cpus;
-    b.memoryMb = memoryMb;
-    b.pidsLimit = pidsLimit;
-    b.readOnlyRootfs = readOnlyRootfs;
-    b.workspaceQuotaMb = workspaceQuotaMb;
-    return b;
+    return new Builder(command).workdir(workdir).timeoutSec(timeoutSec).env(env).sandbox(sandbox);
   }
 
   /** Builds an {@link ExecRequest}; every setting starts absent. */
@@ -79,15 +48,7 @@ public record ExecRequest(
     private @Nullable String workdir;
     private @Nullable Integer timeoutSec;
     private Map<String, String> env = new LinkedHashMap<>();
-    private @Nullable String image;
-    private @Nullable BoxNetworkMode network;
-    private @Nullable String hostPath;
-    private @Nullable BoxHostMountMode hostPathMode;
-    private @Nullable Double cpus;
-    private @Nullable Integer memoryMb;
-    private @Nullable Integer pidsLimit;
-    private @Nullable Boolean readOnlyRootfs;
-    private @Nullable Integer workspaceQuotaMb;
+    private SandboxSettings sandbox = SandboxSettings.NONE;
 
     private Builder(String command) {
       this.command = command;
@@ -123,76 +84,15 @@ public record ExecRequest(
       return this;
     }
 
-    /** Sets the image. */
-    public Builder image(@Nullable String value) {
-      image = value;
-      return this;
-    }
-
-    /** Sets the network mode. */
-    public Builder network(@Nullable BoxNetworkMode value) {
-      network = value;
-      return this;
-    }
-
-    /** Sets the host directory mounted as the workspace. */
-    public Builder hostPath(@Nullable String value) {
-      hostPath = value;
-      return this;
-    }
-
-    /** Sets how the workspace is mounted. */
-    public Builder hostPathMode(@Nullable BoxHostMountMode value) {
-      hostPathMode = value;
-      return this;
-    }
-
-    /** Sets the CPU quota. */
-    public Builder cpus(@Nullable Double value) {
-      cpus = value;
-      return this;
-    }
-
-    /** Sets the memory limit in MiB. */
-    public Builder memoryMb(@Nullable Integer value) {
-      memoryMb = value;
-      return this;
-    }
-
-    /** Sets the process limit. */
-    public Builder pidsLimit(@Nullable Integer value) {
-      pidsLimit = value;
-      return this;
-    }
-
-    /** Sets whether the root filesystem is read-only. */
-    public Builder readOnlyRootfs(@Nullable Boolean value) {
-      readOnlyRootfs = value;
-      return this;
-    }
-
-    /** Sets the workspace quota in MiB. */
-    public Builder workspaceQuotaMb(@Nullable Integer value) {
-      workspaceQuotaMb = value;
+    /** Sets the sandbox's settings. */
+    public Builder sandbox(SandboxSettings value) {
+      sandbox = value;
       return this;
     }
 
     /** The request. */
     public ExecRequest build() {
-      return new ExecRequest(
-          command,
-          workdir,
-          timeoutSec,
-          env,
-          image,
-          network,
-          hostPath,
-          hostPathMode,
-          cpus,
-          memoryMb,
-          pidsLimit,
-          readOnlyRootfs,
-          workspaceQuotaMb);
+      return new ExecRequest(command, workdir, timeoutSec, env, sandbox);
     }
   }
 }

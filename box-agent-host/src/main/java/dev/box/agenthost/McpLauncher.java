@@ -25,6 +25,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Objects;
 import java.util.TreeMap;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -103,19 +104,20 @@ public final class McpLauncher {
    */
   public static String sessionId(McpServerConfig config) {
     TreeMap<String, String> profile = new TreeMap<>();
-    if (config.image() != null) profile.put("image", config.image());
-    if (config.cpus() != null) profile.put("cpus", config.cpus().toString());
-    if (config.memoryMb() != null) profile.put("memory_mb", config.memoryMb().toString());
-    if (config.pidsLimit() != null) profile.put("pids_limit", config.pidsLimit().toString());
-    if (Boolean.TRUE.equals(config.readOnlyRootfs())) profile.put("read_only_rootfs", "true");
-    if (config.network() != McpServerConfig.builder("-", "-").build().network()) {
+    SandboxSettings sandbox = config.sandbox();
+    if (sandbox.image() != null) profile.put("image", sandbox.image());
+    if (sandbox.cpus() != null) profile.put("cpus", sandbox.cpus().toString());
+    if (sandbox.memoryMb() != null) profile.put("memory_mb", sandbox.memoryMb().toString());
+    if (sandbox.pidsLimit() != null) profile.put("pids_limit", sandbox.pidsLimit().toString());
+    if (Boolean.TRUE.equals(sandbox.readOnlyRootfs())) profile.put("read_only_rootfs", "true");
+    if (config.network() != McpServerConfig.DEFAULT_NETWORK) {
       profile.put("network", config.network().wireName());
     }
-    if (config.hostPathMode() != McpServerConfig.builder("-", "-").build().hostPathMode()) {
+    if (config.hostPathMode() != McpServerConfig.DEFAULT_HOST_PATH_MODE) {
       profile.put("host_path_mode", config.hostPathMode().wireName());
     }
-    if (!config.extraMounts().isEmpty())
-      profile.put("extra_mounts", config.extraMounts().toString());
+    if (!sandbox.extraMounts().isEmpty())
+      profile.put("extra_mounts", sandbox.extraMounts().toString());
     if (profile.isEmpty()) {
       return "mcp-shared";
     }
@@ -161,21 +163,19 @@ public final class McpLauncher {
   }
 
   private BoxSpec.Builder sessionSpec(McpServerConfig config, String sessionId) {
-    BoxSpec.Builder spec =
-        BoxSpec.builder(sessionId)
-            .persistent(true)
-            .network(config.network())
-            .hostPathMode(config.hostPathMode())
-            .readOnlyRootfs(Boolean.TRUE.equals(config.readOnlyRootfs()))
-            .memoryMb(
-                config.memoryMb() == null ? McpServerConfig.DEFAULT_MEMORY_MB : config.memoryMb())
-            .extraMounts(config.extraMounts());
     Path workspace = host.workspace();
-    if (workspace != null) spec.hostPath(workspace.toString());
-    if (config.image() != null) spec.image(config.image());
-    if (config.cpus() != null) spec.cpus(config.cpus());
-    if (config.pidsLimit() != null) spec.pidsLimit(config.pidsLimit());
-    return spec;
+    SandboxSettings sandbox =
+        config.sandbox().toBuilder()
+            .network(config.network())
+            .hostPath(workspace == null ? null : workspace.toString())
+            .hostPathMode(config.hostPathMode())
+            .readOnlyRootfs(Boolean.TRUE.equals(config.sandbox().readOnlyRootfs()))
+            .memoryMb(
+                Objects.requireNonNullElse(
+                    config.sandbox().memoryMb(), McpServerConfig.DEFAULT_MEMORY_MB))
+            .workspaceQuotaMb(null)
+            .build();
+    return sandbox.applyTo(BoxSpec.builder(sessionId).persistent(true));
   }
 
   /**

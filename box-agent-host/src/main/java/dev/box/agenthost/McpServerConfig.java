@@ -1,14 +1,13 @@
 package dev.box.agenthost;
 
 import dev.box.api.BoxHostMountMode;
-import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxNetworkMode;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,15 +22,11 @@ import org.jspecify.annotations.Nullable;
  * @param hostPath the host project to stage into the sandbox, or null to infer it from absolute
  *     paths in {@code command} and {@code args} that exist (see {@link McpStaging#inferHostPath})
  * @param inferHostPath whether to infer {@code hostPath} when it is null
- * @param image the image, or null for the default
- * @param network the network (the reference's default: on)
- * @param hostPathMode how the agent host's workspace is mounted (the reference's default: ro; a
- *     Python project whose dependencies are installed needs rw)
- * @param cpus the CPU quota, or null for the default
- * @param memoryMb the memory limit in MiB, or null for the reference's 1,536
- * @param pidsLimit the process limit, or null for the default
- * @param readOnlyRootfs whether the root filesystem is read-only, or null for false
- * @param extraMounts further host directories to mount, such as a package cache
+ * @param sandbox the shared session's settings: an absent network is the reference's {@link
+ *     #DEFAULT_NETWORK}, an absent mount mode of the agent host's workspace {@link
+ *     #DEFAULT_HOST_PATH_MODE} (a Python project whose dependencies are installed needs rw), an
+ *     absent memory limit {@link #DEFAULT_MEMORY_MB}, an absent root file system writable; the
+ *     workspace is always the agent host's, and a workspace quota is not applied
  * @param startupTimeout how long Box may be unavailable, dependencies install and the server start
  *     (the reference's 300 s)
  */
@@ -42,29 +37,37 @@ public record McpServerConfig(
     Map<String, String> env,
     @Nullable Path hostPath,
     boolean inferHostPath,
-    @Nullable String image,
-    BoxNetworkMode network,
-    BoxHostMountMode hostPathMode,
-    @Nullable Double cpus,
-    @Nullable Integer memoryMb,
-    @Nullable Integer pidsLimit,
-    @Nullable Boolean readOnlyRootfs,
-    List<BoxMountSpec> extraMounts,
+    SandboxSettings sandbox,
     Duration startupTimeout) {
 
   /** The memory limit of MCP sessions when none is set (the reference's default_memory_mb). */
   public static final int DEFAULT_MEMORY_MB = 1536;
 
+  /** The network of MCP sessions when none is set: on, as the reference's. */
+  public static final BoxNetworkMode DEFAULT_NETWORK = BoxNetworkMode.ON;
+
+  /** How the agent host's workspace is mounted in MCP sessions when the settings say nothing. */
+  public static final BoxHostMountMode DEFAULT_HOST_PATH_MODE = BoxHostMountMode.RO;
+
   /** Copies the collections. */
   public McpServerConfig {
     args = List.copyOf(args);
     env = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(env));
-    extraMounts = List.copyOf(extraMounts);
   }
 
   /** A builder of a server run as {@code command args...} under the process id {@code id}. */
   public static Builder builder(String processId, String command, String... args) {
     return new Builder(processId, command, List.of(args));
+  }
+
+  /** The network the shared session gets. */
+  public BoxNetworkMode network() {
+    return Objects.requireNonNullElse(sandbox.network(), DEFAULT_NETWORK);
+  }
+
+  /** How the agent host's workspace is mounted in the shared session. */
+  public BoxHostMountMode hostPathMode() {
+    return Objects.requireNonNullElse(sandbox.hostPathMode(), DEFAULT_HOST_PATH_MODE);
   }
 
   /** Builds a {@link McpServerConfig} with the reference's defaults. */
@@ -75,14 +78,7 @@ public record McpServerConfig(
     private Map<String, String> env = new LinkedHashMap<>();
     private @Nullable Path hostPath;
     private boolean inferHostPath = true;
-    private @Nullable String image;
-    private BoxNetworkMode network = BoxNetworkMode.ON;
-    private BoxHostMountMode hostPathMode = BoxHostMountMode.RO;
-    private @Nullable Double cpus;
-    private @Nullable Integer memoryMb;
-    private @Nullable Integer pidsLimit;
-    private @Nullable Boolean readOnlyRootfs;
-    private final List<BoxMountSpec> extraMounts = new ArrayList<>();
+    private SandboxSettings sandbox = SandboxSettings.NONE;
     private Duration startupTimeout = Duration.ofSeconds(300);
 
     private Builder(String processId, String command, List<String> args) {
@@ -109,51 +105,9 @@ public record McpServerConfig(
       return this;
     }
 
-    /** Sets the image. */
-    public Builder image(@Nullable String value) {
-      image = value;
-      return this;
-    }
-
-    /** Sets the network. */
-    public Builder network(BoxNetworkMode value) {
-      network = value;
-      return this;
-    }
-
-    /** Sets how the workspace is mounted. */
-    public Builder hostPathMode(BoxHostMountMode value) {
-      hostPathMode = value;
-      return this;
-    }
-
-    /** Sets the CPU quota. */
-    public Builder cpus(@Nullable Double value) {
-      cpus = value;
-      return this;
-    }
-
-    /** Sets the memory limit in MiB. */
-    public Builder memoryMb(@Nullable Integer value) {
-      memoryMb = value;
-      return this;
-    }
-
-    /** Sets the process limit. */
-    public Builder pidsLimit(@Nullable Integer value) {
-      pidsLimit = value;
-      return this;
-    }
-
-    /** Sets whether the root filesystem is read-only. */
-    public Builder readOnlyRootfs(@Nullable Boolean value) {
-      readOnlyRootfs = value;
-      return this;
-    }
-
-    /** Mounts a further host directory. */
-    public Builder extraMount(BoxMountSpec mount) {
-      extraMounts.add(mount);
+    /** Sets the shared session's settings. */
+    public Builder sandbox(SandboxSettings value) {
+      sandbox = value;
       return this;
     }
 
@@ -169,21 +123,7 @@ public record McpServerConfig(
     /** The config. */
     public McpServerConfig build() {
       return new McpServerConfig(
-          processId,
-          command,
-          args,
-          env,
-          hostPath,
-          inferHostPath,
-          image,
-          network,
-          hostPathMode,
-          cpus,
-          memoryMb,
-          pidsLimit,
-          readOnlyRootfs,
-          extraMounts,
-          startupTimeout);
+          processId, command, args, env, hostPath, inferHostPath, sandbox, startupTimeout);
     }
   }
 }

@@ -7,8 +7,6 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +14,7 @@ import org.slf4j.LoggerFactory;
 /**
  * A stdio MCP server running in a sandbox, launched by {@link McpLauncher}: its initialized MCP
  * client, and a health monitor that asks the server about the process every {@link
- * #HEALTH_INTERVAL} (as the reference does) and collects its new stderr lines.
+ * #HEALTH_INTERVAL} (as the reference does) and logs its new stderr lines.
  *
  * <p>The client's transport reconnects by itself when the relay connection drops, resuming where it
  * stopped, so the monitor only watches for the process ending: exited, or {@value #HEALTH_FAILURES}
@@ -29,9 +27,6 @@ public final class McpServerHandle implements AutoCloseable {
 
   /** How many failed checks in a row end the monitor. */
   public static final int HEALTH_FAILURES = 3;
-
-  /** How many stderr lines {@link #stderrLines()} keeps. */
-  public static final int STDERR_LINES = 500;
 
   /** What the monitor knows about the process. */
   public enum Health {
@@ -53,7 +48,6 @@ public final class McpServerHandle implements AutoCloseable {
   private final McpSyncClient client;
   private final @Nullable Path staged;
   private final int retryCount;
-  private final ArrayDeque<String> stderr = new ArrayDeque<>();
   private final Thread monitor;
   private volatile Health health = Health.RUNNING;
   private int failures;
@@ -100,11 +94,6 @@ public final class McpServerHandle implements AutoCloseable {
     return health;
   }
 
-  /** The server's most recent stderr lines, oldest first (at most {@value #STDERR_LINES}). */
-  public synchronized List<String> stderrLines() {
-    return List.copyOf(stderr);
-  }
-
   private void monitor() {
     try {
       while (checkOnce()) {
@@ -116,7 +105,7 @@ public final class McpServerHandle implements AutoCloseable {
   }
 
   /**
-   * Checks the process once, updating {@link #health()} and the stderr lines.
+   * Checks the process once, updating {@link #health()} and logging new stderr lines.
    *
    * @return whether to keep monitoring
    */
@@ -127,7 +116,7 @@ public final class McpServerHandle implements AutoCloseable {
     try {
       BoxManagedProcessInfo info = host.client().process(sessionId, processId);
       failures = 0;
-      collectStderr(info.stderrPreview());
+      logStderr(info.stderrPreview());
       if (info.status() == BoxManagedProcessStatus.EXITED) {
         health = Health.EXITED;
         host.errors()
@@ -145,8 +134,8 @@ public final class McpServerHandle implements AutoCloseable {
     }
   }
 
-  /** Appends the lines of {@code preview} that are new since the last check. */
-  private void collectStderr(String preview) {
+  /** Logs the lines of {@code preview} that are new since the last check. */
+  private void logStderr(String preview) {
     String fresh = preview.startsWith(lastPreview) ? preview.substring(lastPreview.length()) : "";
     if (!preview.startsWith(lastPreview)) {
       // The preview is a moving window: find where the old one's tail sits in the new one.
@@ -158,14 +147,10 @@ public final class McpServerHandle implements AutoCloseable {
       fresh = preview.substring(overlap);
     }
     lastPreview = preview;
-    fresh.lines().filter(l -> !l.isBlank()).forEach(this::addLine);
+    fresh.lines().filter(l -> !l.isBlank()).forEach(this::logLine);
   }
 
-  private void addLine(String line) {
-    if (stderr.size() == STDERR_LINES) {
-      stderr.removeFirst();
-    }
-    stderr.addLast(line);
+  private void logLine(String line) {
     if (line.contains("ERROR") || line.contains("CRITICAL")) {
       log.warn("[{}] {}", processId, line);
     } else {

@@ -17,23 +17,32 @@ public final class ProfileRules {
   /** {@code request} with every profile field set; see the class comment. */
   public static ExecRequest apply(BoxProfile profile, ExecRequest request) {
     int timeout = pick(profile, "timeout_sec", request.timeoutSec(), BoxProfile::timeoutSec);
+    SandboxSettings asked = request.sandbox();
+    SandboxSettings filled =
+        asked.toBuilder()
+            .image(pick(profile, "image", asked.image(), BoxProfile::image))
+            .network(pick(profile, "network", asked.network(), BoxProfile::network))
+            .hostPathMode(
+                pick(profile, "host_path_mode", asked.hostPathMode(), BoxProfile::hostPathMode))
+            .cpus(pick(profile, "cpus", asked.cpus(), p -> p.limits().cpus()))
+            .memoryMb(pick(profile, "memory_mb", asked.memoryMb(), p -> p.limits().memoryMb()))
+            .pidsLimit(pick(profile, "pids_limit", asked.pidsLimit(), p -> p.limits().pidsLimit()))
+            .readOnlyRootfs(
+                pick(
+                    profile,
+                    "read_only_rootfs",
+                    asked.readOnlyRootfs(),
+                    p -> p.limits().readOnlyRootfs()))
+            .workspaceQuotaMb(
+                pick(
+                    profile,
+                    "workspace_quota_mb",
+                    asked.workspaceQuotaMb(),
+                    p -> p.limits().workspaceQuotaMb()))
+            .build();
     return request.toBuilder()
-        .image(pick(profile, "image", request.image(), BoxProfile::image))
-        .network(pick(profile, "network", request.network(), BoxProfile::network))
         .timeoutSec(Math.min(timeout, profile.maxTimeoutSec()))
-        .hostPathMode(
-            pick(profile, "host_path_mode", request.hostPathMode(), BoxProfile::hostPathMode))
-        .cpus(pick(profile, "cpus", request.cpus(), BoxProfile::cpus))
-        .memoryMb(pick(profile, "memory_mb", request.memoryMb(), BoxProfile::memoryMb))
-        .pidsLimit(pick(profile, "pids_limit", request.pidsLimit(), BoxProfile::pidsLimit))
-        .readOnlyRootfs(
-            pick(profile, "read_only_rootfs", request.readOnlyRootfs(), BoxProfile::readOnlyRootfs))
-        .workspaceQuotaMb(
-            pick(
-                profile,
-                "workspace_quota_mb",
-                request.workspaceQuotaMb(),
-                BoxProfile::workspaceQuotaMb))
+        .sandbox(filled)
         .build();
   }
 

@@ -31,7 +31,7 @@ class AgentHostTest {
     try (AgentHost host = AgentHost.builder(box.client()).build().start()) {
       assertThat(host.available()).isTrue();
 
-      ExecOutcome out = host.exec(ALICE, ExecRequest.of("printf 'hi'; echo oops >&2; exit 3"));
+      ExecToolResult out = host.exec(ALICE, ExecRequest.of("printf 'hi'; echo oops >&2; exit 3"));
 
       assertThat(out.sessionId()).isEqualTo("person_alice");
       assertThat(out.backend()).isEqualTo("bwrap");
@@ -42,7 +42,7 @@ class AgentHostTest {
       assertThat(out.stderr()).isEqualTo("oops\n");
       assertThat(out.stdoutTruncated()).isFalse();
 
-      ExecOutcome big =
+      ExecToolResult big =
           host.exec(ALICE, ExecRequest.of("head -c 10000 /dev/zero | tr '\\0' a; echo END"));
 
       assertThat(big.stdoutTruncated()).isTrue();
@@ -58,7 +58,7 @@ class AgentHostTest {
             .forcedSessionTemplate(SessionIdTemplate.GLOBAL)
             .build()
             .start()) {
-      ExecOutcome out = host.exec(ALICE, SessionIdTemplate.PER_USER, ExecRequest.of("true"));
+      ExecToolResult out = host.exec(ALICE, SessionIdTemplate.PER_USER, ExecRequest.of("true"));
 
       assertThat(out.sessionId()).isEqualTo("global");
       assertThat(box.client().session("global").sessionId()).isEqualTo("global");
@@ -70,7 +70,10 @@ class AgentHostTest {
     try (AgentHost host =
         AgentHost.builder(box.client()).profile("offline_readonly").build().start()) {
       ExecRequest asked =
-          ExecRequest.builder("true").network(BoxNetworkMode.ON).timeoutSec(500).build();
+          ExecRequest.builder("true")
+              .sandbox(SandboxSettings.builder().network(BoxNetworkMode.ON).build())
+              .timeoutSec(500)
+              .build();
       BoxSpec spec = host.spec("locked", asked);
       assertThat(spec.timeoutSec()).isEqualTo(60);
       assertThat(spec.network()).isEqualTo(BoxNetworkMode.OFF);
@@ -90,7 +93,7 @@ class AgentHostTest {
     Path workspace = sandboxWritableDir();
     try (AgentHost host =
         AgentHost.builder(box.client()).workspace(workspace).workspaceQuotaMb(1).build().start()) {
-      ExecOutcome small = host.exec("quota", ExecRequest.of("echo hi > /workspace/small; ls"));
+      ExecToolResult small = host.exec("quota", ExecRequest.of("echo hi > /workspace/small; ls"));
       assertThat(small.stdout()).isEqualTo("small\n");
       assertThat(workspace.resolve("small")).hasContent("hi");
 

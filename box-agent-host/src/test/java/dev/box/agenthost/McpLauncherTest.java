@@ -40,8 +40,11 @@ class McpLauncherTest {
     Files.writeString(project.resolve(".git/HEAD"), "ignored\n");
     McpServerConfig config =
         McpServerConfig.builder("everything", "sh", project.resolve("server.sh").toString())
-            .network(BoxNetworkMode.OFF)
-            .extraMount(new BoxMountSpec(cache, cache, BoxHostMountMode.RO))
+            .sandbox(
+                SandboxSettings.builder()
+                    .network(BoxNetworkMode.OFF)
+                    .extraMount(new BoxMountSpec(cache, cache, BoxHostMountMode.RO))
+                    .build())
             .build();
 
     try (AgentHost host = AgentHost.builder(box.client()).workspace(workspace).build().start()) {
@@ -79,10 +82,12 @@ class McpLauncherTest {
   void sessionIds_areSharedPerResourceProfile() {
     assertThat(McpLauncher.sessionId(McpServerConfig.builder("a", "node").build()))
         .isEqualTo("mcp-shared");
+    SandboxSettings smaller = SandboxSettings.builder().memoryMb(512).build();
     String small =
-        McpLauncher.sessionId(McpServerConfig.builder("a", "node").memoryMb(512).build());
+        McpLauncher.sessionId(McpServerConfig.builder("a", "node").sandbox(smaller).build());
     assertThat(small).matches("mcp-shared-[0-9a-f]{12}");
-    assertThat(McpLauncher.sessionId(McpServerConfig.builder("b", "python").memoryMb(512).build()))
+    assertThat(
+            McpLauncher.sessionId(McpServerConfig.builder("b", "python").sandbox(smaller).build()))
         .isEqualTo(small);
   }
 

@@ -49,33 +49,36 @@ class ProfileRulesTest {
       int wantTimeout) {
     ExecRequest request =
         ExecRequest.builder("true")
-            .network(network == null ? null : BoxNetworkMode.fromWire(network))
-            .hostPathMode(mode == null ? null : BoxHostMountMode.fromWire(mode))
-            .readOnlyRootfs(readOnly)
+            .sandbox(
+                SandboxSettings.builder()
+                    .network(network == null ? null : BoxNetworkMode.fromWire(network))
+                    .hostPathMode(mode == null ? null : BoxHostMountMode.fromWire(mode))
+                    .readOnlyRootfs(readOnly)
+                    .build())
             .timeoutSec(timeout)
             .build();
 
     ExecRequest applied = ProfileRules.apply(BoxProfile.named(profile), request);
 
-    assertThat(applied.network()).isEqualTo(BoxNetworkMode.fromWire(wantNetwork));
-    assertThat(applied.hostPathMode()).isEqualTo(BoxHostMountMode.fromWire(wantMode));
-    assertThat(applied.readOnlyRootfs()).isEqualTo(wantReadOnly);
+    assertThat(applied.sandbox().network()).isEqualTo(BoxNetworkMode.fromWire(wantNetwork));
+    assertThat(applied.sandbox().hostPathMode()).isEqualTo(BoxHostMountMode.fromWire(wantMode));
+    assertThat(applied.sandbox().readOnlyRootfs()).isEqualTo(wantReadOnly);
     assertThat(applied.timeoutSec()).isEqualTo(wantTimeout);
   }
 
   @Test
   void absentResources_takeTheProfiles_andGivenOnesStay() {
     BoxProfile offline = BoxProfile.named("offline_readonly");
-    ExecRequest filled = ProfileRules.apply(offline, ExecRequest.of("true"));
+    SandboxSettings filled = ProfileRules.apply(offline, ExecRequest.of("true")).sandbox();
     assertThat(filled.cpus()).isEqualTo(0.5);
     assertThat(filled.memoryMb()).isEqualTo(256);
     assertThat(filled.pidsLimit()).isEqualTo(64);
     assertThat(filled.workspaceQuotaMb()).isZero();
     assertThat(filled.image()).isEqualTo(offline.image());
 
-    ExecRequest own =
-        ProfileRules.apply(
-            offline, ExecRequest.builder("true").cpus(2.0).memoryMb(1024).image("x").build());
+    SandboxSettings asked = SandboxSettings.builder().cpus(2.0).memoryMb(1024).image("x").build();
+    SandboxSettings own =
+        ProfileRules.apply(offline, ExecRequest.builder("true").sandbox(asked).build()).sandbox();
     assertThat(own.cpus()).as("not locked").isEqualTo(2.0);
     assertThat(own.memoryMb()).isEqualTo(1024);
     assertThat(own.image()).isEqualTo("x");

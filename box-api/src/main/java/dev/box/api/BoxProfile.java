@@ -14,11 +14,7 @@ import java.util.TreeMap;
  * @param timeoutSec the default exec timeout
  * @param hostPathMode the default workspace mount mode
  * @param maxTimeoutSec the upper bound applied to a requested timeout
- * @param cpus the CPU quota
- * @param memoryMb the memory limit in MiB
- * @param pidsLimit the process limit
- * @param readOnlyRootfs whether the root filesystem is read-only
- * @param workspaceQuotaMb the workspace quota in MiB
+ * @param limits the CPU, memory and process limits, root file system and workspace quota
  * @param locked field names a request may not override
  */
 public record BoxProfile(
@@ -28,11 +24,7 @@ public record BoxProfile(
     int timeoutSec,
     BoxHostMountMode hostPathMode,
     int maxTimeoutSec,
-    double cpus,
-    int memoryMb,
-    int pidsLimit,
-    boolean readOnlyRootfs,
-    int workspaceQuotaMb,
+    BoxLimits limits,
     Set<String> locked) {
 
   /** Copies {@code locked}. */
@@ -56,11 +48,7 @@ public record BoxProfile(
             30,
             BoxHostMountMode.RO,
             60,
-            0.5,
-            256,
-            64,
-            true,
-            0,
+            new BoxLimits(0.5, 256, 64, true, 0),
             Set.of("network", "host_path_mode", "read_only_rootfs")));
     map.put("network_basic", basic("network_basic", image, BoxNetworkMode.ON));
     map.put(
@@ -72,11 +60,7 @@ public record BoxProfile(
             30,
             BoxHostMountMode.RW,
             300,
-            2.0,
-            1024,
-            256,
-            false,
-            0,
+            new BoxLimits(2.0, 1024, 256, false, 0),
             Set.of()));
     return java.util.Collections.unmodifiableMap(map);
   }
@@ -84,7 +68,14 @@ public record BoxProfile(
   /** The settings {@code default} and {@code network_basic} share: they differ in the network. */
   private static BoxProfile basic(String name, String image, BoxNetworkMode network) {
     return new BoxProfile(
-        name, image, network, 30, BoxHostMountMode.RW, 120, 1.0, 512, 128, true, 0, Set.of());
+        name,
+        image,
+        network,
+        30,
+        BoxHostMountMode.RW,
+        120,
+        new BoxLimits(1.0, 512, 128, true, 0),
+        Set.of());
   }
 
   /**
@@ -110,12 +101,12 @@ public record BoxProfile(
     BoxSpec.Builder b = spec.toBuilder();
     if (locked.contains("network")) b.network(network);
     if (locked.contains("host_path_mode")) b.hostPathMode(hostPathMode);
-    if (locked.contains("read_only_rootfs")) b.readOnlyRootfs(readOnlyRootfs);
-    if (locked.contains("cpus")) b.cpus(cpus);
-    if (locked.contains("memory_mb")) b.memoryMb(memoryMb);
-    if (locked.contains("pids_limit")) b.pidsLimit(pidsLimit);
+    if (locked.contains("read_only_rootfs")) b.readOnlyRootfs(limits.readOnlyRootfs());
+    if (locked.contains("cpus")) b.cpus(limits.cpus());
+    if (locked.contains("memory_mb")) b.memoryMb(limits.memoryMb());
+    if (locked.contains("pids_limit")) b.pidsLimit(limits.pidsLimit());
     if (locked.contains("image")) b.image(image);
-    if (locked.contains("workspace_quota_mb")) b.workspaceQuotaMb(workspaceQuotaMb);
+    if (locked.contains("workspace_quota_mb")) b.workspaceQuotaMb(limits.workspaceQuotaMb());
     int timeout = locked.contains("timeout_sec") ? timeoutSec : spec.timeoutSec();
     b.timeoutSec(Math.min(timeout, maxTimeoutSec));
     return b.build();

@@ -80,18 +80,8 @@ public record BoxSpec(
     if (timeoutSec <= 0) {
       throw new BoxValidationException("timeout_sec must be greater than 0");
     }
-    if (!(cpus > 0) || Double.isInfinite(cpus)) {
-      throw new BoxValidationException("cpus must be greater than 0");
-    }
-    if (memoryMb < 32) {
-      throw new BoxValidationException("memory_mb must be at least 32");
-    }
-    if (pidsLimit < 1) {
-      throw new BoxValidationException("pids_limit must be at least 1");
-    }
-    if (workspaceQuotaMb < 0) {
-      throw new BoxValidationException("workspace_quota_mb must be at least 0");
-    }
+    // The limits check themselves, with the messages a spec gives.
+    var unused = new BoxLimits(cpus, memoryMb, pidsLimit, readOnlyRootfs, workspaceQuotaMb);
     if (hostPath != null) {
       hostPath = hostPath.isBlank() ? null : ModelRules.hostPath(hostPath);
     }
@@ -106,6 +96,11 @@ public record BoxSpec(
       throw new BoxValidationException(
           "workdir must stay under mount_path when host_path is provided");
     }
+  }
+
+  /** The resource limits of the session. */
+  public BoxLimits limits() {
+    return new BoxLimits(cpus, memoryMb, pidsLimit, readOnlyRootfs, workspaceQuotaMb);
   }
 
   /** A builder with the reference's defaults, for the session {@code sessionId}. */
@@ -329,6 +324,16 @@ public record BoxSpec(
     /** Sets the workspace quota in MiB. */
     public Builder workspaceQuotaMb(int value) {
       workspaceQuotaMb = value;
+      return this;
+    }
+
+    /** Sets the CPU quota, memory and process limits, root file system and workspace quota. */
+    public Builder limits(BoxLimits value) {
+      cpus = value.cpus();
+      memoryMb = value.memoryMb();
+      pidsLimit = value.pidsLimit();
+      readOnlyRootfs = value.readOnlyRootfs();
+      workspaceQuotaMb = value.workspaceQuotaMb();
       return this;
     }
 

@@ -55,11 +55,7 @@ class BoxProfileTest {
                 timeoutSec,
                 hostPathMode,
                 maxTimeoutSec,
-                cpus,
-                memoryMb,
-                pidsLimit,
-                readOnlyRootfs,
-                workspaceQuotaMb,
+                new BoxLimits(cpus, memoryMb, pidsLimit, readOnlyRootfs, workspaceQuotaMb),
                 profile.locked()));
   }
 
@@ -248,11 +244,7 @@ class BoxProfileTest {
             20,
             BoxHostMountMode.NONE,
             100,
-            0.75,
-            300,
-            33,
-            false,
-            50,
+            new BoxLimits(0.75, 300, 33, false, 50),
             Set.of(field));
 
     BoxSpec applied = custom.apply(request.apply(BoxSpec.builder("s")).build());
@@ -265,7 +257,14 @@ class BoxProfileTest {
     Set<String> locked = new java.util.HashSet<>(Set.of("network"));
     BoxProfile profile =
         new BoxProfile(
-            "p", "i", BoxNetworkMode.OFF, 30, BoxHostMountMode.RW, 60, 1, 64, 8, true, 0, locked);
+            "p",
+            "i",
+            BoxNetworkMode.OFF,
+            30,
+            BoxHostMountMode.RW,
+            60,
+            new BoxLimits(1, 64, 8, true, 0),
+            locked);
     locked.add("cpus");
 
     assertThat(profile.locked()).containsExactly("network");

@@ -1,15 +1,10 @@
 package dev.box.client;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.JavaType;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxBackendHealth;
 import dev.box.api.BoxDataDir;
-import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
-import dev.box.api.BoxJson;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxRuntimeStatus;
@@ -17,31 +12,14 @@ import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
-import java.io.IOException;
 import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpRequest.BodyPublishers;
-import java.net.http.HttpResponse;
-import java.net.http.HttpResponse.BodyHandlers;
-import java.net.http.WebSocket;
-import java.net.http.WebSocketHandshakeException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AccessDeniedException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,11 +47,7 @@ public final class BoxClient implements AutoCloseable {
   private static final TypeReference<List<BoxSessionInfo>> SESSION_LIST = new TypeReference<>() {};
 
   private final URI baseUri;
-  private final String base;
-  private final @Nullable String authorization;
-  private final Duration requestTimeout;
-  private final HttpClient http;
-  private final ObjectMapper mapper = BoxJson.newMapper();
+  private final ServerHttp http;
   private final Set<ProcessAttachment> attachments = ConcurrentHashMap.newKeySet();
   private final Ticker ticker;
   private final Sleeper sleeper;
@@ -87,15 +61,7 @@ public final class BoxClient implements AutoCloseable {
     this.baseUri = baseUri;
     this.ticker = ticker;
     this.sleeper = sleeper;
-    this.base = baseUri.toString().replaceAll("/+$", "");
-    this.authorization = controlToken == null ? null : "Bearer " + controlToken;
-    this.requestTimeout = requestTimeout;
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(requestTimeout)
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
+    this.http = new ServerHttp(baseUri, controlToken, requestTimeout);
   }
 
   /**
@@ -127,22 +93,17 @@ public final class BoxClient implements AutoCloseable {
 
   /** The backend that runs sandboxes, whether it is available and which limits it enforces. */
   public BoxBackendHealth health() {
-    return call("GET", "/v1/health", null, requestTimeout, BoxBackendHealth.class);
+    return http.call("GET", "/v1/health", null, requestTimeout(), BoxBackendHealth.class);
   }
 
   /** The runtime's status: backend health, session count, idle TTL and configured limits. */
   public BoxRuntimeStatus status() {
-    return call("GET", "/v1/status", null, requestTimeout, BoxRuntimeStatus.class);
+    return http.call("GET", "/v1/status", null, requestTimeout(), BoxRuntimeStatus.class);
   }
 
   /** Every live session, in the server's order. */
   public List<BoxSessionInfo> sessions() {
-    return call(
-        "GET",
-        "/v1/sessions",
-        null,
-        requestTimeout,
-        mapper.getTypeFactory().constructType(SESSION_LIST));
+    return http.call("GET", "/v1/sessions", null, requestTimeout(), SESSION_LIST);
   }
 
   /**
@@ -152,7 +113,8 @@ public final class BoxClient implements AutoCloseable {
    * @throws BoxValidationException when {@code sessionId} is blank
    */
   public BoxSessionInfo session(String sessionId) {
-    return call("GET", sessionPath(sessionId), null, requestTimeout, BoxSessionInfo.class);
+    return http.call(
+        "GET", Routes.session(sessionId), null, requestTimeout(), BoxSessionInfo.class);
   }
 
   /**
@@ -163,7 +125,8 @@ public final class BoxClient implements AutoCloseable {
    * @throws dev.box.api.BoxCapacityExceededException when the server holds its maximum of sessions
    */
   public BoxSessionInfo createSession(BoxSpec spec) {
-    return call("POST", sessionPath(spec.sessionId()), spec, requestTimeout, BoxSessionInfo.class);
+    return http.call(
+        "POST", Routes.session(spec.sessionId()), spec, requestTimeout(), BoxSessionInfo.class);
   }
 
   /**
@@ -173,7 +136,7 @@ public final class BoxClient implements AutoCloseable {
    * @throws BoxValidationException when {@code sessionId} is blank
    */
   public void deleteSession(String sessionId) {
-    call("DELETE", sessionPath(sessionId), null, requestTimeout, Map.class);
+    http.call("DELETE", Routes.session(sessionId), null, requestTimeout(), Map.class);
   }
 
   /**
@@ -185,9 +148,13 @@ public final class BoxClient implements AutoCloseable {
    * client's request timeout before it is abandoned.
    */
   public BoxExecutionResult exec(BoxSpec spec) {
-    Duration timeout = Duration.ofSeconds(spec.timeoutSec()).plus(requestTimeout);
-    return call(
-        "POST", sessionPath(spec.sessionId()) + "/exec", spec, timeout, BoxExecutionResult.class);
+    Duration timeout = Duration.ofSeconds(spec.timeoutSec()).plus(requestTimeout());
+    return http.call(
+        "POST",
+        Routes.session(spec.sessionId()) + "/exec",
+        spec,
+        timeout,
+        BoxExecutionResult.class);
   }
 
   /**
@@ -195,65 +162,7 @@ public final class BoxClient implements AutoCloseable {
    * directory as a tar. Bodies are streamed, never held whole in memory.
    */
   public BoxFiles files() {
-    return new BoxFiles(this);
-  }
-
-  /**
-   * Sends one request of the files API and answers its body as a stream once the status says it
-   * succeeded; an error answer becomes its {@link BoxException}.
-   *
-   * @param path the route, its query included
-   * @param body what to send, {@link BodyPublishers#noBody()} for nothing
-   * @param timeout how long the answer's status and headers may take
-   */
-  HttpResponse<java.io.InputStream> stream(
-      String method, String path, HttpRequest.BodyPublisher body, Duration timeout) {
-    URI uri = URI.create(base + path);
-    HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(timeout);
-    if (authorization != null) {
-      request.header("Authorization", authorization);
-    }
-    request.header("Content-Type", "application/octet-stream").method(method, body);
-    if (body.contentLength() != 0) {
-      // An upload the server refuses up front (too large, no such session) is then never sent.
-      request.expectContinue(true);
-    }
-    HttpResponse<java.io.InputStream> response;
-    try {
-      response = http.send(request.build(), BodyHandlers.ofInputStream());
-    } catch (IOException e) {
-      throw ErrorAnswers.unavailable(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw ErrorAnswers.unavailable(e);
-    }
-    if (response.statusCode() >= 400) {
-      String text;
-      try (java.io.InputStream in = response.body()) {
-        text = new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        text = "";
-      }
-      throw ErrorAnswers.toException(response.statusCode(), text, method, uri);
-    }
-    return response;
-  }
-
-  /** Reads a JSON answer of the files API. */
-  <T> T read(HttpResponse<java.io.InputStream> response, Class<T> answer) {
-    try (java.io.InputStream in = response.body()) {
-      return mapper.readValue(in, answer);
-    } catch (IOException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "unexpected answer to " + response.request().method() + " " + response.uri() + ": " + e,
-          e);
-    }
-  }
-
-  /** The route of the session {@code sessionId}, checked and encoded. */
-  static String sessionRoute(String sessionId) {
-    return sessionPath(sessionId);
+    return new BoxFiles(http);
   }
 
   /**
@@ -264,11 +173,11 @@ public final class BoxClient implements AutoCloseable {
    * @throws dev.box.api.BoxCapacityExceededException when the server runs its maximum of processes
    */
   public BoxManagedProcessInfo startProcess(String sessionId, BoxManagedProcessSpec spec) {
-    return call(
+    return http.call(
         "POST",
-        sessionPath(sessionId) + "/managed-process",
+        Routes.session(sessionId) + "/managed-process",
         spec,
-        requestTimeout,
+        requestTimeout(),
         BoxManagedProcessInfo.class);
   }
 
@@ -280,11 +189,11 @@ public final class BoxClient implements AutoCloseable {
    *     this id (never started, stopped, or its exited record expired)
    */
   public BoxManagedProcessInfo process(String sessionId, String processId) {
-    return call(
+    return http.call(
         "GET",
-        processPath(sessionId, processId),
+        Routes.process(sessionId, processId),
         null,
-        requestTimeout,
+        requestTimeout(),
         BoxManagedProcessInfo.class);
   }
 
@@ -296,7 +205,7 @@ public final class BoxClient implements AutoCloseable {
    *     this id
    */
   public void stopProcess(String sessionId, String processId) {
-    call("DELETE", processPath(sessionId, processId), null, requestTimeout, Map.class);
+    http.call("DELETE", Routes.process(sessionId, processId), null, requestTimeout(), Map.class);
   }
 
   /**
@@ -333,7 +242,7 @@ public final class BoxClient implements AutoCloseable {
    */
   public ProcessAttachment attach(
       String sessionId, String processId, ProcessListener listener, AttachOptions options) {
-    processPath(sessionId, processId); // Validates before connecting.
+    Routes.process(sessionId, processId); // Validates before connecting.
     return RelayAttachment.open(this, sessionId.strip(), processId.strip(), listener, options);
   }
 
@@ -360,7 +269,12 @@ public final class BoxClient implements AutoCloseable {
 
   /** The time a request, a connection or a detach may take. */
   Duration requestTimeout() {
-    return requestTimeout;
+    return http.requestTimeout();
+  }
+
+  /** The HTTP this client sends with, which attachments open their connections on. */
+  ServerHttp http() {
+    return http;
   }
 
   /** What attachments measure silence by. */
@@ -371,126 +285,6 @@ public final class BoxClient implements AutoCloseable {
   /** What attachments wait on between reconnect attempts. */
   Sleeper sleeper() {
     return sleeper;
-  }
-
-  /**
-   * Opens one raw-mode relay connection and returns once the server accepted it.
-   *
-   * @param from the stdout offset to start at, or null for where the last delivery ended
-   * @throws BoxException the server's refusal, or {@link BoxRuntimeUnavailableException}
-   */
-  WebSocket openRelay(
-      String sessionId, String processId, @Nullable Long from, WebSocket.Listener listener) {
-    String scheme = baseUri.getScheme().equalsIgnoreCase("https") ? "wss" : "ws";
-    URI uri =
-        URI.create(
-            scheme
-                + base.substring(baseUri.getScheme().length())
-                + processPath(sessionId, processId)
-                + "/ws?mode=raw"
-                + (from == null ? "" : "&from=" + from));
-    WebSocket.Builder builder = http.newWebSocketBuilder().connectTimeout(requestTimeout);
-    if (authorization != null) {
-      builder.header("Authorization", authorization);
-    }
-    CompletableFuture<WebSocket> opening = builder.buildAsync(uri, listener);
-    try {
-      return opening.get(requestTimeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof WebSocketHandshakeException refused) {
-        HttpResponse<?> answer = refused.getResponse();
-        String body = answer.body() instanceof String text ? text : "";
-        throw ErrorAnswers.toException(answer.statusCode(), body, "GET", uri);
-      }
-      throw ErrorAnswers.unavailable(e.getCause() instanceof Exception cause ? cause : e);
-    } catch (TimeoutException e) {
-      abortWhenOpen(opening);
-      throw ErrorAnswers.unavailable(e);
-    } catch (InterruptedException e) {
-      abortWhenOpen(opening);
-      Thread.currentThread().interrupt();
-      throw ErrorAnswers.unavailable(e);
-    }
-  }
-
-  /** A connection given up on may still open later: it is closed then. */
-  private static void abortWhenOpen(CompletableFuture<WebSocket> opening) {
-    var unused = opening.thenAccept(WebSocket::abort);
-  }
-
-  private static String processPath(String sessionId, String processId) {
-    String id = processId.strip();
-    if (id.isEmpty()) {
-      throw new BoxValidationException("process_id must not be empty");
-    }
-    return sessionPath(sessionId) + "/managed-process/" + encodePathSegment(id);
-  }
-
-  private static String encodePathSegment(String segment) {
-    // URLEncoder encodes for forms, where a space is '+'; in a path '+' is a literal plus.
-    return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");
-  }
-
-  private static String sessionPath(String sessionId) {
-    String id = sessionId.strip();
-    if (id.isEmpty()) {
-      throw new BoxValidationException("session_id must not be empty");
-    }
-    return "/v1/sessions/" + encodePathSegment(id);
-  }
-
-  private <T> T call(
-      String method, String path, @Nullable Object body, Duration timeout, Class<T> answer) {
-    return call(method, path, body, timeout, mapper.constructType(answer));
-  }
-
-  private <T> T call(
-      String method, String path, @Nullable Object body, Duration timeout, JavaType answer) {
-    URI uri = URI.create(base + path);
-    HttpRequest.Builder request =
-        HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json");
-    if (authorization != null) {
-      request.header("Authorization", authorization);
-    }
-    if (body == null) {
-      request.method(method, BodyPublishers.noBody());
-    } else {
-      request
-          .header("Content-Type", "application/json")
-          .method(method, BodyPublishers.ofString(encode(body), StandardCharsets.UTF_8));
-    }
-    HttpResponse<String> response = send(request.build());
-    if (response.statusCode() >= 400) {
-      throw ErrorAnswers.toException(response.statusCode(), response.body(), method, uri);
-    }
-    try {
-      return mapper.readValue(response.body(), answer);
-    } catch (JsonProcessingException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "unexpected answer to " + method + " " + uri + ": " + e.getOriginalMessage(),
-          e);
-    }
-  }
-
-  private String encode(Object body) {
-    try {
-      return mapper.writeValueAsString(body);
-    } catch (JsonProcessingException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "cannot encode the request: " + e.getOriginalMessage(), e);
-    }
-  }
-
-  private HttpResponse<String> send(HttpRequest request) {
-    try {
-      return http.send(request, BodyHandlers.ofString(StandardCharsets.UTF_8));
-    } catch (IOException e) {
-      throw ErrorAnswers.unavailable(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw ErrorAnswers.unavailable(e);
-    }
   }
 
   /** Builds a {@link BoxClient}; the settings are checked as they are set. */
@@ -544,22 +338,7 @@ public final class BoxClient implements AutoCloseable {
      *     token; the message names the file, never its content
      */
     public Builder controlTokenFrom(Path dataDir) {
-      Path file = BoxDataDir.tokenFile(dataDir);
-      try {
-        return controlToken(BoxDataDir.readToken(file));
-      } catch (NoSuchFileException e) {
-        throw new IllegalArgumentException(
-            "no control token file " + file + ": is " + dataDir + " the server's data dir?", e);
-      } catch (AccessDeniedException e) {
-        throw new IllegalArgumentException(
-            "cannot read the control token file "
-                + file
-                + ": permission denied (only the server's user may read it; give the token"
-                + " another way)",
-            e);
-      } catch (IOException e) {
-        throw new IllegalArgumentException("cannot read the control token: " + e.getMessage(), e);
-      }
+      return controlToken(TokenDiscovery.fromDataDir(dataDir));
     }
 
     /**
@@ -582,28 +361,8 @@ public final class BoxClient implements AutoCloseable {
      * @throws IllegalArgumentException when a file exists but cannot be read or holds no token
      */
     public Builder discoverControlToken(Map<String, String> env) {
-      String token = env.get("BOX_CONTROL_TOKEN");
-      if (token != null && !token.isBlank()) {
-        return controlToken(token);
-      }
-      String dataDir = env.get("BOX_DATA_DIR");
-      Path dir =
-          dataDir != null && !dataDir.isBlank()
-              ? Path.of(dataDir.strip())
-              : isLoopback(baseUri) ? BoxDataDir.defaultPath() : null;
-      if (dir != null && Files.exists(BoxDataDir.tokenFile(dir))) {
-        return controlTokenFrom(dir);
-      }
-      return this;
-    }
-
-    /** Whether {@code uri} names this machine by a loopback name or address, resolving nothing. */
-    static boolean isLoopback(URI uri) {
-      String host = String.valueOf(uri.getHost()).toLowerCase(Locale.ROOT);
-      return host.equals("localhost")
-          || host.endsWith(".localhost")
-          || host.equals("[::1]")
-          || host.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+      String token = TokenDiscovery.discover(env, baseUri);
+      return token == null ? this : controlToken(token);
     }
 
     /**

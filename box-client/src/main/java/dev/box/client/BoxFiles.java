@@ -39,10 +39,10 @@ public final class BoxFiles {
   /** How long an upload may take to be answered, on top of the client's request timeout. */
   public static final Duration TRANSFER_TIMEOUT = Duration.ofMinutes(10);
 
-  private final BoxClient client;
+  private final ServerHttp http;
 
-  BoxFiles(BoxClient client) {
-    this.client = client;
+  BoxFiles(ServerHttp http) {
+    this.http = http;
   }
 
   /**
@@ -50,7 +50,7 @@ public final class BoxFiles {
    * directories and replacing any file there.
    */
   public BoxFileWritten write(String sessionId, String path, InputStream data) {
-    return client.read(
+    return http.read(
         send("PUT", route(sessionId, "/files", path), BodyPublishers.ofInputStream(() -> data)),
         BoxFileWritten.class);
   }
@@ -60,7 +60,7 @@ public final class BoxFiles {
    * InputStream)}.
    */
   public BoxFileWritten upload(String sessionId, Path local, String path) {
-    return client.read(
+    return http.read(
         send("PUT", route(sessionId, "/files", path), ofFile(local)), BoxFileWritten.class);
   }
 
@@ -84,14 +84,14 @@ public final class BoxFiles {
 
   /** The entries of the directory {@code path}, or the one entry of a file. */
   public BoxFileList list(String sessionId, String path) {
-    return client.read(
+    return http.read(
         send("GET", route(sessionId, "/files/list", path), BodyPublishers.noBody()),
         BoxFileList.class);
   }
 
   /** Deletes {@code path}: a file, a symbolic link, or a directory with everything in it. */
   public void delete(String sessionId, String path) {
-    client.read(
+    http.read(
         send("DELETE", route(sessionId, "/files", path), BodyPublishers.noBody()), Object.class);
   }
 
@@ -115,7 +115,7 @@ public final class BoxFiles {
    * nothing.
    */
   public BoxArchiveExtracted extract(String sessionId, String path, InputStream tar) {
-    return client.read(
+    return http.read(
         send("PUT", route(sessionId, "/archive", path), BodyPublishers.ofInputStream(() -> tar)),
         BoxArchiveExtracted.class);
   }
@@ -124,12 +124,12 @@ public final class BoxFiles {
    * Extracts the local tar file {@code local}; see {@link #extract(String, String, InputStream)}.
    */
   public BoxArchiveExtracted uploadArchive(String sessionId, Path local, String path) {
-    return client.read(
+    return http.read(
         send("PUT", route(sessionId, "/archive", path), ofFile(local)), BoxArchiveExtracted.class);
   }
 
   private HttpResponse<InputStream> send(String method, String route, BodyPublisher body) {
-    return client.stream(method, route, body, client.requestTimeout().plus(TRANSFER_TIMEOUT));
+    return http.stream(method, route, body, http.requestTimeout().plus(TRANSFER_TIMEOUT));
   }
 
   private static BodyPublisher ofFile(Path local) {
@@ -170,7 +170,7 @@ public final class BoxFiles {
     if (path.isEmpty()) {
       throw new BoxValidationException("path must not be empty");
     }
-    return BoxClient.sessionRoute(sessionId)
+    return Routes.session(sessionId)
         + route
         + "?path="
         + URLEncoder.encode(path, StandardCharsets.UTF_8).replace("+", "%20");

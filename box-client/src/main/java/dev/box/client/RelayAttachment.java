@@ -398,7 +398,14 @@ final class RelayAttachment implements ProcessAttachment {
     }
     WebSocket ws;
     try {
-      ws = client.openRelay(sessionId, processId, from, conn);
+      ws =
+          client
+              .http()
+              .openWebSocket(
+                  Routes.process(sessionId, processId)
+                      + "/ws?mode=raw"
+                      + (from == null ? "" : "&from=" + from),
+                  conn);
     } catch (RuntimeException e) {
       dispatch.lock();
       try {

@@ -84,12 +84,12 @@ class ControlTokenDiscoveryTest {
 
   @Test
   void theDefaultDataDirsToken_isForLoopbackServersOnly() {
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://127.0.0.1:5410"))).isTrue();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://127.1.2.3:5410"))).isTrue();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://LOCALHOST:5410/box/"))).isTrue();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://[::1]:5410"))).isTrue();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://box.example:5410"))).isFalse();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://127.0.0.1.example:5410"))).isFalse();
-    assertThat(BoxClient.Builder.isLoopback(URI.create("http://10.0.0.1:5410"))).isFalse();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://127.0.0.1:5410"))).isTrue();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://127.1.2.3:5410"))).isTrue();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://LOCALHOST:5410/box/"))).isTrue();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://[::1]:5410"))).isTrue();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://box.example:5410"))).isFalse();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://127.0.0.1.example:5410"))).isFalse();
+    assertThat(TokenDiscovery.isLoopback(URI.create("http://10.0.0.1:5410"))).isFalse();
   }
 }

@@ -1,6 +1,7 @@
 package dev.box.langbot;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.BoxLimits;
 import dev.box.api.BoxValidationException;
 import java.util.Map;
 import java.util.Set;
@@ -17,11 +18,8 @@ import java.util.Set;
  * @param maxManagedProcesses managed processes per Workspace, always 0
  * @param maxGrantTtlSec the longest lifetime of a grant
  * @param maxTimeoutSec the longest exec timeout of an admitted exec
- * @param cpus the CPU limit of an admitted session
- * @param memoryMb the memory limit of an admitted session, at least 32
- * @param pidsLimit the process limit of an admitted session
- * @param readOnlyRootfs whether an admitted session's root is read-only
- * @param workspaceQuotaMb the workspace quota of an admitted session (0: none)
+ * @param limits the CPU, memory and process limits, root file system and workspace quota of an
+ *     admitted session
  * @param readinessCacheSec how long a readiness answer is reused
  */
 record AdmissionPolicy(
@@ -32,16 +30,13 @@ record AdmissionPolicy(
     int maxManagedProcesses,
     int maxGrantTtlSec,
     int maxTimeoutSec,
-    double cpus,
-    int memoryMb,
-    int pidsLimit,
-    boolean readOnlyRootfs,
-    int workspaceQuotaMb,
+    BoxLimits limits,
     int readinessCacheSec) {
 
   /** The reference's defaults: admission off. */
   static final AdmissionPolicy DEFAULT =
-      new AdmissionPolicy(false, "global", "nsjail", 1, 0, 300, 120, 1.0, 512, 128, true, 0, 15);
+      new AdmissionPolicy(
+          false, "global", "nsjail", 1, 0, 300, 120, new BoxLimits(1.0, 512, 128, true, 0), 15);
 
   private static final Set<String> INTEGERS =
       Set.of(
@@ -80,11 +75,7 @@ record AdmissionPolicy(
         maxManagedProcesses,
         maxGrantTtlSec,
         maxTimeoutSec,
-        cpus,
-        memoryMb,
-        pidsLimit,
-        readOnlyRootfs,
-        workspaceQuotaMb,
+        limits,
         readinessCacheSec);
   }
 
@@ -121,7 +112,8 @@ record AdmissionPolicy(
     }
     int ttl = positive(node, "max_grant_ttl_sec", d.maxGrantTtlSec);
     int timeout = positive(node, "max_timeout_sec", d.maxTimeoutSec);
-    double cpus = d.cpus;
+    BoxLimits defaultLimits = d.limits;
+    double cpus = defaultLimits.cpus();
     JsonNode cpusNode = node.get("cpus");
     if (cpusNode != null && !cpusNode.isNull()) {
       if (!cpusNode.isNumber()) {
@@ -132,13 +124,13 @@ record AdmissionPolicy(
         throw invalid("cpus", "cpus must be greater than 0");
       }
     }
-    int memory = integer(node, "memory_mb", d.memoryMb);
+    int memory = integer(node, "memory_mb", defaultLimits.memoryMb());
     if (memory < 32) {
       throw invalid("memory_mb", "memory_mb must be at least 32");
     }
-    int pids = positive(node, "pids_limit", d.pidsLimit);
-    boolean readOnly = bool(node, "read_only_rootfs", d.readOnlyRootfs);
-    int quota = nonNegative(node, "workspace_quota_mb", d.workspaceQuotaMb);
+    int pids = positive(node, "pids_limit", defaultLimits.pidsLimit());
+    boolean readOnly = bool(node, "read_only_rootfs", defaultLimits.readOnlyRootfs());
+    int quota = nonNegative(node, "workspace_quota_mb", defaultLimits.workspaceQuotaMb());
     int cache = nonNegative(node, "readiness_cache_sec", d.readinessCacheSec);
     return new AdmissionPolicy(
         required,
@@ -148,11 +140,7 @@ record AdmissionPolicy(
         maxProcesses,
         ttl,
         timeout,
-        cpus,
-        memory,
-        pids,
-        readOnly,
-        quota,
+        new BoxLimits(cpus, memory, pids, readOnly, quota),
         cache);
   }
 

@@ -79,11 +79,7 @@ final class AdmittedSpec {
         .extraMounts(skillMounts)
         .persistent(true)
         .timeoutSec(Math.min(requested.timeoutSec(), policy.maxTimeoutSec()))
-        .cpus(policy.cpus())
-        .memoryMb(policy.memoryMb())
-        .pidsLimit(policy.pidsLimit())
-        .readOnlyRootfs(policy.readOnlyRootfs())
-        .workspaceQuotaMb(policy.workspaceQuotaMb())
+        .limits(policy.limits())
         .build();
   }
 

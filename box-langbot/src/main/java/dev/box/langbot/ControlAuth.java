@@ -95,9 +95,4 @@ public final class ControlAuth {
     String current = pinned.get();
     return current != null && current.equals(instanceId);
   }
-
-  /** The pinned instance, or null before the first connection. */
-  public @Nullable String pinnedInstance() {
-    return pinned.get();
-  }
 }

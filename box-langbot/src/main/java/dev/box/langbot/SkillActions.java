@@ -1,5 +1,8 @@
 package dev.box.langbot;
 
+import static dev.box.langbot.ActionData.optional;
+import static dev.box.langbot.ActionData.required;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -14,7 +17,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
@@ -32,23 +34,35 @@ import org.jspecify.annotations.Nullable;
  * must not interleave with a create of the same name.
  */
 final class SkillActions {
-  /** The action names. */
-  static final List<String> ACTIONS =
-      List.of(
-          "box_list_skills",
-          "box_get_skill",
-          "box_create_skill",
-          "box_update_skill",
-          "box_delete_skill",
-          "box_scan_skill_directory",
-          "box_list_skill_files",
-          "box_read_skill_file",
-          "box_write_skill_file",
-          "box_preview_skill_zip",
-          "box_install_skill_zip");
+  /** One skill action of {@code actions} on a request's {@code data} over a Workspace's store. */
+  @FunctionalInterface
+  interface Handler {
+    JsonNode run(SkillActions actions, JsonNode data, SkillStore store) throws IOException;
+  }
 
-  /** The actions whose failures the reference does not answer as {@code BoxValidationError}. */
-  private static final Set<String> UNWRAPPED = Set.of("box_list_skills", "box_get_skill");
+  /**
+   * A skill action.
+   *
+   * @param validated whether the reference reads its keys inside its validation wrapper, so that a
+   *     missing key answers {@code BoxValidationError} rather than {@code KeyError}
+   */
+  record Action(boolean validated, Handler handler) {}
+
+  /** The skill actions, in the order {@link ActionDispatcher#ACTIONS} lists them. */
+  static final ActionTable<Action> TABLE =
+      ActionTable.<Action>builder()
+          .add("box_list_skills", new Action(false, SkillActions::listSkills))
+          .add("box_get_skill", new Action(false, SkillActions::getSkill))
+          .add("box_create_skill", new Action(true, SkillActions::createSkill))
+          .add("box_update_skill", new Action(true, SkillActions::updateSkill))
+          .add("box_delete_skill", new Action(true, SkillActions::deleteSkill))
+          .add("box_scan_skill_directory", new Action(true, SkillActions::scan))
+          .add("box_list_skill_files", new Action(true, SkillActions::listFiles))
+          .add("box_read_skill_file", new Action(true, SkillActions::readFile))
+          .add("box_write_skill_file", new Action(true, SkillActions::writeFile))
+          .add("box_preview_skill_zip", new Action(true, SkillActions::previewZip))
+          .add("box_install_skill_zip", new Action(true, SkillActions::installZip))
+          .build();
 
   private final Supplier<Path> skillsRoot;
   private final Consumer<Path> hostPathCheck;
@@ -138,12 +152,16 @@ final class SkillActions {
    *     KeyError} for a missing key of {@code box_get_skill})
    */
   JsonNode handle(String action, JsonNode data, ActionContext context) {
+    Action skillAction = TABLE.handler(action);
+    if (skillAction == null) {
+      throw new ActionError("BoxError", "unknown action " + action);
+    }
     SkillStore store =
         new SkillStore(
             skillsRoot.get(), Tenancy.namespace(context.instanceUuid(), context.workspaceUuid()));
     lock.lock();
     try {
-      return run(action, data, store);
+      return skillAction.handler().run(this, data, store);
     } catch (SkillException | IllegalArgumentException e) {
       throw new ActionError("BoxValidationError", String.valueOf(e.getMessage()));
     } catch (IOException e) {
@@ -151,8 +169,7 @@ final class SkillActions {
     } catch (UncheckedIOException e) {
       throw new ActionError("BoxValidationError", String.valueOf(e.getMessage()));
     } catch (ActionError e) {
-      // The reference reads the keys of every action but these two inside its validation wrapper.
-      if (e.className().equals("KeyError") && !UNWRAPPED.contains(action)) {
+      if (e.className().equals("KeyError") && skillAction.validated()) {
         throw new ActionError("BoxValidationError", String.valueOf(e.getMessage()));
       }
       throw e;
@@ -161,70 +178,75 @@ final class SkillActions {
     }
   }
 
-  private JsonNode run(String action, JsonNode data, SkillStore store) throws IOException {
-    return switch (action) {
-      case "box_list_skills" -> {
-        ObjectNode result = mapper.createObjectNode();
-        ArrayNode skills = result.putArray("skills");
-        store.list().forEach(s -> skills.add(s.toJson(mapper)));
-        yield result;
-      }
-      case "box_get_skill" -> {
-        Skill skill = store.get(required(data, "name"));
-        ObjectNode result = mapper.createObjectNode();
-        result.set("skill", skill == null ? mapper.nullNode() : skill.toJson(mapper));
-        yield result;
-      }
-      case "box_create_skill" -> wrapped("skill", store.create(object(data, "skill")));
-      case "box_update_skill" ->
-          wrapped("skill", store.update(required(data, "name"), object(data, "skill")));
-      case "box_delete_skill" -> {
-        String name = required(data, "name");
-        store.delete(name);
-        yield mapper.createObjectNode().put("deleted", name);
-      }
-      case "box_scan_skill_directory" -> scan(store, required(data, "path"));
-      case "box_list_skill_files" -> listFiles(store, data);
-      case "box_read_skill_file" -> {
-        String name = required(data, "name");
-        String path = required(data, "path");
-        SkillFiles.Text text = SkillFiles.read(store.require(name), path);
-        ObjectNode result = named(name);
-        result.put("path", text.path());
-        result.put("content", text.content());
-        yield result;
-      }
-      case "box_write_skill_file" -> {
-        String name = required(data, "name");
-        String path = required(data, "path");
-        SkillFiles.Written written =
-            SkillFiles.write(store.require(name), path, optional(data, "content", ""));
-        ObjectNode result = named(name);
-        result.put("path", written.path());
-        result.put("bytes_written", written.bytes());
-        yield result;
-      }
-      case "box_preview_skill_zip" -> {
-        sweepStaging(store);
-        byte[] zip = upload(required(data, "file_key"));
-        yield skills(SkillUploads.preview(store, zip, layout(data)));
-      }
-      case "box_install_skill_zip" -> {
-        sweepStaging(store);
-        byte[] zip = upload(required(data, "file_key"));
-        yield skills(
-            SkillUploads.install(
-                store,
-                zip,
-                layout(data),
-                strings(data.get("source_paths")),
-                optional(data, "source_path", "")));
-      }
-      default -> throw new ActionError("BoxError", "unknown action " + action);
-    };
+  private JsonNode listSkills(JsonNode data, SkillStore store) throws IOException {
+    ObjectNode result = mapper.createObjectNode();
+    ArrayNode skills = result.putArray("skills");
+    store.list().forEach(s -> skills.add(s.toJson(mapper)));
+    return result;
   }
 
-  private JsonNode scan(SkillStore store, String path) throws IOException {
+  private JsonNode getSkill(JsonNode data, SkillStore store) throws IOException {
+    Skill skill = store.get(required(data, "name"));
+    ObjectNode result = mapper.createObjectNode();
+    result.set("skill", skill == null ? mapper.nullNode() : skill.toJson(mapper));
+    return result;
+  }
+
+  private JsonNode createSkill(JsonNode data, SkillStore store) throws IOException {
+    return wrapped("skill", store.create(object(data, "skill")));
+  }
+
+  private JsonNode updateSkill(JsonNode data, SkillStore store) throws IOException {
+    return wrapped("skill", store.update(required(data, "name"), object(data, "skill")));
+  }
+
+  private JsonNode deleteSkill(JsonNode data, SkillStore store) throws IOException {
+    String name = required(data, "name");
+    store.delete(name);
+    return mapper.createObjectNode().put("deleted", name);
+  }
+
+  private JsonNode readFile(JsonNode data, SkillStore store) throws IOException {
+    String name = required(data, "name");
+    String path = required(data, "path");
+    SkillFiles.Text text = SkillFiles.read(store.require(name), path);
+    ObjectNode result = named(name);
+    result.put("path", text.path());
+    result.put("content", text.content());
+    return result;
+  }
+
+  private JsonNode writeFile(JsonNode data, SkillStore store) throws IOException {
+    String name = required(data, "name");
+    String path = required(data, "path");
+    SkillFiles.Written written =
+        SkillFiles.write(store.require(name), path, optional(data, "content", ""));
+    ObjectNode result = named(name);
+    result.put("path", written.path());
+    result.put("bytes_written", written.bytes());
+    return result;
+  }
+
+  private JsonNode previewZip(JsonNode data, SkillStore store) throws IOException {
+    sweepStaging(store);
+    byte[] zip = upload(required(data, "file_key"));
+    return skills(SkillUploads.preview(store, zip, layout(data)));
+  }
+
+  private JsonNode installZip(JsonNode data, SkillStore store) throws IOException {
+    sweepStaging(store);
+    byte[] zip = upload(required(data, "file_key"));
+    return skills(
+        SkillUploads.install(
+            store,
+            zip,
+            layout(data),
+            strings(data.get("source_paths")),
+            optional(data, "source_path", "")));
+  }
+
+  private JsonNode scan(JsonNode data, SkillStore store) throws IOException {
+    String path = required(data, "path");
     Path requested = Path.of(path.strip().isEmpty() ? "." : path.strip()).toAbsolutePath();
     Path real = SkillPackages.real(requested);
     store.scoped(real.toString(), "scan path");
@@ -234,7 +256,7 @@ final class SkillActions {
     return store.scan(real.toString()).toJson(mapper);
   }
 
-  private JsonNode listFiles(SkillStore store, JsonNode data) throws IOException {
+  private JsonNode listFiles(JsonNode data, SkillStore store) throws IOException {
     Skill skill = store.require(required(data, "name"));
     SkillFiles.Listing listing =
         SkillFiles.list(
@@ -314,14 +336,6 @@ final class SkillActions {
     return result;
   }
 
-  private static String required(JsonNode data, String key) {
-    JsonNode value = data.get(key);
-    if (value == null || value.isNull()) {
-      throw ActionError.missingKey(key);
-    }
-    return value.isTextual() ? value.asText() : value.toString();
-  }
-
   /**
    * How the upload actions' {@code data} says to read the archive, with the reference's defaults.
    */
@@ -330,14 +344,6 @@ final class SkillActions {
         optional(data, "filename", "skill.zip"),
         optional(data, "source_subdir", ""),
         optional(data, "target_suffix", "upload"));
-  }
-
-  private static String optional(JsonNode data, String key, String fallback) {
-    JsonNode value = data.get(key);
-    if (value == null || value.isNull()) {
-      return fallback;
-    }
-    return value.isTextual() ? value.asText() : value.toString();
   }
 
   private static JsonNode object(JsonNode data, String key) {

@@ -1,15 +1,20 @@
 package dev.box.langchain4j;
 
 import dev.box.agenthost.AgentHost;
-import dev.box.agenthost.ExecOutcome;
 import dev.box.agenthost.ExecRequest;
+import dev.box.agenthost.ExecToolResult;
 import dev.langchain4j.code.CodeExecutionEngine;
+import java.util.HexFormat;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A LangChain4j {@link CodeExecutionEngine} that runs code in a Box sandbox: each call runs the
  * code with an interpreter ({@code python3} unless told otherwise) in one session, so files the
- * code writes stay for the next call. The code reaches the interpreter on its standard input, never
- * on a command line.
+ * code writes stay for the next call. The code is uploaded through the server's files API ({@link
+ * dev.box.agenthost.AgentFiles}) to a file in the sandbox's {@code /tmp}, which the interpreter
+ * reads as its standard input; the file is removed before the interpreter starts. The code never
+ * travels on a command line or in an environment variable, so its size is bounded only by the
+ * server's file limit.
  *
  * <p>It returns what the code printed, cut for a model as the agent host cuts it; when the code
  * fails, it returns the exit code and standard error instead, so that a model can correct it.
@@ -43,11 +48,17 @@ public final class BoxCodeExecutionEngine implements CodeExecutionEngine {
 
   @Override
   public String execute(String code) {
-    ExecOutcome out =
+    String file =
+        "/tmp/.box-code-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+    host.files().write(sessionId, file, code);
+    ExecToolResult out =
         host.exec(
             sessionId,
-            ExecRequest.builder("printf '%s' \"$BOX_CODE\" | " + interpreter + " -")
-                .env("BOX_CODE", code)
+            ExecRequest.builder(
+                    "{ rm -f -- \"$BOX_CODE_FILE\"; exec "
+                        + interpreter
+                        + " -; } < \"$BOX_CODE_FILE\"")
+                .env("BOX_CODE_FILE", file)
                 .build());
     if (out.ok()) {
       return out.stdout();

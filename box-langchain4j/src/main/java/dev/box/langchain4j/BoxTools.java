@@ -1,10 +1,13 @@
 package dev.box.langchain4j;
 
+import dev.box.agenthost.AgentFiles;
 import dev.box.agenthost.AgentHost;
-import dev.box.agenthost.ExecOutcome;
 import dev.box.agenthost.ExecRequest;
+import dev.box.agenthost.ExecToolResult;
+import dev.box.api.BoxException;
 import dev.langchain4j.agent.tool.P;
 import dev.langchain4j.agent.tool.Tool;
+import java.io.UncheckedIOException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,7 +17,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>All calls of one instance run in one session, whose id is fixed when it is made (for example
  * {@code host.sessionId(context, SessionIdTemplate.PER_USER)}), so files persist between calls.
- * Files are read and written with commands inside the sandbox, never on the host.
+ * Files are read and written through the server's files API ({@link AgentFiles}), never on the
+ * host: a write takes any content up to the server's file limit, and a read is cut for a model as
+ * exec output is, with the notice of how much was cut.
  *
  * <pre>{@code
  * Assistant assistant = AiServices.builder(Assistant.class)
@@ -43,7 +48,7 @@ public final class BoxTools {
       "Runs a shell command in an isolated Linux sandbox and returns its exit code, stdout and"
           + " stderr. Use it for exact calculations, data processing and inspecting files; the"
           + " working directory /workspace persists between calls.")
-  public ExecOutcome exec(
+  public ExecToolResult exec(
       @P("the command, run by /bin/sh -c") String command,
       @P(value = "the absolute working directory, /workspace by default", required = false)
           @Nullable String workdir,
@@ -56,10 +61,11 @@ public final class BoxTools {
   /** Reads a text file. */
   @Tool("Reads a text file in the sandbox and returns its content.")
   public String readFile(@P("the file's path, absolute or relative to /workspace") String path) {
-    ExecOutcome out =
-        host.exec(
-            sessionId, ExecRequest.builder("cat -- \"$BOX_PATH\"").env("BOX_PATH", path).build());
-    return out.ok() ? out.stdout() : "Cannot read " + path + ": " + out.stderr().strip();
+    try {
+      return host.files().read(sessionId, path).text();
+    } catch (BoxException | UncheckedIOException e) {
+      return "Cannot read " + path + ": " + e.getMessage();
+    }
   }
 
   /** Writes a text file, creating its directories. */
@@ -67,25 +73,19 @@ public final class BoxTools {
   public String writeFile(
       @P("the file's path, absolute or relative to /workspace") String path,
       @P("the complete new content") String content) {
-    ExecOutcome out =
-        host.exec(
-            sessionId,
-            ExecRequest.builder(
-                    "mkdir -p -- \"$(dirname -- \"$BOX_PATH\")\""
-                        + " && printf '%s' \"$BOX_CONTENT\" > \"$BOX_PATH\"")
-                .env("BOX_PATH", path)
-                .env("BOX_CONTENT", content)
-                .build());
-    return out.ok()
-        ? "Wrote " + content.codePointCount(0, content.length()) + " characters to " + path
-        : "Cannot write " + path + ": " + out.stderr().strip();
+    try {
+      host.files().write(sessionId, path, content);
+    } catch (BoxException e) {
+      return "Cannot write " + path + ": " + e.getMessage();
+    }
+    return "Wrote " + content.codePointCount(0, content.length()) + " characters to " + path;
   }
 
   /** Lists a directory. */
   @Tool("Lists the entries of a directory in the sandbox, one per line, directories ending in /.")
   public String listFiles(
       @P(value = "the directory, /workspace by default", required = false) @Nullable String path) {
-    ExecOutcome out =
+    ExecToolResult out =
         host.exec(
             sessionId,
             ExecRequest.builder("ls -1Ap -- \"${BOX_PATH:-/workspace}\"")

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.agenthost.AgentHost;
+import dev.box.agenthost.OutputCut;
 import dev.box.client.LiveBox;
 import dev.langchain4j.agent.tool.Tool;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
@@ -99,7 +100,48 @@ class BoxToolsTest {
     assertThat(call("listFiles", "{}")).contains("notes/");
     assertThat(call("listFiles", "{\"path\": \"notes\"}")).isEqualTo("a.txt\n");
     assertThat(call("readFile", "{\"path\": \"missing.txt\"}"))
-        .startsWith("Cannot read missing.txt: cat: missing.txt: No such file or directory");
+        .startsWith("Cannot read missing.txt: ");
+  }
+
+  /**
+   * One more byte than Linux lets a single environment string hold (MAX_ARG_STRLEN, 131,072 with
+   * its NUL), which is where a write through a command line stops.
+   */
+  private static final int PAST_ONE_ARGUMENT = 131_072;
+
+  @Test
+  void writeFile_takesMoreThanOneCommandLineArgumentHolds() throws Exception {
+    String content = "x".repeat(PAST_ONE_ARGUMENT + 10_000) + "\nend\n";
+    String args =
+        JSON.createObjectNode().put("path", "big/w.txt").put("content", content).toString();
+
+    assertThat(call("writeFile", args))
+        .isEqualTo("Wrote " + content.length() + " characters to big/w.txt");
+    JsonNode size =
+        JSON.readTree(call("exec", "{\"command\": \"wc -c < big/w.txt; tail -n 1 big/w.txt\"}"));
+    assertThat(size.path("stdout").asText()).isEqualTo(content.length() + "\nend\n");
+  }
+
+  @Test
+  void readFile_ofALongFile_isCutForAModelWithANotice_asTheMcpToolsCutIt() {
+    call("exec", "{\"command\": \"mkdir -p big; seq 1 20000 > big/r.txt\"}");
+
+    String read = call("readFile", "{\"path\": \"big/r.txt\"}");
+
+    assertThat(read.codePointCount(0, read.length())).isLessThanOrEqualTo(OutputCut.DEFAULT_LIMIT);
+    assertThat(read)
+        .startsWith("1\n2\n3\n")
+        .endsWith("19999\n20000\n")
+        .contains(" characters truncated] ...");
+    assertThat(read).isEqualTo(OutputCut.of(seq(20_000)).text());
+  }
+
+  private static String seq(int last) {
+    StringBuilder text = new StringBuilder();
+    for (int i = 1; i <= last; i++) {
+      text.append(i).append('\n');
+    }
+    return text.toString();
   }
 
   @Test
@@ -112,5 +154,15 @@ class BoxToolsTest {
     assertThat(engine.execute("print(open('/workspace/x').read())")).isEqualTo("kept\n");
     assertThat(engine.execute("raise SystemExit('no')"))
         .startsWith("The code failed (exit code 1):\nno");
+  }
+
+  @Test
+  void codeExecutionEngine_runsCodeLongerThanOneCommandLineArgumentHolds_andLeavesNoFile() {
+    CodeExecutionEngine engine = new BoxCodeExecutionEngine(host, "lc4j-code-long");
+    String padding = "# " + "p".repeat(PAST_ONE_ARGUMENT) + "\n";
+
+    assertThat(engine.execute(padding + "print('ran')")).isEqualTo("ran\n");
+    assertThat(engine.execute("import glob; print(glob.glob('/tmp/.box-code-*'))"))
+        .isEqualTo("[]\n");
   }
 }

@@ -1,5 +1,6 @@
 package dev.box.mcpserver;
 
+import dev.box.agenthost.AgentFiles;
 import dev.box.agenthost.OutputCut;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
@@ -20,8 +21,6 @@ import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
@@ -41,10 +40,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Everything a sandbox writes is treated as hostile and unbounded: outputs and file contents are
  * cut with {@link OutputCut} (4,000 characters, 60 % head and 40 % tail) and say so in a {@code
- * *_truncated} flag, a file is read up to {@link #MAX_READ_BYTES} only, and a listing shows at most
- * {@link #MAX_ENTRIES} entries. A failure of any kind (a bad argument, an error the server
- * reported, a server that cannot be reached) is a tool result with {@code isError} and a message
- * for the model, never a protocol error or a stack trace.
+ * *_truncated} flag, a file is read up to {@link AgentFiles#MAX_READ_BYTES} only, and a listing
+ * shows at most {@link #MAX_ENTRIES} entries. A failure of any kind (a bad argument, an error the
+ * server reported, a server that cannot be reached) is a tool result with {@code isError} and a
+ * message for the model, never a protocol error or a stack trace.
  *
  * <p>Sessions: {@code exec}, {@code write_file} and {@code start_process} create the session they
  * name when it does not exist (with the default spec), since a model's first step in a fresh
@@ -57,9 +56,6 @@ final class SandboxTools {
 
   /** The session a tool uses when the call names none. */
   static final String DEFAULT_SESSION = "default";
-
-  /** The most bytes of a file {@code read_file} reads; the rest is reported as truncated. */
-  static final int MAX_READ_BYTES = 1024 * 1024;
 
   /** The most entries {@code list_files} returns. */
   static final int MAX_ENTRIES = 200;
@@ -149,20 +145,12 @@ final class SandboxTools {
 
   private Map<String, Object> readFile(ToolArguments args) {
     String path = args.requiredString("path");
-    String session = session(args);
-    byte[] bytes;
-    boolean more;
-    try (InputStream in = client.get().files().open(session, path)) {
-      bytes = in.readNBytes(MAX_READ_BYTES);
-      more = in.read() >= 0;
-    } catch (IOException e) {
-      throw new UncheckedIOException("reading " + path + " failed: " + e.getMessage(), e);
-    }
-    OutputCut content = OutputCut.of(new String(bytes, StandardCharsets.UTF_8));
+    OutputCut content =
+        AgentFiles.readText(client.get().files(), session(args), path, OutputCut.DEFAULT_LIMIT);
     Map<String, Object> answer = new LinkedHashMap<>();
     answer.put("path", path);
     answer.put("content", content.text());
-    answer.put("content_truncated", content.truncated() || more);
+    answer.put("content_truncated", content.truncated());
     return answer;
   }
 

@@ -21,12 +21,12 @@ import java.nio.file.attribute.BasicFileAttributes;
  *
  * @param maxEntries the most entries a scan walks before it refuses (the reference's 100,000)
  */
-public record WorkspaceQuota(int maxEntries) {
+public record AdvisoryWorkspaceQuota(int maxEntries) {
   /** The reference's default entry limit. */
   public static final int DEFAULT_MAX_ENTRIES = 100_000;
 
   /** Clamps {@code maxEntries} to 1..1,000,000, as the reference does. */
-  public WorkspaceQuota {
+  public AdvisoryWorkspaceQuota {
     maxEntries = Math.clamp(maxEntries, 1, 1_000_000);
   }
 

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  * @param stderrTruncated whether stderr was cut, here or by the server
  * @param durationMs the wall-clock duration in milliseconds
  */
-public record ExecOutcome(
+public record ExecToolResult(
     String sessionId,
     String backend,
     BoxExecutionStatus status,
@@ -32,10 +32,10 @@ public record ExecOutcome(
     long durationMs) {
 
   /** {@code result} with each stream cut to {@code limit} characters. */
-  public static ExecOutcome of(BoxExecutionResult result, int limit) {
+  public static ExecToolResult of(BoxExecutionResult result, int limit) {
     OutputCut out = OutputCut.of(result.stdout(), limit);
     OutputCut err = OutputCut.of(result.stderr(), limit);
-    return new ExecOutcome(
+    return new ExecToolResult(
         result.sessionId(),
         result.backendName(),
         result.status(),
