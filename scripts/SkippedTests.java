@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import javax.xml.parsers.DocumentBuilderFactory;
 import org.w3c.dom.Element;
@@ -16,6 +18,9 @@ import org.w3c.dom.NodeList;
  * it skipped. Run by scripts/test after Maven, as {@code java scripts/SkippedTests.java DIR}.
  */
 class SkippedTests {
+  private static final Pattern ASSERTJ =
+      Pattern.compile("assumption was not met due to: \\[(.*)\\]\\s*");
+
   public static void main(String[] args) throws Exception {
     Path root = Path.of(args.length > 0 ? args[0] : ".");
     // reason -> test class -> how many of its tests
@@ -35,10 +40,16 @@ class SkippedTests {
         String reason = skip.getAttribute("message").strip();
         if (reason.isEmpty()) {
           // Surefire puts an exception's message in the element's text, behind its type.
-          reason = firstLine(skip.getTextContent().strip());
+          reason = skip.getTextContent().strip();
           String type = skip.getAttribute("type");
-          if (!type.isEmpty() && reason.startsWith(type + ": ")) {
-            reason = reason.substring(type.length() + 2);
+          if (!type.isEmpty() && reason.startsWith(type + ":")) {
+            reason = reason.substring(type.length() + 1).strip();
+          }
+          reason = firstLine(reason);
+          // AssertJ's assumptions: "assumption was not met due to: [the reason]".
+          Matcher assertj = ASSERTJ.matcher(reason);
+          if (assertj.matches()) {
+            reason = assertj.group(1);
           }
         }
         if (reason.isEmpty()) {
