@@ -185,29 +185,6 @@ public record ServerConfig(
         + "]";
   }
 
-  /** A copy listening on {@code newPort}. */
-  public ServerConfig withPort(int newPort) {
-    return new ServerConfig(
-        host,
-        newPort,
-        dataDir,
-        backend,
-        controlToken,
-        insecure,
-        sessionTtl,
-        maxSessions,
-        maxOutputBytes,
-        allowedMountRoots,
-        processLimits,
-        fileLimits,
-        cgroups,
-        containers,
-        isolation,
-        e2b,
-        backendFixed,
-        metrics);
-  }
-
   /**
    * Resolves the settings.
    *
