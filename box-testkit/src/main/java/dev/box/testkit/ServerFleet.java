@@ -149,7 +149,7 @@ final class ServerFleet implements AutoCloseable {
   }
 
   private static int readPort(Process child) throws Exception {
-    String line = HostCommand.firstLine(child, 60);
+    String line = HarnessCommand.firstLine(child, 60);
     if (!line.startsWith("port=")) {
       throw new IllegalStateException("the child server did not start; its first line: " + line);
     }
