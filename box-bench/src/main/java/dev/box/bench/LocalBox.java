@@ -1,17 +1,16 @@
 package dev.box.bench;
 
+import dev.box.api.internal.FileTrees;
 import dev.box.server.BoxServer;
 import dev.box.server.IsolationConfig;
 import dev.box.server.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -90,13 +89,8 @@ final class LocalBox implements AutoCloseable {
   }
 
   private static void removeTree(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
+    try {
+      FileTrees.deleteTree(root);
     } catch (IOException e) {
       log.warn("could not remove {}: {}", root, e.toString());
     }

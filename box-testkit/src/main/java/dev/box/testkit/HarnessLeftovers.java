@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -83,7 +84,7 @@ final class HarnessLeftovers {
 
   static void deleteDir(Path dir) {
     try {
-      ServerFleet.deleteTree(dir);
+      FileTrees.deleteTree(dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
