@@ -1,4 +1,4 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
 import dev.box.api.internal.FileTrees;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
