@@ -1,6 +1,7 @@
 package dev.box.bench;
 
 import dev.box.api.internal.FileTrees;
+import dev.box.core.settings.RuntimeLimits;
 import dev.box.server.BoxServer;
 import dev.box.server.IsolationConfig;
 import dev.box.server.ServerConfig;
@@ -48,8 +49,8 @@ final class LocalBox implements AutoCloseable {
     flags.put("host", "127.0.0.1");
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());
-    flags.put("session_ttl_sec", "0");
-    flags.put("max_sessions", Integer.toString(maxSessions));
+    flags.put(RuntimeLimits.SESSION_TTL_SEC.key(), "0");
+    flags.put(RuntimeLimits.MAX_SESSIONS.key(), Integer.toString(maxSessions));
     try {
       // No environment: a BOX_* variable of the caller must not change what is measured.
       return new LocalBox(BoxServer.start(ServerConfig.resolve(flags, Map.of())), dataDir);
