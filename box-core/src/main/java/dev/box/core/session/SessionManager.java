@@ -60,7 +60,7 @@ public final class SessionManager implements AutoCloseable {
   private final PersistentSessions persistent;
   private final ExecRunner runner;
   private final SessionExecutor executor;
-  private final SessionTable table = new SessionTable(START_WAIT);
+  private final SessionTable table;
   private final ProcessManager processes;
   private final SessionSandboxes sandboxes;
   private final SessionReaper reaper;
@@ -90,6 +90,7 @@ public final class SessionManager implements AutoCloseable {
       String instanceId,
       SessionListener listener) {
     this.slot = new BackendSlot(choice, SWITCH_WAIT);
+    this.table = new SessionTable(START_WAIT, ticker);
     this.config = config;
     this.clock = clock;
     this.instanceId = instanceId;
