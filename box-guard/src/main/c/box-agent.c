@@ -195,18 +195,35 @@ static void free_words(char **v) {
   free(v);
 }
 
+/* Closes every descriptor from `first` on; false when that cannot be done. */
+static int close_from(unsigned first) {
+  if (syscall(SYS_close_range, first, ~0u, 0u) == 0) return 1;
+  if (errno != ENOSYS) return 0;
+  /* A kernel older than 5.9: close one by one, up to the limit. */
+  long max = sysconf(_SC_OPEN_MAX);
+  for (long fd = first; fd < (max > 0 ? max : 1024); fd++) close((int)fd);
+  return 1;
+}
+
 /* In the child: stdio in place, then wait for go on fd `gate`, then exec. Never returns. */
 static void child(char **argv, char **envp, int in, int out, int err, int gate) {
   sigset_t none;
   sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) _exit(127);
   signal(SIGPIPE, SIG_DFL);
   setsid();
-  if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(127);
-  if (gate != 3) {
-    if (dup2(gate, 3) < 0) _exit(127);
+  /* Above 3 first: when the agent started with 0-2 closed, a stream may be 0-3 itself, and a
+   * dup2 onto its own number keeps close-on-exec. Then each onto its place, from a copy that no
+   * other dup2 overwrites. */
+  int from[4] = {in, out, err, gate};
+  for (int i = 0; i < 4; i++) {
+    from[i] = fcntl(from[i], F_DUPFD_CLOEXEC, 4);
+    if (from[i] < 0) _exit(127);
   }
-  syscall(SYS_close_range, 4u, ~0u, 0u);
+  for (int i = 0; i < 4; i++) {
+    if (dup2(from[i], i) < 0) _exit(127);
+  }
+  if (!close_from(4)) _exit(127);
   char go;
   ssize_t n;
   do {
@@ -341,7 +358,7 @@ int main(int argc, char **argv) {
   if (connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
   signal(SIGPIPE, SIG_IGN);
   /* Other processes of the sandbox user may not read this one's memory (the tokens). */
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("prctl");
   sigset_t chld;
   sigemptyset(&chld);
   sigaddset(&chld, SIGCHLD);

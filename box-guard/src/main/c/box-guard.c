@@ -384,13 +384,17 @@ static int run_init(char **argv) {
   static const int FORWARDED[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
   sigset_t all, previous;
   sigfillset(&all);
-  sigprocmask(SIG_BLOCK, &all, &previous);
+  if (sigprocmask(SIG_BLOCK, &all, &previous) != 0) {
+    fail("sigprocmask", errno);
+  }
   pid_t pid = fork();
   if (pid < 0) {
     fail("fork", errno);
   }
   if (pid == 0) {
-    sigprocmask(SIG_SETMASK, &previous, NULL);
+    if (sigprocmask(SIG_SETMASK, &previous, NULL) != 0) {
+      fail("sigprocmask", errno);
+    }
     execvp(argv[0], argv);
     fail(argv[0], errno);
   }
@@ -402,7 +406,9 @@ static int run_init(char **argv) {
   for (size_t i = 0; i < sizeof FORWARDED / sizeof FORWARDED[0]; i++) {
     sigaction(FORWARDED[i], &action, NULL);
   }
-  sigprocmask(SIG_SETMASK, &previous, NULL);
+  if (sigprocmask(SIG_SETMASK, &previous, NULL) != 0) {
+    fail("sigprocmask", errno);
+  }
   for (;;) {
     int status;
     pid_t ended = waitpid(-1, &status, 0);

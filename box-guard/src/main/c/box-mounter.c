@@ -30,9 +30,23 @@
 
 #define MAX_PATHS 3
 
+/* In the child of join: reports errno and the failed step on the pipe, then exits. */
+static void report(int pipe, unsigned char step) {
+  int error = errno;
+  unsigned char out[5] = {
+      (unsigned char)error, (unsigned char)(error >> 8), (unsigned char)(error >> 16),
+      (unsigned char)(error >> 24), step};
+  ssize_t n;
+  do {
+    n = write(pipe, out, sizeof out);
+  } while (n < 0 && errno == EINTR);
+  _exit(1);
+}
+
 /* The bind of 'J': cloned here (open_tree), flagged, and attached by a child that joins NS, so
- * that this process never leaves the host's mount namespace. Returns 0 or an errno, and the failed
- * step in *step. */
+ * that this process never leaves the host's mount namespace. The child reports a failure's errno
+ * and step on a pipe, so that no errno is lost to an exit code. Returns 0 or an errno, and the
+ * failed step in *step. */
 static int join(const char *src, const char *ns, const char *target, unsigned char *step) {
   /* SRC is a real path already: a symbolic link put there since is not followed. */
   int tree =
@@ -55,33 +69,56 @@ static int join(const char *src, const char *ns, const char *target, unsigned ch
     *step = 7;
     return error;
   }
+  int report_pipe[2];
+  if (pipe2(report_pipe, O_CLOEXEC) != 0) {
+    int error = errno;
+    close(nsfd);
+    close(tree);
+    *step = 7;
+    return error;
+  }
   pid_t child = fork();
   if (child == 0) {
+    close(report_pipe[0]);
     if (setns(nsfd, CLONE_NEWNS) != 0) {
-      _exit(100 + 7);
+      report(report_pipe[1], 7);
     }
     if (move_mount(tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) != 0) {
-      _exit(errno < 100 ? errno : 100 + 8);
+      report(report_pipe[1], 8);
     }
     _exit(0);
   }
+  int fork_error = errno;
+  close(report_pipe[1]);
   int error = 0;
   if (child < 0) {
-    error = errno;
+    error = fork_error;
     *step = 7;
   } else {
-    int status;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    int status = 0;
+    pid_t waited;
+    while ((waited = waitpid(child, &status, 0)) < 0 && errno == EINTR) {
     }
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 100 + 8;
-    if (code >= 100) {
+    int wait_error = waited < 0 ? errno : 0;
+    unsigned char in[5];
+    ssize_t n;
+    do {
+      n = read(report_pipe[0], in, sizeof in);
+    } while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof in) {
+      error = (int)((uint32_t)in[0] | (uint32_t)in[1] << 8 | (uint32_t)in[2] << 16
+          | (uint32_t)in[3] << 24);
+      *step = in[4];
+    } else if (waited < 0) {
+      error = wait_error;
+      *step = 8;
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      /* Killed, or ended without a word: nothing says why. */
       error = EIO;
-      *step = (unsigned char)(code - 100);
-    } else if (code != 0) {
-      error = code;
       *step = 8;
     }
   }
+  close(report_pipe[0]);
   close(nsfd);
   close(tree); /* a tree never attached goes with its last descriptor */
   return error;

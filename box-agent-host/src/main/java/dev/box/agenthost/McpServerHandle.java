@@ -3,6 +3,7 @@ package dev.box.agenthost;
 import dev.box.api.BoxException;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessStatus;
+import dev.box.api.internal.FileTrees;
 import io.modelcontextprotocol.client.McpSyncClient;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -173,7 +174,7 @@ public final class McpServerHandle implements AutoCloseable {
     }
     if (staged != null) {
       try {
-        McpStaging.deleteTree(staged.getParent() == null ? staged : staged.getParent());
+        FileTrees.deleteTree(staged.getParent() == null ? staged : staged.getParent());
       } catch (IOException e) {
         log.warn("cannot delete the staged files of {}: {}", processId, e.toString());
       }

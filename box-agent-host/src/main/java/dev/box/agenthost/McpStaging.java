@@ -1,5 +1,6 @@
 package dev.box.agenthost;
 
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -125,7 +126,7 @@ public final class McpStaging {
       try (Stream<Path> old = Files.list(target)) {
         for (Path entry : old.toList()) {
           if (!PRESERVED.contains(entry.getFileName().toString())) {
-            deleteTree(entry);
+            FileTrees.deleteTree(entry);
           }
         }
       }
@@ -165,30 +166,6 @@ public final class McpStaging {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot stage " + source + " into " + target, e);
     }
-  }
-
-  /** Deletes {@code path} and everything under it, without following links. */
-  public static void deleteTree(Path path) throws IOException {
-    if (!Files.exists(path, LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    Files.walkFileTree(
-        path,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-              throws IOException {
-            Files.delete(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path dir, @Nullable IOException e)
-              throws IOException {
-            Files.delete(dir);
-            return FileVisitResult.CONTINUE;
-          }
-        });
   }
 
   /**

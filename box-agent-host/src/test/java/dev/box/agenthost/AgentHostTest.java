@@ -9,6 +9,7 @@ import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.api.internal.FileTrees;
 import dev.box.client.BoxClient;
 import dev.box.client.LiveBox;
 import java.io.IOException;
@@ -115,7 +116,7 @@ class AgentHostTest {
       assertThat(status.runtime()).isNotNull();
       assertThat(status.connectorError()).isNull();
     } finally {
-      LiveBox.deleteTree(workspace);
+      FileTrees.deleteTreeQuietly(workspace);
     }
   }
 

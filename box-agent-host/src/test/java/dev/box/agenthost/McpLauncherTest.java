@@ -7,6 +7,7 @@ import dev.box.api.BoxHostMountMode;
 import dev.box.api.BoxManagedProcessNotFoundException;
 import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxNetworkMode;
+import dev.box.api.internal.FileTrees;
 import dev.box.client.LiveBox;
 import dev.box.testclient.McpFixture;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
@@ -73,8 +74,8 @@ class McpLauncherTest {
           .as("the shared session stays")
           .isTrue();
     } finally {
-      LiveBox.deleteTree(workspace);
-      LiveBox.deleteTree(project);
+      FileTrees.deleteTreeQuietly(workspace);
+      FileTrees.deleteTreeQuietly(project);
     }
   }
 
@@ -108,7 +109,7 @@ class McpLauncherTest {
           .isEqualTo("/workspace/.mcp/p/workspace/src/server.py");
       assertThat(McpStaging.inferHostPath("npx", List.of("-y", "pkg"))).isNull();
     } finally {
-      LiveBox.deleteTree(project);
+      FileTrees.deleteTreeQuietly(project);
     }
   }
 }

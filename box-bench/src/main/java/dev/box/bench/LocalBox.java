@@ -1,17 +1,17 @@
 package dev.box.bench;
 
+import dev.box.api.internal.FileTrees;
+import dev.box.core.settings.RuntimeLimits;
 import dev.box.server.BoxServer;
 import dev.box.server.IsolationConfig;
 import dev.box.server.ServerConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,8 +49,8 @@ final class LocalBox implements AutoCloseable {
     flags.put("host", "127.0.0.1");
     flags.put("port", "0");
     flags.put("data_dir", dataDir.toString());
-    flags.put("session_ttl_sec", "0");
-    flags.put("max_sessions", Integer.toString(maxSessions));
+    flags.put(RuntimeLimits.SESSION_TTL_SEC.key(), "0");
+    flags.put(RuntimeLimits.MAX_SESSIONS.key(), Integer.toString(maxSessions));
     try {
       // No environment: a BOX_* variable of the caller must not change what is measured.
       return new LocalBox(BoxServer.start(ServerConfig.resolve(flags, Map.of())), dataDir);
@@ -90,13 +90,8 @@ final class LocalBox implements AutoCloseable {
   }
 
   private static void removeTree(Path root) {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
+    try {
+      FileTrees.deleteTree(root);
     } catch (IOException e) {
       log.warn("could not remove {}: {}", root, e.toString());
     }

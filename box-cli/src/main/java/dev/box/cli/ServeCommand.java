@@ -1,6 +1,8 @@
 package dev.box.cli;
 
 import dev.box.client.BoxClient;
+import dev.box.core.settings.IntSetting;
+import dev.box.core.settings.RuntimeLimits;
 import dev.box.langbot.StdioControl;
 import dev.box.mcpserver.McpHttpEndpoint;
 import dev.box.server.BoxServer;
@@ -68,6 +70,11 @@ final class ServeCommand implements Callable<Integer> {
    * ({@code --data-dir} for {@code data_dir}).
    */
   private record Setting(String key, String label, String description, String... aliases) {
+    /** A limit of {@link RuntimeLimits}, its default from the table. */
+    static Setting limit(IntSetting limit, String description) {
+      return new Setting(limit.key(), "N", description + " (" + limit.defaultValue() + ").");
+    }
+
     String name() {
       return "--" + key.replace('_', '-');
     }
@@ -115,20 +122,16 @@ final class ServeCommand implements Callable<Integer> {
               "Require this bearer token on every API request (default:"
                   + " LANGBOT_BOX_CONTROL_TOKEN, else a token generated in <data"
                   + " dir>/control-token)."),
-          new Setting("session_ttl_sec", "N", "Reap sessions idle this long, 0 for never (300)."),
-          new Setting("max_sessions", "N", "Session capacity (64)."),
-          new Setting(
-              "max_output_bytes", "N", "Bytes kept per output stream of an exec (1048576)."),
-          new Setting(
-              "max_file_bytes", "N", "Largest file the files API uploads or downloads (67108864)."),
-          new Setting(
-              "max_archive_bytes",
-              "N",
-              "Largest tar the archive API uploads or downloads (268435456)."),
-          new Setting(
-              "max_archive_entries",
-              "N",
-              "Most entries of an uploaded tar, and of a listing (100000)."),
+          Setting.limit(RuntimeLimits.SESSION_TTL_SEC, "Reap sessions idle this long, 0 for never"),
+          Setting.limit(RuntimeLimits.MAX_SESSIONS, "Session capacity"),
+          Setting.limit(RuntimeLimits.MAX_OUTPUT_BYTES, "Bytes kept per output stream of an exec"),
+          Setting.limit(
+              RuntimeLimits.MAX_FILE_BYTES, "Largest file the files API uploads or downloads"),
+          Setting.limit(
+              RuntimeLimits.MAX_ARCHIVE_BYTES, "Largest tar the archive API uploads or downloads"),
+          Setting.limit(
+              RuntimeLimits.MAX_ARCHIVE_ENTRIES,
+              "Most entries of an uploaded tar, and of a listing"),
           new Setting(
               "allowed_mount_roots", "A,B", "Host directories mounts must be under (any)."));
 

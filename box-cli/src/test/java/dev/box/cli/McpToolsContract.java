@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.box.api.BoxDataDir;
 import dev.box.api.BoxSpec;
+import dev.box.api.internal.FileTrees;
 import dev.box.client.BoxClient;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -67,11 +68,7 @@ abstract class McpToolsContract {
       server.process().destroy();
       server.process().waitFor();
     }
-    try (var paths = Files.walk(dataDir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (java.io.IOException e) {
-      // What is left is in the temp dir.
-    }
+    FileTrees.deleteTreeQuietly(dataDir);
   }
 
   /** The token {@code box serve} generated in its data dir. */

@@ -12,6 +12,7 @@ import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.api.time.Ticker;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.file.Path;

@@ -5,6 +5,7 @@ import dev.box.api.BoxManagedProcessConflictException;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.internal.RelayProtocol;
+import dev.box.api.time.Ticker;
 import java.io.IOException;
 import java.net.http.WebSocket;
 import java.time.Duration;

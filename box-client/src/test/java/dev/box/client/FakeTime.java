@@ -1,5 +1,6 @@
 package dev.box.client;
 
+import dev.box.api.time.Ticker;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -3,6 +3,7 @@ package dev.box.client;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSpec;
+import dev.box.api.internal.FileTrees;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import java.io.IOException;
@@ -10,11 +11,9 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -76,7 +75,7 @@ public final class LiveBox implements BeforeAllCallback, AfterAllCallback {
     if (stopped != null) {
       stopped.client().close();
       stopped.server().close();
-      deleteTree(stopped.dataDir());
+      FileTrees.deleteTreeQuietly(stopped.dataDir());
     }
   }
 
@@ -121,14 +120,5 @@ public final class LiveBox implements BeforeAllCallback, AfterAllCallback {
   public BoxManagedProcessInfo startInNewSession(String sessionId, BoxManagedProcessSpec spec) {
     client().createSession(BoxSpec.builder(sessionId).build());
     return client().startProcess(sessionId, spec);
-  }
-
-  /** Deletes {@code dir} and everything in it, as far as it can: it is a temporary directory. */
-  public static void deleteTree(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // Best effort: a temporary directory.
-    }
   }
 }

@@ -129,13 +129,18 @@ public record RuntimeConfig(
   /** Checks ranges and copies the list. */
   public RuntimeConfig {
     if (sessionTtl.isNegative()) {
-      throw new IllegalArgumentException("session_ttl_sec must not be negative");
+      throw new IllegalArgumentException(
+          RuntimeLimits.SESSION_TTL_SEC.key() + " must not be negative");
     }
     if (maxSessions < 0) {
-      throw new IllegalArgumentException("max_sessions must not be negative");
+      throw new IllegalArgumentException(
+          RuntimeLimits.MAX_SESSIONS.key() + " must not be negative");
     }
-    if (maxOutputBytes < 1024) {
-      throw new IllegalArgumentException("max_output_bytes must be at least 1024");
+    if (maxOutputBytes < RuntimeLimits.MAX_OUTPUT_BYTES.min()) {
+      throw new IllegalArgumentException(
+          RuntimeLimits.MAX_OUTPUT_BYTES.key()
+              + " must be at least "
+              + RuntimeLimits.MAX_OUTPUT_BYTES.min());
     }
     allowedMountRoots = List.copyOf(allowedMountRoots);
   }

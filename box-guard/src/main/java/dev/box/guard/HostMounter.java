@@ -88,7 +88,12 @@ public final class HostMounter implements AutoCloseable {
    * @throws IOException with the failed step and its error
    */
   public void join(Path source, long pid, String target) throws IOException {
-    request('J', source, Path.of("/proc", Long.toString(pid), "ns", "mnt"), Path.of(target));
+    join(source, Path.of("/proc", Long.toString(pid), "ns", "mnt"), target);
+  }
+
+  /** {@link #join(Path, long, String)} into the namespace {@code namespace} names. */
+  void join(Path source, Path namespace, String target) throws IOException {
+    request('J', source, namespace, Path.of(target));
   }
 
   /** {@code umount --lazy point}. */

@@ -133,6 +133,19 @@ class HostMounterTest {
     }
   }
 
+  @Test
+  void aJoinThatCannotEnterTheNamespace_saysWhy() throws Exception {
+    Path target = Files.createDirectories(dir.resolve("target"));
+
+    // A namespace of another kind: the child's setns(CLONE_NEWNS) answers EINVAL, which the
+    // mounter reports as such (not as a bare I/O error).
+    assertThatThrownBy(() -> mounter.join(source, Path.of("/proc/self/ns/net"), target.toString()))
+        .hasMessageContaining("join failed")
+        .hasMessageContaining("EINVAL");
+    assertThat(mountOptions(target)).isNull();
+    assertThat(mounter.usable()).isTrue();
+  }
+
   /** The pid of the first child of {@code parent} (unshare's forked sleep). */
   private static long awaitChildOf(long parent) throws InterruptedException {
     for (int i = 0; i < 500; i++) {

@@ -1,7 +1,7 @@
 package dev.box.langbot;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.box.core.fs.FileTrees;
+import dev.box.api.internal.FileTrees;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package dev.box.langbot;
 
-import dev.box.core.fs.FileTrees;
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

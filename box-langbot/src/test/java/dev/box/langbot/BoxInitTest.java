@@ -8,7 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxProfile;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
+import dev.box.core.exec.ExecRunner;
+import dev.box.core.session.SessionListener;
 import dev.box.core.session.SessionManager;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,6 +19,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,6 +32,7 @@ class BoxInitTest {
 
   private Path cwd;
   private Path other;
+  private final ExecutorService pumps = ExecRunner.newPumpPool();
   private SessionManager sessions;
   private BoxInit init;
 
@@ -37,10 +42,14 @@ class BoxInitTest {
     other = Files.createDirectories(dir.resolve("other"));
     sessions =
         new SessionManager(
-            new NoBackend("no sandbox is started here"),
+            new BackendChoice(
+                new NoBackend("no sandbox is started here"), "none", "test", Map.of()),
             RuntimeConfig.defaults(dir.resolve("data")),
             Clock.systemUTC(),
-            "t");
+            System::nanoTime,
+            pumps,
+            "t",
+            SessionListener.NONE);
     init =
         new BoxInit(
             sessions,
@@ -53,6 +62,7 @@ class BoxInitTest {
   @AfterEach
   void tearDown() {
     sessions.close();
+    pumps.shutdownNow();
   }
 
   private static JsonNode json(String text) throws IOException {

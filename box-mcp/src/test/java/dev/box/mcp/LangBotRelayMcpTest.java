@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.box.client.LiveBox;
+import dev.box.api.internal.FileTrees;
 import dev.box.langbot.ActionContext;
 import dev.box.langbot.Tenancy;
 import dev.box.server.BoxServer;
@@ -76,7 +76,7 @@ class LangBotRelayMcpTest {
   static void stop() {
     http.close();
     server.close();
-    LiveBox.deleteTree(dataDir);
+    FileTrees.deleteTreeQuietly(dataDir);
   }
 
   @Test

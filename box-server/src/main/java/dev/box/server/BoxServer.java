@@ -1,10 +1,12 @@
 package dev.box.server;
 
+import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.CgroupMigrations;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.exec.ExecRunner;
 import dev.box.core.session.SessionListener;
 import dev.box.core.session.SessionManager;
 import dev.box.langbot.ControlAuth;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
@@ -50,6 +53,7 @@ public final class BoxServer implements AutoCloseable {
   private final SandboxBackend backend;
   private final SessionManager sessions;
   private final ScheduledExecutorService reaper;
+  private final ExecutorService pumps;
   private final Javalin http;
   private final LangBotControl langbot;
   private final ApiAccess access;
@@ -64,6 +68,7 @@ public final class BoxServer implements AutoCloseable {
       SandboxBackend backend,
       SessionManager sessions,
       ScheduledExecutorService reaper,
+      ExecutorService pumps,
       Javalin http,
       LangBotControl langbot,
       ApiAccess access,
@@ -79,6 +84,7 @@ public final class BoxServer implements AutoCloseable {
     this.backend = backend;
     this.sessions = sessions;
     this.reaper = reaper;
+    this.pumps = pumps;
     this.http = http;
     this.lockChannel = lockChannel;
     this.lock = lock;
@@ -131,6 +137,7 @@ public final class BoxServer implements AutoCloseable {
     SandboxBackend backend = null;
     SessionManager sessions = null;
     ScheduledExecutorService reaper = null;
+    ExecutorService pumps = null;
     try {
       Path state = StateDir.prepare(config.dataDir());
       channel =
@@ -164,11 +171,14 @@ public final class BoxServer implements AutoCloseable {
               config.processLimits(),
               config.fileLimits());
       BoxMetrics metrics = config.metrics().enabled() ? new BoxMetrics() : null;
+      pumps = ExecRunner.newPumpPool();
       sessions =
           new SessionManager(
               selection,
               runtime,
               clock,
+              Ticker.system(),
+              pumps,
               instanceId,
               metrics != null ? metrics : SessionListener.NONE);
       if (metrics != null) {
@@ -221,6 +231,7 @@ public final class BoxServer implements AutoCloseable {
               backend,
               sessions,
               reaper,
+              pumps,
               http,
               langbot,
               access,
@@ -231,10 +242,10 @@ public final class BoxServer implements AutoCloseable {
       server.logStartup(selection);
       return server;
     } catch (IOException e) {
-      cleanUp(sessions, reaper, backend, lock, channel);
+      cleanUp(sessions, reaper, pumps, backend, lock, channel);
       throw new IllegalStateException("cannot start Box: " + e.getMessage(), e);
     } catch (RuntimeException e) {
-      cleanUp(sessions, reaper, backend, lock, channel);
+      cleanUp(sessions, reaper, pumps, backend, lock, channel);
       throw e;
     }
   }
@@ -376,13 +387,14 @@ public final class BoxServer implements AutoCloseable {
     }
     log.info("Box shutting down: stopping {} sessions", sessions.size());
     http.stop();
-    cleanUp(sessions, reaper, backend, lock, lockChannel);
+    cleanUp(sessions, reaper, pumps, backend, lock, lockChannel);
     log.info("Box stopped");
   }
 
   private static void cleanUp(
       @Nullable SessionManager sessions,
       @Nullable ScheduledExecutorService reaper,
+      @Nullable ExecutorService pumps,
       @Nullable SandboxBackend backend,
       @Nullable FileLock lock,
       @Nullable FileChannel channel) {
@@ -395,6 +407,9 @@ public final class BoxServer implements AutoCloseable {
       sessions.backendChoice().backend().close();
     } else if (backend != null) {
       backend.close();
+    }
+    if (pumps != null) {
+      pumps.shutdownNow();
     }
     try {
       if (lock != null) {

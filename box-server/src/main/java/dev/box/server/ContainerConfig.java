@@ -5,6 +5,7 @@ import dev.box.core.settings.IntSetting;
 import dev.box.core.settings.RuntimeLimits;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -45,6 +46,24 @@ public record ContainerConfig(
       new IntSetting(
           "writable_root_mb", ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB, 0, 1024 * 1024);
 
+  private static final String IMAGE = "image";
+  private static final String DOCKER_HOST = "docker_host";
+  private static final String PODMAN_HOST = "podman_host";
+  private static final String DOCKER_CPU_LIMIT = "docker_cpu_limit";
+  private static final String SECCOMP_PROFILE = "seccomp_profile";
+
+  /** The keys {@link #read} reads. */
+  static final List<String> KEYS =
+      List.of(
+          IMAGE,
+          DOCKER_HOST,
+          PODMAN_HOST,
+          DOCKER_CPU_LIMIT,
+          PULL_TIMEOUT_SEC.key(),
+          SECCOMP_PROFILE,
+          SANDBOX_LEASE_SEC.key(),
+          WRITABLE_ROOT_MB.key());
+
   /**
    * Reads the settings from the resolved values of {@code box serve}.
    *
@@ -54,8 +73,8 @@ public record ContainerConfig(
    * @throws IllegalArgumentException with a message for the user when a value is invalid
    */
   static ContainerConfig read(Map<String, String> values, Map<String, String> env) {
-    String image = values.get("image");
-    String dockerHost = values.get("docker_host");
+    String image = values.get(IMAGE);
+    String dockerHost = values.get(DOCKER_HOST);
     if (dockerHost == null || dockerHost.isBlank()) {
       String fromDocker = env.get("DOCKER_HOST");
       dockerHost =
@@ -65,13 +84,13 @@ public record ContainerConfig(
     }
     return new ContainerConfig(
         image == null || image.isBlank() ? null : image.strip(),
-        socketPath("docker_host", dockerHost),
-        socketPath("podman_host", values.getOrDefault("podman_host", "/run/podman/podman.sock")),
-        RuntimeLimits.CPU_LIMIT.parse(values.get("docker_cpu_limit")),
-        Duration.ofSeconds(PULL_TIMEOUT_SEC.parse(values.get("pull_timeout_sec"))),
-        seccompProfile(values.get("seccomp_profile")),
-        Duration.ofSeconds(SANDBOX_LEASE_SEC.parse(values.get("sandbox_lease_sec"))),
-        WRITABLE_ROOT_MB.parse(values.get("writable_root_mb")));
+        socketPath(DOCKER_HOST, dockerHost),
+        socketPath(PODMAN_HOST, values.getOrDefault(PODMAN_HOST, "/run/podman/podman.sock")),
+        RuntimeLimits.CPU_LIMIT.parse(values.get(DOCKER_CPU_LIMIT)),
+        Duration.ofSeconds(PULL_TIMEOUT_SEC.read(values)),
+        seccompProfile(values.get(SECCOMP_PROFILE)),
+        Duration.ofSeconds(SANDBOX_LEASE_SEC.read(values)),
+        WRITABLE_ROOT_MB.read(values));
   }
 
   /** The container engines' seccomp profile file, checked now, or null for their default. */

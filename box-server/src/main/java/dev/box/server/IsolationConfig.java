@@ -4,6 +4,7 @@ import dev.box.core.net.EgressPolicy;
 import dev.box.core.settings.BooleanSetting;
 import dev.box.core.settings.IntSetting;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -58,6 +59,23 @@ public record IsolationConfig(
   private static final IntSetting SANDBOX_UID =
       new IntSetting("sandbox_uid", DEFAULT_SANDBOX_UID, 1, Integer.MAX_VALUE);
 
+  private static final String EGRESS_ALLOW = "egress_allow";
+  private static final String EGRESS_DENY = "egress_deny";
+  private static final String NSJAIL_PATH = "nsjail_path";
+  private static final String EXEC_AGENT_KEY = "exec_agent";
+  private static final String FAVOR_DYNMODS_KEY = "cgroup_favordynmods";
+
+  /** The keys {@link #read} reads. */
+  static final List<String> KEYS =
+      List.of(
+          SANDBOX_UID.key(),
+          EGRESS_ALLOW,
+          EGRESS_DENY,
+          NSJAIL_PATH,
+          EXEC_AGENT_KEY,
+          POOL_SIZE.key(),
+          FAVOR_DYNMODS_KEY);
+
   /**
    * Reads the settings from the resolved values of {@code box serve} ({@code sandbox_uid}, {@code
    * egress_allow}, {@code egress_deny}, {@code nsjail_path}, {@code exec_agent}, {@code pool_size},
@@ -67,13 +85,13 @@ public record IsolationConfig(
    */
   static IsolationConfig read(Map<String, String> values) {
     return new IsolationConfig(
-        SANDBOX_UID.parse(values.get("sandbox_uid")),
+        SANDBOX_UID.read(values),
         EgressPolicy.parse(
-            values.getOrDefault("egress_allow", ""), values.getOrDefault("egress_deny", "")),
-        nsjailPath(values.get("nsjail_path")),
-        EXEC_AGENT.parse(values.get("exec_agent")),
-        POOL_SIZE.parse(values.get("pool_size")),
-        FAVOR_DYNMODS.parse(values.get("cgroup_favordynmods")));
+            values.getOrDefault(EGRESS_ALLOW, ""), values.getOrDefault(EGRESS_DENY, "")),
+        nsjailPath(values.get(NSJAIL_PATH)),
+        EXEC_AGENT.parse(values.get(EXEC_AGENT_KEY)),
+        POOL_SIZE.read(values),
+        FAVOR_DYNMODS.parse(values.get(FAVOR_DYNMODS_KEY)));
   }
 
   private static @Nullable Path nsjailPath(@Nullable String value) {

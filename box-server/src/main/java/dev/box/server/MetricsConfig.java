@@ -1,6 +1,7 @@
 package dev.box.server;
 
 import dev.box.core.settings.BooleanSetting;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -20,6 +21,12 @@ public record MetricsConfig(boolean enabled, boolean open) {
   /** Off unless exactly {@code true}, as {@code insecure}: it opens a route. */
   private static final BooleanSetting OPEN = BooleanSetting.offUnlessExactly("true");
 
+  private static final String ENABLED_KEY = "metrics";
+  private static final String OPEN_KEY = "metrics_open";
+
+  /** The keys {@link #read} reads. */
+  static final List<String> KEYS = List.of(ENABLED_KEY, OPEN_KEY);
+
   /** The defaults: metrics kept, behind the control token. */
   public static final MetricsConfig DEFAULTS = new MetricsConfig(true, false);
 
@@ -28,6 +35,6 @@ public record MetricsConfig(boolean enabled, boolean open) {
    */
   static MetricsConfig read(Map<String, String> values) {
     return new MetricsConfig(
-        ENABLED.parse(values.get("metrics")), OPEN.parse(values.get("metrics_open")));
+        ENABLED.parse(values.get(ENABLED_KEY)), OPEN.parse(values.get(OPEN_KEY)));
   }
 }

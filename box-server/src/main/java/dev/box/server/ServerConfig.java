@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -80,49 +82,35 @@ public record ServerConfig(
    */
   private static final BooleanSetting CGROUPS = BooleanSetting.onUnless("false");
 
+  private static final String HOST = "host";
+  private static final String DATA_DIR = "data_dir";
+  private static final String BACKEND = "backend";
+  private static final String CONTROL_TOKEN = "control_token";
+  private static final String INSECURE_KEY = "insecure";
+  private static final String ALLOWED_MOUNT_ROOTS = "allowed_mount_roots";
+  private static final String CGROUPS_KEY = "cgroups";
+  private static final String CONFIG = "config";
+
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
-      Set.of(
-          "host",
-          "port",
-          "data_dir",
-          "backend",
-          "control_token",
-          "insecure",
-          "session_ttl_sec",
-          "max_sessions",
-          "max_output_bytes",
-          "allowed_mount_roots",
-          "max_managed_processes",
-          "max_completed_processes",
-          "completed_process_retention_sec",
-          "process_buffer_bytes",
-          "max_file_bytes",
-          "max_archive_bytes",
-          "max_archive_entries",
-          "cgroups",
-          "image",
-          "docker_host",
-          "podman_host",
-          "docker_cpu_limit",
-          "pull_timeout_sec",
-          "sandbox_lease_sec",
-          "writable_root_mb",
-          "sandbox_uid",
-          "egress_allow",
-          "egress_deny",
-          "seccomp_profile",
-          "nsjail_path",
-          "exec_agent",
-          "pool_size",
-          "cgroup_favordynmods",
-          "e2b_api_key",
-          "e2b_api_url",
-          "e2b_template",
-          "e2b_envd_url",
-          "metrics",
-          "metrics_open",
-          "config");
+      Stream.of(
+              Stream.of(
+                  HOST,
+                  PORT.key(),
+                  DATA_DIR,
+                  BACKEND,
+                  CONTROL_TOKEN,
+                  INSECURE_KEY,
+                  ALLOWED_MOUNT_ROOTS,
+                  CGROUPS_KEY,
+                  CONFIG),
+              RuntimeLimits.SERVER.stream().map(IntSetting::key),
+              ContainerConfig.KEYS.stream(),
+              IsolationConfig.KEYS.stream(),
+              E2bSettings.KEYS.stream(),
+              MetricsConfig.KEYS.stream())
+          .flatMap(keys -> keys)
+          .collect(Collectors.toUnmodifiableSet());
 
   /** Copies the list. */
   public ServerConfig {
@@ -185,29 +173,6 @@ public record ServerConfig(
         + "]";
   }
 
-  /** A copy listening on {@code newPort}. */
-  public ServerConfig withPort(int newPort) {
-    return new ServerConfig(
-        host,
-        newPort,
-        dataDir,
-        backend,
-        controlToken,
-        insecure,
-        sessionTtl,
-        maxSessions,
-        maxOutputBytes,
-        allowedMountRoots,
-        processLimits,
-        fileLimits,
-        cgroups,
-        containers,
-        isolation,
-        e2b,
-        backendFixed,
-        metrics);
-  }
-
   /**
    * Resolves the settings.
    *
@@ -217,50 +182,53 @@ public record ServerConfig(
    */
   public static ServerConfig resolve(Map<String, String> flags, Map<String, String> env) {
     Map<String, String> values = new HashMap<>();
-    String file = flags.getOrDefault("config", env.get("BOX_CONFIG"));
+    String file = flags.getOrDefault(CONFIG, env.get(envName(CONFIG)));
     if (file != null && !file.isBlank()) {
       values.putAll(readFile(Path.of(file)));
     }
     for (String key : KEYS) {
-      String fromEnv = env.get("BOX_" + key.toUpperCase(Locale.ROOT));
+      String fromEnv = env.get(envName(key));
       if (fromEnv != null) {
         values.put(key, fromEnv);
       }
     }
     values.putAll(flags);
-    String token = values.get("control_token");
+    String token = values.get(CONTROL_TOKEN);
     return new ServerConfig(
-        values.getOrDefault("host", "127.0.0.1"),
-        PORT.parse(values.get("port")),
-        Path.of(values.getOrDefault("data_dir", BoxDataDir.DEFAULT)).toAbsolutePath().normalize(),
-        values.getOrDefault("backend", "local").strip(),
+        values.getOrDefault(HOST, "127.0.0.1"),
+        PORT.read(values),
+        Path.of(values.getOrDefault(DATA_DIR, BoxDataDir.DEFAULT)).toAbsolutePath().normalize(),
+        values.getOrDefault(BACKEND, "local").strip(),
         token == null || token.isBlank() ? null : token.strip(),
-        INSECURE.parse(values.get("insecure")),
-        Duration.ofSeconds(RuntimeLimits.SESSION_TTL_SEC.parse(values.get("session_ttl_sec"))),
-        RuntimeLimits.MAX_SESSIONS.parse(values.get("max_sessions")),
-        RuntimeLimits.MAX_OUTPUT_BYTES.parse(values.get("max_output_bytes")),
-        roots(values.getOrDefault("allowed_mount_roots", "")),
+        INSECURE.parse(values.get(INSECURE_KEY)),
+        Duration.ofSeconds(RuntimeLimits.SESSION_TTL_SEC.read(values)),
+        RuntimeLimits.MAX_SESSIONS.read(values),
+        RuntimeLimits.MAX_OUTPUT_BYTES.read(values),
+        roots(values.getOrDefault(ALLOWED_MOUNT_ROOTS, "")),
         processLimits(values),
         new RuntimeConfig.FileLimits(
-            RuntimeLimits.MAX_FILE_BYTES.parse(values.get("max_file_bytes")),
-            RuntimeLimits.MAX_ARCHIVE_BYTES.parse(values.get("max_archive_bytes")),
-            RuntimeLimits.MAX_ARCHIVE_ENTRIES.parse(values.get("max_archive_entries"))),
-        CGROUPS.parse(values.get("cgroups")),
+            RuntimeLimits.MAX_FILE_BYTES.read(values),
+            RuntimeLimits.MAX_ARCHIVE_BYTES.read(values),
+            RuntimeLimits.MAX_ARCHIVE_ENTRIES.read(values)),
+        CGROUPS.parse(values.get(CGROUPS_KEY)),
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),
         E2bSettings.read(values, env),
-        values.containsKey("backend"),
+        values.containsKey(BACKEND),
         MetricsConfig.read(values));
+  }
+
+  /** The variable that sets {@code key}: {@code BOX_<KEY>}. */
+  private static String envName(String key) {
+    return "BOX_" + key.toUpperCase(Locale.ROOT);
   }
 
   private static RuntimeConfig.ProcessLimits processLimits(Map<String, String> values) {
     return new RuntimeConfig.ProcessLimits(
-        RuntimeLimits.MAX_MANAGED_PROCESSES.parse(values.get("max_managed_processes")),
-        RuntimeLimits.MAX_COMPLETED_PROCESSES.parse(values.get("max_completed_processes")),
-        Duration.ofSeconds(
-            RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC.parse(
-                values.get("completed_process_retention_sec"))),
-        RuntimeLimits.PROCESS_BUFFER_BYTES.parse(values.get("process_buffer_bytes")));
+        RuntimeLimits.MAX_MANAGED_PROCESSES.read(values),
+        RuntimeLimits.MAX_COMPLETED_PROCESSES.read(values),
+        Duration.ofSeconds(RuntimeLimits.COMPLETED_PROCESS_RETENTION_SEC.read(values)),
+        RuntimeLimits.PROCESS_BUFFER_BYTES.read(values));
   }
 
   private static List<Path> roots(String value) {
@@ -286,7 +254,7 @@ public record ServerConfig(
     tree.forEach(
         (k, v) -> {
           String key = String.valueOf(k).replace('-', '_');
-          if (!KEYS.contains(key) || key.equals("config")) {
+          if (!KEYS.contains(key) || key.equals(CONFIG)) {
             throw new IllegalArgumentException("unknown key '" + k + "' in config file " + file);
           }
           if (v instanceof List<?> list) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.internal.FileTrees;
 import dev.box.testclient.BoxHttp.Bytes;
 import dev.box.testclient.ManualClock;
 import dev.box.testclient.TarBytes;
@@ -250,9 +251,7 @@ class FilesRoutesTest {
       }
     } finally {
       box.delete("/v1/sessions/ro");
-      try (var walk = Files.walk(host)) {
-        walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      FileTrees.deleteTreeQuietly(host);
     }
   }
 

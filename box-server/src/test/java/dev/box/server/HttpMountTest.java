@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.box.api.BoxValidationException;
+import dev.box.api.internal.FileTrees;
 import dev.box.server.http.HttpMount;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
@@ -70,9 +71,7 @@ class HttpMountTest {
       server.close();
     }
     if (dataDir != null) {
-      try (var paths = Files.walk(dataDir)) {
-        paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      }
+      FileTrees.deleteTreeQuietly(dataDir);
     }
   }
 

@@ -9,8 +9,6 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletionException;
@@ -150,13 +148,6 @@ public final class BoxSocket implements AutoCloseable {
       return c;
     }
     throw new AssertionError("expected the close, got " + frame);
-  }
-
-  /** Frames received so far and not yet read. */
-  public List<Frame> drained() {
-    List<Frame> list = new ArrayList<>();
-    frames.drainTo(list);
-    return list;
   }
 
   /**

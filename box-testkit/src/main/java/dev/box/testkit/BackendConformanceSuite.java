@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxCapabilities;
+import dev.box.api.internal.FileTrees;
 import dev.box.server.BoxServer;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
@@ -131,7 +132,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
       server.close();
     }
     if (hostDir != null) {
-      ServerFleet.deleteTree(hostDir);
+      FileTrees.deleteTreeQuietly(hostDir);
     }
   }
 

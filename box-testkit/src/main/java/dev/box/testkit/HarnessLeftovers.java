@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -33,7 +34,7 @@ final class HarnessLeftovers {
    * nftables table.
    */
   static void sweep() {
-    for (String line : HostCommand.ip("netns", "list").lines().toList()) {
+    for (String line : HarnessCommand.ip("netns", "list").lines().toList()) {
       String namespace = line.split(" ")[0];
       if (isLeftover(namespace)) {
         removeNamespace(namespace);
@@ -50,10 +51,10 @@ final class HarnessLeftovers {
         throw new UncheckedIOException(e);
       }
     }
-    for (String line : HostCommand.ip("-o", "link", "show").lines().toList()) {
+    for (String line : HarnessCommand.ip("-o", "link", "show").lines().toList()) {
       String[] f = line.split(":\\s+|@", 3);
       if (f.length > 1 && isLeftover(f[1])) {
-        HostCommand.ip("link", "del", f[1]);
+        HarnessCommand.ip("link", "del", f[1]);
       }
     }
     UplinkGuard.sweep(HarnessLeftovers::isLeftover);
@@ -64,7 +65,8 @@ final class HarnessLeftovers {
    * then deletes it and its {@code /etc/netns} directory.
    */
   static void removeNamespace(String namespace) {
-    HostCommand.Result pids = HostCommand.attempt(List.of("ip", "netns", "pids", namespace), "");
+    HarnessCommand.Result pids =
+        HarnessCommand.attempt(List.of("ip", "netns", "pids", namespace), "");
     if (pids.exitCode() == 0) {
       for (String pid :
           pids.output().lines().map(String::strip).filter(p -> !p.isEmpty()).toList()) {
@@ -76,13 +78,13 @@ final class HarnessLeftovers {
                 });
       }
     }
-    HostCommand.attempt(List.of("ip", "netns", "del", namespace), "");
+    HarnessCommand.attempt(List.of("ip", "netns", "del", namespace), "");
     deleteDir(Path.of("/etc/netns", namespace));
   }
 
   static void deleteDir(Path dir) {
     try {
-      ServerFleet.deleteTree(dir);
+      FileTrees.deleteTree(dir);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

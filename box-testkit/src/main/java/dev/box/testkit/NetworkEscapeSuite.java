@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.box.api.internal.FileTrees;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import dev.box.testclient.OptionalPiece;
@@ -146,7 +147,7 @@ public abstract class NetworkEscapeSuite extends BackendSuite {
         w.close();
       }
       if (logs != null) {
-        ServerFleet.deleteTree(logs);
+        FileTrees.deleteTreeQuietly(logs);
       }
     }
     assertThat(ours)

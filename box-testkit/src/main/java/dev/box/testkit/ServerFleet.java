@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.internal.FileTrees;
 import dev.box.server.BoxServer;
 import dev.box.server.ServerConfig;
 import dev.box.testclient.BoxHttp;
@@ -10,13 +11,11 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The servers one conformance suite starts, in this JVM or in child JVMs, each on a fresh temporary
@@ -149,7 +148,7 @@ final class ServerFleet implements AutoCloseable {
   }
 
   private static int readPort(Process child) throws Exception {
-    String line = HostCommand.firstLine(child, 60);
+    String line = HarnessCommand.firstLine(child, 60);
     if (!line.startsWith("port=")) {
       throw new IllegalStateException("the child server did not start; its first line: " + line);
     }
@@ -176,23 +175,7 @@ final class ServerFleet implements AutoCloseable {
       }
     }
     for (Path dir : dataDirs) {
-      deleteTree(dir);
-    }
-  }
-
-  /** Deletes what it can under {@code root}: a sandbox may have left files it cannot remove. */
-  static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException e) {
-          // Left for the temp dir's owner.
-        }
-      }
+      FileTrees.deleteTreeQuietly(dir);
     }
   }
 }

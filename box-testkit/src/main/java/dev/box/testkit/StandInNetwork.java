@@ -69,7 +69,7 @@ final class StandInNetwork implements AutoCloseable {
   private final String name;
   private final String world;
   private final String host;
-  private final List<HostCommand.Daemon> daemons = new CopyOnWriteArrayList<>();
+  private final List<HarnessCommand.Daemon> daemons = new CopyOnWriteArrayList<>();
   private final List<UnixSocketForwarder> forwarders = new CopyOnWriteArrayList<>();
   private UplinkGuard guard = UplinkGuard.none();
 
@@ -130,7 +130,7 @@ final class StandInNetwork implements AutoCloseable {
     Path socket = runDir().resolve("server-" + serverPort + ".sock");
     List<String> relay = new ArrayList<>(List.of("perl", "-e", PerlScripts.RELAY));
     relay.addAll(List.of(socket.toString(), "127.0.0.1", Integer.toString(serverPort)));
-    HostCommand.Daemon daemon = startDaemon(inServerNamespace(relay));
+    HarnessCommand.Daemon daemon = startDaemon(inServerNamespace(relay));
     if (!daemon.firstLine().equals("ready")) {
       throw new IllegalStateException("relay.pl did not start: " + daemon.firstLine());
     }
@@ -157,7 +157,7 @@ final class StandInNetwork implements AutoCloseable {
     targets.forEach(t -> requireStaysOnMachine(t.substring(0, t.lastIndexOf(':'))));
     List<String> command = new ArrayList<>(List.of("perl", "-e", PerlScripts.PROBE));
     command.addAll(targets);
-    return ProbeReport.parse(targets, HostCommand.run(inServerNamespace(command), ""));
+    return ProbeReport.parse(targets, HarnessCommand.run(inServerNamespace(command), ""));
   }
 
   /** What {@code getent ahostsv4} answers for {@code hostName} in the server's namespace. */
@@ -165,7 +165,7 @@ final class StandInNetwork implements AutoCloseable {
     if (placement != Placement.OWN_NAMESPACE) {
       throw new IllegalStateException("the server's namespace uses the machine's own resolver");
     }
-    return HostCommand.attempt(inServerNamespace(List.of("getent", "ahostsv4", hostName)), "")
+    return HarnessCommand.attempt(inServerNamespace(List.of("getent", "ahostsv4", hostName)), "")
         .output();
   }
 
@@ -243,10 +243,10 @@ final class StandInNetwork implements AutoCloseable {
         // Its connections end with the relay's namespace below.
       }
     }
-    daemons.forEach(HostCommand.Daemon::stop);
+    daemons.forEach(HarnessCommand.Daemon::stop);
     daemons.clear();
     if (placement == Placement.ROOT_NAMESPACE) {
-      HostCommand.attempt(List.of("ip", "link", "del", name), "");
+      HarnessCommand.attempt(List.of("ip", "link", "del", name), "");
       guard.remove();
     } else {
       HarnessLeftovers.removeNamespace(host);
@@ -315,7 +315,7 @@ final class StandInNetwork implements AutoCloseable {
   /** A namespace with loopback up and IPv6 off (no router solicitations, nothing to watch). */
   private static void addNamespace(String namespace) {
     ip("netns", "add", namespace);
-    HostCommand.run(
+    HarnessCommand.run(
         List.of(
             "ip",
             "netns",
@@ -330,13 +330,13 @@ final class StandInNetwork implements AutoCloseable {
     ip("-n", namespace, "link", "set", "lo", "up");
   }
 
-  private HostCommand.Daemon startDaemon(List<String> command) {
-    HostCommand.Daemon daemon = HostCommand.startDaemon(command);
+  private HarnessCommand.Daemon startDaemon(List<String> command) {
+    HarnessCommand.Daemon daemon = HarnessCommand.startDaemon(command);
     daemons.add(daemon);
     return daemon;
   }
 
-  private static int port(HostCommand.Daemon daemon) {
+  private static int port(HarnessCommand.Daemon daemon) {
     if (!daemon.firstLine().startsWith("port=")) {
       daemon.stop();
       throw new IllegalStateException("a stand-in listener did not start: " + daemon.firstLine());
@@ -359,7 +359,7 @@ final class StandInNetwork implements AutoCloseable {
       command.addAll(List.of("-n", host));
     }
     command.addAll(List.of(args));
-    return HostCommand.run(command, "");
+    return HarnessCommand.run(command, "");
   }
 
   /** Where the harness keeps its sockets: a directory of the machine's /run, root's alone. */
@@ -374,7 +374,7 @@ final class StandInNetwork implements AutoCloseable {
   }
 
   private static String ip(String... args) {
-    return HostCommand.ip(args);
+    return HarnessCommand.ip(args);
   }
 
   private static void write(Path file, String text) {

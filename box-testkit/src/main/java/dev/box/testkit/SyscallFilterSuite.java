@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.internal.FileTrees;
 import dev.box.guard.AttackProgram;
 import dev.box.guard.SyscallGuard;
 import dev.box.testclient.Answer;
@@ -75,7 +76,7 @@ public abstract class SyscallFilterSuite extends BackendSuite {
       server.close();
     }
     if (programs != null) {
-      ServerFleet.deleteTree(programs());
+      FileTrees.deleteTreeQuietly(programs());
     }
   }
 

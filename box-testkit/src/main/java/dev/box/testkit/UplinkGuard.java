@@ -40,18 +40,18 @@ final class UplinkGuard {
     List<String> uplinks = new ArrayList<>();
     List<String> addresses = new ArrayList<>();
     for (String family : List.of("-4", "-6")) {
-      Matcher dev = DEV.matcher(HostCommand.run("ip", family, "-o", "route", "show", "default"));
+      Matcher dev = DEV.matcher(HarnessCommand.run("ip", family, "-o", "route", "show", "default"));
       while (dev.find()) {
         if (!uplinks.contains(dev.group(1))) {
           uplinks.add(dev.group(1));
           addresses.addAll(
-              addresses(HostCommand.run("ip", "-o", "addr", "show", "dev", dev.group(1))));
+              addresses(HarnessCommand.run("ip", "-o", "addr", "show", "dev", dev.group(1))));
         }
       }
     }
     UplinkGuard guard = new UplinkGuard(table, uplinks, addresses);
     if (!uplinks.isEmpty()) {
-      HostCommand.run(List.of("nft", "-f", "-"), guard.ruleset());
+      HarnessCommand.run(List.of("nft", "-f", "-"), guard.ruleset());
     }
     return guard;
   }
@@ -76,8 +76,8 @@ final class UplinkGuard {
     if (uplinks.isEmpty()) {
       return;
     }
-    HostCommand.Result route =
-        HostCommand.attempt(List.of("ip", "-o", "route", "get", address), "");
+    HarnessCommand.Result route =
+        HarnessCommand.attempt(List.of("ip", "-o", "route", "get", address), "");
     Matcher dev = DEV.matcher(route.output());
     if (uplinkAddresses.contains(address) || (dev.find() && uplinks.contains(dev.group(1)))) {
       throw new IllegalStateException(
@@ -102,7 +102,7 @@ final class UplinkGuard {
     if (!uplinks.isEmpty()) {
       Matcher pair =
           Pattern.compile("([0-9.]+) \\. ([0-9.]+)")
-              .matcher(HostCommand.run("nft", "list", "set", "inet", table, "stopped"));
+              .matcher(HarnessCommand.run("nft", "list", "set", "inet", table, "stopped"));
       while (pair.find()) {
         flows.add(new Flow(pair.group(1), pair.group(2)));
       }
@@ -117,7 +117,7 @@ final class UplinkGuard {
     }
     Matcher counter =
         Pattern.compile("counter packets ([0-9]+)")
-            .matcher(HostCommand.run("nft", "list", "table", "inet", table));
+            .matcher(HarnessCommand.run("nft", "list", "table", "inet", table));
     long total = 0;
     while (counter.find()) {
       total += Long.parseLong(counter.group(1));
@@ -128,20 +128,20 @@ final class UplinkGuard {
   /** Deletes the table. */
   void remove() {
     if (!uplinks.isEmpty()) {
-      HostCommand.attempt(List.of("nft", "delete", "table", "inet", table), "");
+      HarnessCommand.attempt(List.of("nft", "delete", "table", "inet", table), "");
     }
   }
 
   /** Deletes every {@code inet} table whose name {@code isLeftover} accepts. */
   static void sweep(Predicate<String> isLeftover) {
-    HostCommand.Result tables = HostCommand.attempt(List.of("nft", "list", "tables"), "");
+    HarnessCommand.Result tables = HarnessCommand.attempt(List.of("nft", "list", "tables"), "");
     if (tables.exitCode() != 0) {
       return;
     }
     for (String line : tables.output().lines().toList()) {
       String[] f = line.split(" ");
       if (f.length == 3 && f[1].equals("inet") && isLeftover.test(f[2])) {
-        HostCommand.run("nft", "delete", "table", "inet", f[2]);
+        HarnessCommand.run("nft", "delete", "table", "inet", f[2]);
       }
     }
   }

@@ -1,8 +1,8 @@
 package dev.box.testkit;
 
 import dev.box.api.BoxDataDir;
+import dev.box.backend.e2b.FakeE2b;
 import dev.box.core.Hashes;
-import dev.box.testkit.e2b.FakeE2b;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 /**
- * Protocol details shared by the server and the client SDK. Not API: these classes change with the
- * protocol, without notice.
+ * Details shared by the server, the core and the client SDK: the relay protocol, and file-tree
+ * operations. Not API: these classes change without notice.
  */
 @NullMarked
 package dev.box.api.internal;

@@ -1,6 +1,6 @@
 package dev.box.backend.bwrap;
 
-import dev.box.core.time.Ticker;
+import dev.box.api.time.Ticker;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;

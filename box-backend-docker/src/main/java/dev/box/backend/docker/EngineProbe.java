@@ -1,7 +1,7 @@
 package dev.box.backend.docker;
 
+import dev.box.api.time.Ticker;
 import dev.box.core.backend.BackendStatus;
-import dev.box.core.time.Ticker;
 import java.time.Duration;
 
 /**

@@ -1,6 +1,7 @@
 package dev.box.backend.e2b;
 
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
@@ -15,6 +16,14 @@ import org.jspecify.annotations.Nullable;
  *     service behind one proxy may answer on a path instead
  */
 public record E2bSettings(@Nullable String apiKey, String apiUrl, String template, String envdUrl) {
+  private static final String API_KEY = "e2b_api_key";
+  private static final String API_URL = "e2b_api_url";
+  private static final String TEMPLATE = "e2b_template";
+  private static final String ENVD_URL = "e2b_envd_url";
+
+  /** The keys {@link #read} reads. */
+  public static final List<String> KEYS = List.of(API_KEY, API_URL, TEMPLATE, ENVD_URL);
+
   /** E2B's own control plane. */
   public static final String DEFAULT_API_URL = "https://api.e2b.app";
 
@@ -27,12 +36,12 @@ public record E2bSettings(@Nullable String apiKey, String apiUrl, String templat
   /** Checks the addresses. */
   public E2bSettings {
     apiKey = apiKey == null || apiKey.isBlank() ? null : apiKey.strip();
-    apiUrl = stripSlash(checkedUrl("e2b_api_url", apiUrl));
+    apiUrl = stripSlash(checkedUrl(API_URL, apiUrl));
     if (template.isBlank()) {
-      throw new IllegalArgumentException("e2b_template must not be blank");
+      throw new IllegalArgumentException(TEMPLATE + " must not be blank");
     }
     template = template.strip();
-    checkedUrl("e2b_envd_url", envdUrl.replace("{sandboxID}", "x").replace("{domain}", "x"));
+    checkedUrl(ENVD_URL, envdUrl.replace("{sandboxID}", "x").replace("{domain}", "x"));
     envdUrl = stripSlash(envdUrl.strip());
   }
 
@@ -44,10 +53,10 @@ public record E2bSettings(@Nullable String apiKey, String apiUrl, String templat
    * @throws IllegalArgumentException with a message for the user when a value is invalid
    */
   public static E2bSettings read(Map<String, String> values, Map<String, String> env) {
-    String key = firstSet(env.get("E2B_API_KEY"), values.get("e2b_api_key"));
-    String url = firstSet(env.get("E2B_API_URL"), values.get("e2b_api_url"));
-    String template = values.get("e2b_template");
-    String envd = values.get("e2b_envd_url");
+    String key = firstSet(env.get("E2B_API_KEY"), values.get(API_KEY));
+    String url = firstSet(env.get("E2B_API_URL"), values.get(API_URL));
+    String template = values.get(TEMPLATE);
+    String envd = values.get(ENVD_URL);
     return new E2bSettings(
         key,
         url == null ? DEFAULT_API_URL : url,

@@ -1,10 +1,10 @@
 package dev.box.core.exec;
 
 import dev.box.api.BoxExecutionStatus;
+import dev.box.api.time.Ticker;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
-import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -30,10 +30,9 @@ import org.slf4j.LoggerFactory;
  * the stream is drained and dropped (never closed under the writer) after a short grace.
  *
  * <p>Elapsed time and the drain deadline are read from a {@link Ticker}. The pumps run on an
- * executor that is either given (and then belongs to the caller) or created by the runner (and then
- * shut down by {@link #close()}).
+ * executor the caller gives and shuts down (the server's, see {@link #newPumpPool()}).
  */
-public final class ExecRunner implements AutoCloseable {
+public final class ExecRunner {
   private static final Logger log = LoggerFactory.getLogger(ExecRunner.class);
 
   /** How long to wait for the last output after the command exited (pipes hold a little). */
@@ -45,20 +44,9 @@ public final class ExecRunner implements AutoCloseable {
   private final int maxOutputBytes;
   private final Ticker ticker;
   private final Executor pumps;
-  private final boolean ownsPumps;
 
   /**
-   * Creates a runner with pump threads of its own ({@link #newPumpPool()}), which {@link #close()}
-   * shuts down, and the system ticker.
-   *
-   * @param maxOutputBytes bytes kept per stream (head and tail)
-   */
-  public ExecRunner(int maxOutputBytes) {
-    this(maxOutputBytes, Ticker.system(), newPumpPool(), true);
-  }
-
-  /**
-   * Creates a runner on the caller's pump threads; {@link #close()} leaves them alone.
+   * Creates a runner on the caller's pump threads, which the caller shuts down.
    *
    * @param maxOutputBytes bytes kept per stream (head and tail)
    * @param ticker measures the duration of an exec and the grace for its last output
@@ -66,14 +54,9 @@ public final class ExecRunner implements AutoCloseable {
    *     (see {@link #newPumpPool()}), and no bound below two per concurrent exec
    */
   public ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps) {
-    this(maxOutputBytes, ticker, pumps, false);
-  }
-
-  private ExecRunner(int maxOutputBytes, Ticker ticker, Executor pumps, boolean ownsPumps) {
     this.maxOutputBytes = maxOutputBytes;
     this.ticker = ticker;
     this.pumps = pumps;
-    this.ownsPumps = ownsPumps;
   }
 
   /**
@@ -88,17 +71,6 @@ public final class ExecRunner implements AutoCloseable {
           t.setDaemon(true);
           return t;
         });
-  }
-
-  /**
-   * Shuts down the pump threads this runner created, interrupting pumps still running; pumps given
-   * to the constructor belong to the caller and are left alone.
-   */
-  @Override
-  public void close() {
-    if (ownsPumps && pumps instanceof ExecutorService own) {
-      own.shutdownNow();
-    }
   }
 
   /**

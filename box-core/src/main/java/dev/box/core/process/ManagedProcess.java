@@ -3,10 +3,10 @@ package dev.box.core.process;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxManagedProcessStatus;
+import dev.box.api.time.Ticker;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
-import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -51,12 +51,12 @@ public final class ManagedProcess {
       BoxManagedProcessSpec spec,
       SandboxProcess process,
       Instant startedAt,
-      int bufferBytes) {
+      int bufferBytes,
+      Ticker ticker) {
     this.sessionId = sessionId;
     this.spec = spec;
     this.process = process;
     this.startedAt = startedAt;
-    Ticker ticker = Ticker.system();
     this.stdout = new StdoutBuffer(bufferBytes, ticker);
     this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId(), ticker);
   }
@@ -64,6 +64,8 @@ public final class ManagedProcess {
   /**
    * Starts {@code spec} in {@code sandbox}.
    *
+   * @param clock stamps the start and the exit
+   * @param ticker times the reads of its output and the warnings about its stderr
    * @param onExit called once, after the exit was recorded
    */
   public static ManagedProcess start(
@@ -72,6 +74,7 @@ public final class ManagedProcess {
       Sandbox sandbox,
       int bufferBytes,
       Clock clock,
+      Ticker ticker,
       Consumer<ManagedProcess> onExit) {
     List<String> argv = new ArrayList<>();
     argv.add(spec.command());
@@ -81,7 +84,7 @@ public final class ManagedProcess {
             new ProcessSpec(
                 new ProcessSpec.Argv(argv), spec.cwd(), spec.env(), true, spec.memoryMb()));
     ManagedProcess managed =
-        new ManagedProcess(sessionId, spec, process, clock.instant(), bufferBytes);
+        new ManagedProcess(sessionId, spec, process, clock.instant(), bufferBytes, ticker);
     managed.pump("stdout", process.stdout(), managed::onStdout, managed.stdout::close);
     managed.pump("stderr", process.stderr(), managed.stderr::append, () -> {});
     process

@@ -1,6 +1,6 @@
 package dev.box.core.process;
 
-import dev.box.core.time.Ticker;
+import dev.box.api.time.Ticker;
 import java.nio.charset.StandardCharsets;
 import org.slf4j.Logger;
 

@@ -2,7 +2,7 @@ package dev.box.core.process;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.core.time.Ticker;
+import dev.box.api.time.Ticker;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -28,11 +28,6 @@ public final class StdoutBuffer {
   private long end;
   private long delivered;
   private boolean eof;
-
-  /** A buffer of {@code capacity} bytes whose reads time out by the system ticker. */
-  public StdoutBuffer(int capacity) {
-    this(capacity, Ticker.system());
-  }
 
   /**
    * A buffer of {@code capacity} bytes.

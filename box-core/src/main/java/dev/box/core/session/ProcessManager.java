@@ -6,6 +6,7 @@ import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessNotFoundException;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.process.ManagedProcess;
 import java.time.Clock;
@@ -27,13 +28,16 @@ public final class ProcessManager {
   private final SessionManager sessions;
   private volatile RuntimeConfig.ProcessLimits limits;
   private final Clock clock;
+  private final Ticker ticker;
   private final AtomicInteger running = new AtomicInteger();
   private final ConcurrentLinkedDeque<ManagedProcess> completed = new ConcurrentLinkedDeque<>();
 
-  ProcessManager(SessionManager sessions, RuntimeConfig.ProcessLimits limits, Clock clock) {
+  ProcessManager(
+      SessionManager sessions, RuntimeConfig.ProcessLimits limits, Clock clock, Ticker ticker) {
     this.sessions = sessions;
     this.limits = limits;
     this.clock = clock;
+    this.ticker = ticker;
   }
 
   /** Replaces the limits; called by {@link SessionManager#applyLimits}. */
@@ -65,6 +69,7 @@ public final class ProcessManager {
                 session.sandbox(),
                 limits.stdoutBufferBytes(),
                 clock,
+                ticker,
                 p -> exited(session, p));
       } catch (RuntimeException e) {
         running.decrementAndGet();

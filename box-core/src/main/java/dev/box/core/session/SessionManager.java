@@ -6,6 +6,7 @@ import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxSpec;
+import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
@@ -13,7 +14,6 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.files.SandboxFiles;
 import dev.box.core.policy.HostPathPolicy;
-import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,40 +60,13 @@ public final class SessionManager implements AutoCloseable {
   private final PersistentSessions persistent;
   private final ExecRunner runner;
   private final SessionExecutor executor;
-  private final SessionTable table = new SessionTable(START_WAIT);
+  private final SessionTable table;
   private final ProcessManager processes;
   private final SessionSandboxes sandboxes;
   private final SessionReaper reaper;
   private final SessionAcquirer acquirer;
-  private final ExecutorService filePumps = ExecRunner.newPumpPool();
   private final SessionFiles files;
   private volatile boolean shuttingDown;
-
-  /**
-   * Creates the manager; call {@link #removeOrphans()} once before serving.
-   *
-   * @param backend the backend that runs the sandboxes
-   * @param config the runtime's settings
-   * @param clock the source of time for {@code last_used_at} and reaping
-   * @param instanceId the id of this server instance, which tags what it creates
-   */
-  public SessionManager(
-      SandboxBackend backend, RuntimeConfig config, Clock clock, String instanceId) {
-    this(new BackendChoice(backend, backend.name(), "given", Map.of()), config, clock, instanceId);
-  }
-
-  /**
-   * Creates the manager on a chosen backend; call {@link #removeOrphans()} once before serving.
-   *
-   * @param choice the backend that runs the sandboxes, and how it was chosen
-   * @param config the runtime's settings
-   * @param clock the source of time for {@code last_used_at} and reaping
-   * @param instanceId the id of this server instance, which tags what it creates
-   */
-  public SessionManager(
-      BackendChoice choice, RuntimeConfig config, Clock clock, String instanceId) {
-    this(choice, config, clock, instanceId, SessionListener.NONE);
-  }
 
   /**
    * Creates the manager on a chosen backend, telling {@code listener} of every exec and sandbox
@@ -102,6 +75,9 @@ public final class SessionManager implements AutoCloseable {
    * @param choice the backend that runs the sandboxes, and how it was chosen
    * @param config the runtime's settings
    * @param clock the source of time for {@code last_used_at} and reaping
+   * @param ticker measures execs, starts and waits
+   * @param pumps the platform threads that read the output of execs and file transfers ({@link
+   *     ExecRunner#newPumpPool()}); the caller shuts them down after {@link #close()}
    * @param instanceId the id of this server instance, which tags what it creates
    * @param listener told of execs and sandbox starts (the server's metrics)
    */
@@ -109,9 +85,12 @@ public final class SessionManager implements AutoCloseable {
       BackendChoice choice,
       RuntimeConfig config,
       Clock clock,
+      Ticker ticker,
+      ExecutorService pumps,
       String instanceId,
       SessionListener listener) {
     this.slot = new BackendSlot(choice, SWITCH_WAIT);
+    this.table = new SessionTable(START_WAIT, ticker);
     this.config = config;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -127,8 +106,8 @@ public final class SessionManager implements AutoCloseable {
             instanceId,
             workspaces,
             new HostPathPolicy(config.dataDir(), config.allowedMountRoots()));
-    this.runner = new ExecRunner(config.maxOutputBytes());
-    this.processes = new ProcessManager(this, config.processes(), clock);
+    this.runner = new ExecRunner(config.maxOutputBytes(), ticker, pumps);
+    this.processes = new ProcessManager(this, config.processes(), clock, ticker);
     this.sandboxes =
         new SessionSandboxes(
             table,
@@ -140,15 +119,15 @@ public final class SessionManager implements AutoCloseable {
             () -> this.config.maxSessions(),
             () -> shuttingDown,
             persistent,
-            Ticker.system(),
+            ticker,
             listener);
     this.reaper = new SessionReaper(table, sandboxes, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
-    this.executor = new SessionExecutor(acquirer, runner, slot, clock, Ticker.system(), listener);
+    this.executor = new SessionExecutor(acquirer, runner, slot, clock, ticker, listener);
     this.files =
         new SessionFiles(
             table,
-            new SandboxFiles(config.files(), filePumps, config.dataDir().resolve("spool")),
+            new SandboxFiles(config.files(), pumps, config.dataDir().resolve("spool")),
             clock,
             () -> shuttingDown);
   }
@@ -350,8 +329,6 @@ public final class SessionManager implements AutoCloseable {
   @Override
   public void close() {
     shutdown();
-    runner.close();
-    filePumps.shutdownNow();
   }
 
   /** Locks the session {@code id} once no start of it is in progress (bounded). */

@@ -2,6 +2,7 @@ package dev.box.core.session;
 
 import dev.box.api.BoxCapacityExceededException;
 import dev.box.api.BoxRuntimeUnavailableException;
+import dev.box.api.time.Ticker;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.LinkedHashSet;
@@ -27,12 +28,15 @@ final class SessionTable {
   private final KeyedLocks locks = new KeyedLocks();
   private final AtomicInteger occupied = new AtomicInteger();
   private final Duration startWait;
+  private final Ticker ticker;
 
   /**
    * @param startWait how long {@link #lockSettled} waits for a start in progress
+   * @param ticker measures that wait
    */
-  SessionTable(Duration startWait) {
+  SessionTable(Duration startWait, Ticker ticker) {
     this.startWait = startWait;
+    this.ticker = ticker;
   }
 
   /** Locks {@code id} at once, whether or not a start of it is in progress. */
@@ -46,7 +50,7 @@ final class SessionTable {
    * @throws BoxRuntimeUnavailableException when a start is still in progress after the wait
    */
   KeyedLocks.Held lockSettled(String id) {
-    long deadline = System.nanoTime() + startWait.toNanos();
+    long deadline = ticker.read() + startWait.toNanos();
     while (true) {
       KeyedLocks.Held held = locks.lock(id);
       CountDownLatch start = starting.get(id);
@@ -61,9 +65,9 @@ final class SessionTable {
     }
   }
 
-  private static boolean awaitUntil(CountDownLatch latch, long deadline) {
+  private boolean awaitUntil(CountDownLatch latch, long deadline) {
     try {
-      return latch.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+      return latch.await(deadline - ticker.read(), TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new BoxRuntimeUnavailableException("interrupted while a session was starting");

@@ -1,7 +1,7 @@
 package dev.box.core.session;
 
+import dev.box.api.internal.FileTrees;
 import dev.box.core.backend.BackendStatus;
-import dev.box.core.fs.FileTrees;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;

@@ -1,5 +1,6 @@
 package dev.box.core.settings;
 
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,6 +43,15 @@ public record IntSetting(String key, int defaultValue, int min, int max) {
       throw new IllegalArgumentException(outOfRange(key));
     }
     return value;
+  }
+
+  /**
+   * Reads the setting from {@code values} by its key, as {@link #parse} reads text.
+   *
+   * @param values settings by key, as flags, variables and a config file give them
+   */
+  public int read(Map<String, String> values) {
+    return parse(values.get(key));
   }
 
   /** Whether {@code value} lies in the range. */

@@ -1,5 +1,7 @@
 package dev.box.core.settings;
 
+import java.util.List;
+
 /**
  * The limits of a runtime, with their defaults and ranges (and whether containers get a CPU quota):
  * the one table that {@code box serve}'s settings and LangBot's {@code box.limits} ({@code
@@ -61,6 +63,20 @@ public final class RuntimeLimits {
    * box.docker.cpu_limit_enabled} reads a string; the server's {@code docker_cpu_limit}.
    */
   public static final BooleanSetting CPU_LIMIT = BooleanSetting.onUnless("false", "0");
+
+  /** The limits {@code box serve} takes, as flags, {@code BOX_*} variables or file entries. */
+  public static final List<IntSetting> SERVER =
+      List.of(
+          SESSION_TTL_SEC,
+          MAX_SESSIONS,
+          MAX_OUTPUT_BYTES,
+          MAX_MANAGED_PROCESSES,
+          MAX_COMPLETED_PROCESSES,
+          COMPLETED_PROCESS_RETENTION_SEC,
+          PROCESS_BUFFER_BYTES,
+          MAX_FILE_BYTES,
+          MAX_ARCHIVE_BYTES,
+          MAX_ARCHIVE_ENTRIES);
 
   private RuntimeLimits() {}
 }

@@ -21,11 +21,12 @@ import org.junit.jupiter.api.Test;
 /** How {@link ExecRunner} leaves a process: released once it is done with it, however it ends. */
 class ExecRunnerTest {
   private final HostSandbox sandbox = new HostSandbox();
-  private final ExecRunner runner = new ExecRunner(1024);
+  private final ExecutorService pumps = ExecRunner.newPumpPool();
+  private final ExecRunner runner = new ExecRunner(1024, System::nanoTime, pumps);
 
   @AfterEach
-  void closeRunner() {
-    runner.close();
+  void stopPumps() {
+    pumps.shutdownNow();
   }
 
   private static ProcessSpec shell(String script) {
@@ -68,23 +69,18 @@ class ExecRunnerTest {
   @Test
   void duration_isWhatTheTickerSaysTheCommandTook() throws Exception {
     FakeTicker ticker = new FakeTicker();
-    ExecutorService pumps = ExecRunner.newPumpPool();
-    try (ExecRunner timed = new ExecRunner(1024, ticker, pumps)) {
-      Sandbox slow = new TickingSandbox(sandbox, ticker, Duration.ofMillis(1500));
+    ExecRunner timed = new ExecRunner(1024, ticker, pumps);
+    Sandbox slow = new TickingSandbox(sandbox, ticker, Duration.ofMillis(1500));
 
-      ExecOutcome outcome = timed.run(slow, shell("echo hi"), Duration.ofSeconds(30));
+    ExecOutcome outcome = timed.run(slow, shell("echo hi"), Duration.ofSeconds(30));
 
-      assertThat(outcome.status()).isEqualTo(BoxExecutionStatus.COMPLETED);
-      assertThat(outcome.stdout()).isEqualTo("hi\n");
-      assertThat(outcome.durationMs()).isEqualTo(1500);
-    } finally {
-      pumps.shutdown();
-    }
+    assertThat(outcome.status()).isEqualTo(BoxExecutionStatus.COMPLETED);
+    assertThat(outcome.stdout()).isEqualTo("hi\n");
+    assertThat(outcome.durationMs()).isEqualTo(1500);
   }
 
   @Test
-  void pumps_runOnTheGivenExecutor_whichClosingTheRunnerLeavesRunning() throws Exception {
-    ExecutorService pool = ExecRunner.newPumpPool();
+  void pumps_runOnTheGivenExecutor_onePerStream() throws Exception {
     AtomicInteger pumped = new AtomicInteger();
     ExecRunner given =
         new ExecRunner(
@@ -92,15 +88,12 @@ class ExecRunnerTest {
             System::nanoTime,
             task -> {
               pumped.incrementAndGet();
-              pool.execute(task);
+              pumps.execute(task);
             });
 
     given.run(sandbox, shell("echo hi; echo oops >&2"), Duration.ofSeconds(30));
-    given.close();
 
     assertThat(pumped).hasValue(2);
-    assertThat(pool.isShutdown()).isFalse();
-    pool.shutdown();
   }
 
   /** A sandbox whose spawn takes {@code took} by the ticker: the time a command runs. */

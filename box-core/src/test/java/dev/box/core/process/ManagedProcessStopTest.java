@@ -24,6 +24,7 @@ class ManagedProcessStopTest {
             sandbox,
             1024,
             Clock.systemUTC(),
+            System::nanoTime,
             p -> {});
     AtomicBoolean interruptedAfterStop = new AtomicBoolean();
 

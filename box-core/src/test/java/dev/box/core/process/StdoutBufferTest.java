@@ -28,7 +28,7 @@ class StdoutBufferTest {
    */
   private static StdoutBuffer deliveredThenWritten(int capacity, String delivered, String more)
       throws InterruptedException {
-    StdoutBuffer buffer = new StdoutBuffer(capacity);
+    StdoutBuffer buffer = new StdoutBuffer(capacity, System::nanoTime);
     buffer.write(bytes(delivered), 0, delivered.length());
     buffer.markDelivered(delivered.length());
     buffer.write(bytes(more), 0, more.length());
@@ -57,7 +57,7 @@ class StdoutBufferTest {
 
   @Test
   void undeliveredBytesAreNeverDropped_theWriterWaitsInstead() throws Exception {
-    StdoutBuffer buffer = new StdoutBuffer(4);
+    StdoutBuffer buffer = new StdoutBuffer(4, System::nanoTime);
     buffer.write(bytes("abcd"), 0, 4);
     CompletableFuture<Void> writer =
         CompletableFuture.runAsync(
@@ -84,7 +84,7 @@ class StdoutBufferTest {
 
   @Test
   void readWaitsForData_andSeesTheEndOfTheStream() throws Exception {
-    StdoutBuffer buffer = new StdoutBuffer(16);
+    StdoutBuffer buffer = new StdoutBuffer(16, System::nanoTime);
     CompletableFuture<byte[]> reader =
         CompletableFuture.supplyAsync(
             () -> {
@@ -105,7 +105,7 @@ class StdoutBufferTest {
 
   @Test
   void aWriteLargerThanTheBuffer_goesThroughAsTheReaderDelivers() throws Exception {
-    StdoutBuffer buffer = new StdoutBuffer(3);
+    StdoutBuffer buffer = new StdoutBuffer(3, System::nanoTime);
     CompletableFuture<Void> writer =
         CompletableFuture.runAsync(
             () -> {

@@ -14,6 +14,7 @@ import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.exec.ExecRunner;
 import dev.box.core.session.SessionListener.ExecEnd;
 import dev.box.core.session.SessionListener.ExecEnded;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -39,6 +41,7 @@ class SessionListenerTest {
   @TempDir Path dataDir;
 
   private final Recorder recorder = new Recorder();
+  private final ExecutorService pumps = ExecRunner.newPumpPool();
   private SessionManager sessions;
 
   @BeforeEach
@@ -49,6 +52,8 @@ class SessionListenerTest {
             new BackendChoice(new HostBackend(), "host", "test", Map.of()),
             config,
             Clock.systemUTC(),
+            System::nanoTime,
+            pumps,
             "test",
             recorder);
   }
@@ -56,6 +61,7 @@ class SessionListenerTest {
   @AfterEach
   void stop() {
     sessions.close();
+    pumps.shutdownNow();
   }
 
   private static BoxSpec exec(String cmd) {

@@ -13,11 +13,13 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.exec.ExecRunner;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -40,6 +42,7 @@ class SessionStartLockingTest {
   private final SlowBackend bwrap = new SlowBackend("bwrap");
   private final CountDownLatch selecting = new CountDownLatch(1);
   private volatile CountDownLatch selected = new CountDownLatch(0);
+  private final ExecutorService pumps = ExecRunner.newPumpPool();
   private SessionManager sessions;
 
   @BeforeEach
@@ -49,7 +52,10 @@ class SessionStartLockingTest {
             new BackendChoice(docker, "docker", "test", Map.of()),
             RuntimeConfig.defaults(dataDir),
             Clock.systemUTC(),
-            "test");
+            System::nanoTime,
+            pumps,
+            "test",
+            SessionListener.NONE);
     sessions.allowBackendSwitch(this::select);
   }
 
@@ -66,6 +72,7 @@ class SessionStartLockingTest {
     bwrap.release.countDown();
     selected.countDown();
     sessions.shutdown();
+    pumps.shutdownNow();
   }
 
   private static BoxSpec spec(String id) {

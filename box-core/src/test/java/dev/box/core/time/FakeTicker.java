@@ -1,5 +1,6 @@
 package dev.box.core.time;
 
+import dev.box.api.time.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 

@@ -14,6 +14,7 @@ import dev.box.api.BoxValidationException;
 import dev.box.core.auth.ControlTokens;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
+import dev.box.core.settings.RuntimeLimits;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.metrics.BoxMetrics;
@@ -310,11 +311,12 @@ public final class HttpApi {
 
   private void status(Context ctx) throws JsonProcessingException {
     Map<String, Object> limits = new LinkedHashMap<>();
-    limits.put("max_sessions", sessions.config().maxSessions());
-    limits.put("max_output_bytes", sessions.config().maxOutputBytes());
-    limits.put("max_file_bytes", sessions.config().files().maxFileBytes());
-    limits.put("max_archive_bytes", sessions.config().files().maxArchiveBytes());
-    limits.put("max_archive_entries", sessions.config().files().maxArchiveEntries());
+    limits.put(RuntimeLimits.MAX_SESSIONS.key(), sessions.config().maxSessions());
+    limits.put(RuntimeLimits.MAX_OUTPUT_BYTES.key(), sessions.config().maxOutputBytes());
+    limits.put(RuntimeLimits.MAX_FILE_BYTES.key(), sessions.config().files().maxFileBytes());
+    limits.put(RuntimeLimits.MAX_ARCHIVE_BYTES.key(), sessions.config().files().maxArchiveBytes());
+    limits.put(
+        RuntimeLimits.MAX_ARCHIVE_ENTRIES.key(), sessions.config().files().maxArchiveEntries());
     limits.put(
         "allowed_mount_roots",
         sessions.config().allowedMountRoots().stream().map(Object::toString).toList());

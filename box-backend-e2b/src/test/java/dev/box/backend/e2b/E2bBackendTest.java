@@ -1,4 +1,4 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,8 +7,6 @@ import dev.box.api.BoxEgress;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
-import dev.box.backend.e2b.E2bBackend;
-import dev.box.backend.e2b.E2bSettings;
 import dev.box.core.Hashes;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
@@ -24,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -110,7 +109,7 @@ class E2bBackendTest {
         new E2bSettings(KEY, fake.apiUrl(), "base", fake.envdUrl()), state, instance, 1000);
   }
 
-  private static SandboxSpec spec(String instance, SandboxMount workspace) {
+  private static SandboxSpec spec(String instance, @Nullable SandboxMount workspace) {
     return new SandboxSpec(
         "s-" + instance,
         instance + "_s",

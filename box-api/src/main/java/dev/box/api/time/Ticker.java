@@ -1,4 +1,4 @@
-package dev.box.core.time;
+package dev.box.api.time;
 
 /**
  * A monotonic source of nanoseconds, for measuring elapsed time and computing deadlines.

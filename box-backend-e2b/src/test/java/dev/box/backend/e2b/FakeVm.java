@@ -1,5 +1,6 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * One sandbox of {@link FakeE2b}: a private root directory that stands in for the VM's disk, in
@@ -116,11 +116,8 @@ final class FakeVm {
         }
       }
     }
-    try (Stream<Path> paths = Files.walk(root)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    } catch (IOException e) {
-      // A temp directory; the fake's own close deletes what is left.
-    }
+    // A temp directory; the fake's own close deletes what is left.
+    FileTrees.deleteTreeQuietly(root);
   }
 
   private static boolean tagged(ProcessHandle h, String tag) {

@@ -17,10 +17,10 @@ import java.util.concurrent.TimeoutException;
  * Host commands of the test harness ({@code ip}, {@code nft}, perl), run with the sbin directories
  * on PATH whatever the caller's. Every wait has a deadline.
  */
-final class HostCommand {
+final class HarnessCommand {
   private static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-  private HostCommand() {}
+  private HarnessCommand() {}
 
   /** What a finished command printed (stdout and stderr together) and how it exited. */
   record Result(int exitCode, String output) {}
@@ -114,7 +114,6 @@ final class HostCommand {
     }
   }
 
-  /** The command as one line, each long argument (a perl script) cut short. */
   /**
    * The first line {@code process} prints, empty when it ends first; waits at most {@code seconds},
    * and throws when that is not enough.
@@ -135,6 +134,7 @@ final class HostCommand {
         .get(seconds, TimeUnit.SECONDS);
   }
 
+  /** The command as one line, each long argument (a perl script) cut short. */
   private static String shown(List<String> command) {
     return String.join(
         " ", command.stream().map(a -> a.length() > 60 ? a.substring(0, 40) + "..." : a).toList());

@@ -1,4 +1,4 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -16,6 +16,7 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -83,7 +84,7 @@ final class FakeEnvd {
       return;
     }
     List<Path> created = new ArrayList<>();
-    for (Path dir = target.getParent(); !Files.exists(dir); dir = dir.getParent()) {
+    for (Path dir = target.getParent(); dir != null && !Files.exists(dir); dir = dir.getParent()) {
       created.add(0, dir);
     }
     for (Path dir : created) {
@@ -103,7 +104,7 @@ final class FakeEnvd {
   private static boolean insideAfterLinks(FakeVm vm, Path file) throws IOException {
     Path existing = file;
     while (!Files.exists(existing)) {
-      existing = existing.getParent();
+      existing = Objects.requireNonNull(existing.getParent(), "the root exists");
     }
     return existing.toRealPath().startsWith(vm.root.toRealPath()) && !Files.isSymbolicLink(file);
   }

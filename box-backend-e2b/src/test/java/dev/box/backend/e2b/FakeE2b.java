@@ -1,9 +1,10 @@
-package dev.box.testkit.e2b;
+package dev.box.backend.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.box.api.internal.FileTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -263,8 +264,6 @@ public final class FakeE2b implements AutoCloseable {
     for (String id : List.copyOf(vms.keySet())) {
       kill(id);
     }
-    try (var paths = Files.walk(disks)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
+    FileTrees.deleteTreeQuietly(disks);
   }
 }

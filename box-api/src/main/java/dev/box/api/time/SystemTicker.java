@@ -1,4 +1,4 @@
-package dev.box.core.time;
+package dev.box.api.time;
 
 /** {@link System#nanoTime()} as a {@link Ticker}. */
 enum SystemTicker implements Ticker {
