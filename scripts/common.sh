@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts of this repository: pick a JDK, make sure the host tools Box needs exist.
 # Source it; it defines functions only.
 
@@ -62,8 +63,8 @@ box_apt_install() {
 # Makes sure bubblewrap, util-linux's nsenter/setpriv/unshare, slirp4netns and nftables (network-on
 # sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it),
 # what the build needs to compile box-guard statically: gcc, the C library's and libseccomp's
-# static archives, Compose v2 (the image's end-to-end test) and nsjail (the nsjail backend) are
-# present.
+# static archives, shellcheck (the test phase checks every shell program with it), Compose v2 (the
+# image's end-to-end test) and nsjail (the nsjail backend) are present.
 box_ensure_tools() {
   local missing=() lib
   lib="/usr/lib/$(uname -m)-linux-gnu"
@@ -75,6 +76,7 @@ box_ensure_tools() {
   PATH="$PATH:/usr/sbin:/sbin" command -v ip >/dev/null 2>&1 || missing+=(iproute2)
   PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+  command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
   # mkfs.ext4 makes the file system of a private workspace with a quota (workspace_quota_mb).
   PATH="$PATH:/usr/sbin:/sbin" command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
   [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
@@ -119,7 +121,8 @@ box_ensure_compose() {
     -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache")
   if (cd "$apt_dir" && apt-get "${opts[@]}" update >/dev/null &&
     apt-get "${opts[@]}" download 'docker-compose=2.*' >/dev/null 2>&1) &&
-    deb="$(ls "$apt_dir"/docker-compose_2*.deb 2>/dev/null | head -n 1)" && [ -n "$deb" ] &&
+    deb="$(find "$apt_dir" -maxdepth 1 -name 'docker-compose_2*.deb' | head -n 1)" &&
+    [ -n "$deb" ] &&
     dpkg-deb -x "$deb" "$apt_dir/root"; then
     mkdir -p "$(dirname "$plugin")"
     install -m 0755 "$apt_dir/root/usr/libexec/docker/cli-plugins/docker-compose" "$plugin"

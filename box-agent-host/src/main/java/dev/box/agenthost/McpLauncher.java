@@ -10,6 +10,7 @@ import dev.box.api.BoxManagedProcessStatus;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.api.internal.ShellScript;
 import dev.box.client.BoxClient;
 import dev.box.mcp.BoxMcpClientTransport;
 import io.modelcontextprotocol.client.McpClient;
@@ -52,6 +53,13 @@ import org.slf4j.LoggerFactory;
  * unavailable and cold starts do not count against this budget.
  */
 public final class McpLauncher {
+  /** Creates .venv and pip-installs the project ($BOX_PIP_FROM says how) into it. */
+  private static final String INSTALL_PYTHON_PROJECT =
+      ShellScript.load(McpLauncher.class, "install-python-project.sh");
+
+  /** {@code sh -lc VENV_EXEC sh DIR PROGRAM ARGS...} runs the program in DIR/.venv. */
+  private static final String VENV_EXEC = ShellScript.load(McpLauncher.class, "venv-exec.sh");
+
   /** The fatal retry budget (4 attempts in all). */
   public static final int MAX_RETRIES = 3;
 
@@ -195,15 +203,14 @@ public final class McpLauncher {
       if (Files.isRegularFile(marker) && Files.readString(marker).strip().equals(digest)) {
         return true;
       }
-      String install =
-          McpStaging.hasRequirements(staged)
-              ? ".venv/bin/pip install --no-input -r requirements.txt"
-              : ".venv/bin/pip install --no-input .";
       BoxExecutionResult result =
           host.client()
               .exec(
                   sessionSpec(config, sessionId)
-                      .cmd("set -e; python3 -m venv .venv; " + install)
+                      .cmd(INSTALL_PYTHON_PROJECT)
+                      .env(
+                          "BOX_PIP_FROM",
+                          McpStaging.hasRequirements(staged) ? "requirements" : "project")
                       .workdir(cwd)
                       .timeoutSec((int) Math.max(1, config.startupTimeout().toSeconds()))
                       .build());
@@ -238,13 +245,8 @@ public final class McpLauncher {
       args.addAll(config.args());
     }
     if (venv) {
-      StringBuilder line = new StringBuilder("exec ").append(McpStaging.shellQuote(command));
-      args.forEach(a -> line.append(' ').append(McpStaging.shellQuote(a)));
-      String script =
-          "export VIRTUAL_ENV=" + cwd + "/.venv; export PATH=" + cwd + "/.venv/bin:$PATH; " + line;
+      args.addAll(0, List.of("-lc", VENV_EXEC, "sh", cwd, command));
       command = "sh";
-      args.clear();
-      args.addAll(List.of("-lc", script));
     }
     return new BoxManagedProcessSpec(config.processId(), command, args, config.env(), cwd, 0);
   }

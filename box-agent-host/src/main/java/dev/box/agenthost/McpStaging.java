@@ -196,9 +196,4 @@ public final class McpStaging {
   static boolean hasRequirements(Path project) {
     return Files.isRegularFile(project.resolve("requirements.txt"));
   }
-
-  /** {@code word} quoted for {@code /bin/sh}. */
-  static String shellQuote(String word) {
-    return "'" + word.replace("'", "'\"'\"'") + "'";
-  }
 }

@@ -1,5 +1,6 @@
 package dev.box.bench;
 
+import dev.box.api.internal.ShellScript;
 import java.io.IOException;
 import java.net.http.WebSocket;
 import java.time.Duration;
@@ -22,6 +23,9 @@ final class RelayScenarios {
   private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(5);
 
   private static final String PROCESS_ID = "bench";
+
+  /** {@code yes | head -c "$1"}, the byte count its one argument. */
+  private static final String YES_LINES = ShellScript.load(RelayScenarios.class, "yes-lines.sh");
 
   private final BenchClient client;
   private final int warmup;
@@ -101,7 +105,11 @@ final class RelayScenarios {
 
   /** {@code yes | head -c bytes}: lines of 2 bytes, read in line mode, one TEXT frame each. */
   Throughput lines(long bytes) throws IOException, InterruptedException {
-    return drain("bench-relay-line", n -> List.of("sh", "-c", "yes | head -c " + n), false, bytes);
+    return drain(
+        "bench-relay-line",
+        n -> List.of("sh", "-c", YES_LINES, "sh", Long.toString(n)),
+        false,
+        bytes);
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.box.langbot;
 
 import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxSpec;
+import dev.box.api.internal.ShellScript;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,12 +30,11 @@ record IsolationProbe(
   private static final Logger log = LoggerFactory.getLogger(IsolationProbe.class);
   private static final List<String> NAMESPACES = List.of("pid", "user", "mnt", "net");
 
-  /** A fixed script: no part of a request reaches it; the hidden path comes through the env. */
-  private static final String SCRIPT =
-      "for ns in pid user mnt net; do printf '%s=%s\\n' $ns \"$(readlink /proc/self/ns/$ns)\";"
-          + " done; if [ -e \"$BOX_PROBE_HIDDEN\" ]; then echo hidden=visible; else echo"
-          + " hidden=absent; fi; printf 'ifaces='; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d"
-          + " ' ' | tr '\\n' ' '; echo";
+  /**
+   * A fixed script, isolation-probe.sh beside this class: no part of a request reaches it; the
+   * hidden path comes through the env.
+   */
+  private static final String SCRIPT = ShellScript.load(IsolationProbe.class, "isolation-probe.sh");
 
   /** What the probe proved. */
   record Result(boolean namespaces, boolean mounts, boolean network, String detail) {

@@ -1,5 +1,6 @@
 package dev.box.testkit;
 
+import dev.box.api.internal.ShellScript;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -36,6 +37,14 @@ import java.util.stream.Stream;
  * removes everything. Needs root, iproute2 and nftables.
  */
 final class StandInNetwork implements AutoCloseable {
+  /** Bind-mounts {@code $0} over /etc/resolv.conf, then execs its arguments. */
+  private static final String BIND_RESOLV_CONF =
+      ShellScript.load(StandInNetwork.class, "bind-resolv-conf.sh");
+
+  /** Turns IPv6 off in the namespace it runs in. */
+  private static final String DISABLE_IPV6 =
+      ShellScript.load(StandInNetwork.class, "disable-ipv6.sh");
+
   static final String INTERNET = "198.51.100.1";
   static final String INTERNET_NEIGHBOUR = "198.51.100.2";
   static final String FAR_INTERNET = "203.0.113.100";
@@ -114,7 +123,7 @@ final class StandInNetwork implements AutoCloseable {
         "--",
         "sh",
         "-c",
-        "mount --bind \"$0\" /etc/resolv.conf && exec \"$@\"",
+        BIND_RESOLV_CONF,
         resolvConf().toString());
   }
 
@@ -315,18 +324,7 @@ final class StandInNetwork implements AutoCloseable {
   /** A namespace with loopback up and IPv6 off (no router solicitations, nothing to watch). */
   private static void addNamespace(String namespace) {
     ip("netns", "add", namespace);
-    HarnessCommand.run(
-        List.of(
-            "ip",
-            "netns",
-            "exec",
-            namespace,
-            "sh",
-            "-c",
-            "for f in /proc/sys/net/ipv6/conf/all/disable_ipv6"
-                + " /proc/sys/net/ipv6/conf/default/disable_ipv6;"
-                + " do if [ -e $f ]; then echo 1 > $f; fi; done"),
-        "");
+    HarnessCommand.run(List.of("ip", "netns", "exec", namespace, "sh", "-c", DISABLE_IPV6), "");
     ip("-n", namespace, "link", "set", "lo", "up");
   }
 

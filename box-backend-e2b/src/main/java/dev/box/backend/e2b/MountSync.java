@@ -1,5 +1,6 @@
 package dev.box.backend.e2b;
 
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.SandboxMount;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -41,25 +42,12 @@ final class MountSync {
 
   /**
    * Creates every mount point: {@code $__BOX_N} of them, in {@code $__BOX_P_i} with mode {@code
-   * $__BOX_M_i}.
+   * $__BOX_M_i}, the read-write ones owned by {@code $__BOX_OWNER}.
    */
-  private static final String PREPARE =
-      String.join(
-          "\n",
-          "i=0",
-          "while [ \"$i\" -lt \"$__BOX_N\" ]; do",
-          "  eval \"p=\\$__BOX_P_$i; m=\\$__BOX_M_$i\"",
-          "  mkdir -p -- \"$p\" || exit 1",
-          "  if [ \"$m\" = rw ]; then chown "
-              + Envd.USER
-              + ": -- \"$p\" || exit 1;"
-              + " else chown root:root -- \"$p\" && chmod 755 -- \"$p\" || exit 1; fi",
-          "  i=$((i + 1))",
-          "done");
+  private static final String PREPARE = ShellScript.load(MountSync.class, "prepare-mounts.sh");
 
   /** Lists the regular files under {@code $__BOX_DIR}: size, space, relative path, NUL. */
-  private static final String LIST =
-      "cd -- \"$__BOX_DIR\" && find . -xdev -type f -printf '%s %P\\0'";
+  private static final String LIST = ShellScript.load(MountSync.class, "list-files.sh");
 
   /** Creates the sync of one sandbox. */
   interface Factory {
@@ -88,6 +76,7 @@ final class MountSync {
     }
     Map<String, String> env = new LinkedHashMap<>();
     env.put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+    env.put("__BOX_OWNER", Envd.USER);
     env.put("__BOX_N", Integer.toString(mounts.size()));
     for (int i = 0; i < mounts.size(); i++) {
       env.put("__BOX_P_" + i, mounts.get(i).sandboxPath());

@@ -1,5 +1,6 @@
 package dev.box.core.backend;
 
+import dev.box.api.internal.ShellScript;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -13,27 +14,8 @@ import java.util.Map;
  * missing) the working directory, then runs the script or execs the argument vector.
  */
 public final class ProcessPrelude {
-  /** The prelude script. */
-  public static final String SCRIPT =
-      String.join(
-          "\n",
-          "[ -n \"$__BOX_STDIN\" ] || exec </dev/null",
-          "[ -z \"$__BOX_ULIMIT_V\" ] || ulimit -v \"$__BOX_ULIMIT_V\" || exit 125",
-          "cd -- \"$__BOX_WORKDIR\" 2>/dev/null"
-              + " || { mkdir -p -- \"$__BOX_WORKDIR\" && cd -- \"$__BOX_WORKDIR\"; }"
-              + " || { echo \"box: cannot enter workdir $__BOX_WORKDIR\" >&2; exit 126; }",
-          "unset __BOX_WORKDIR __BOX_STDIN __BOX_ULIMIT_V",
-          "if [ -n \"${__BOX_ARGC:-}\" ]; then",
-          "  __box_i=0; set --",
-          "  while [ \"$__box_i\" -lt \"$__BOX_ARGC\" ]; do",
-          "    eval \"set -- \\\"\\$@\\\" \\\"\\$__BOX_ARG_$__box_i\\\"; unset __BOX_ARG_$__box_i\"",
-          "    __box_i=$((__box_i + 1))",
-          "  done",
-          "  unset __box_i __BOX_ARGC",
-          "  exec \"$@\"",
-          "fi",
-          "__box_s=$__BOX_SCRIPT; unset __BOX_SCRIPT",
-          "eval \"unset __box_s; $__box_s\"");
+  /** The prelude script, process-prelude.sh beside this class. */
+  public static final String SCRIPT = ShellScript.load(ProcessPrelude.class, "process-prelude.sh");
 
   private ProcessPrelude() {}
 

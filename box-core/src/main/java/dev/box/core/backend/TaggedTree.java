@@ -1,5 +1,7 @@
 package dev.box.core.backend;
 
+import dev.box.api.internal.ShellScript;
+
 /**
  * Finding and signalling a process tree inside a sandbox the backend cannot see into from the host
  * (a container, a remote VM): every process an exec starts inherits a tag ({@code __BOX_TREE}) in
@@ -13,37 +15,11 @@ public final class TaggedTree {
 
   /**
    * Signals the tree tagged {@code $__BOX_KILL} with {@code $__BOX_SIG} ({@code TERM} or {@code
-   * KILL}); with KILL it repeats until none is left. Fixed text: the tag and signal travel in the
-   * environment.
+   * KILL}); with KILL it repeats until none is left. Fixed text, signal-tagged-tree.sh beside this
+   * class: the tag and signal travel in the environment.
    */
   public static final String SIGNAL_SCRIPT =
-      String.join(
-          "\n",
-          "tag=\"__BOX_TREE=$__BOX_KILL\"; sig=\"$__BOX_SIG\"; round=0",
-          "while [ \"$round\" -lt 50 ]; do",
-          "  round=$((round + 1)); set_=' '",
-          "  for d in /proc/[0-9]*; do",
-          "    p=${d#/proc/}; [ \"$p\" = \"$$\" ] && continue",
-          "    if tr '\\0' '\\n' 2>/dev/null < \"$d/environ\" | grep -qxF -- \"$tag\"; then"
-              + " set_=\"$set_$p \"; fi",
-          "  done",
-          "  grew=1",
-          "  while [ -n \"$grew\" ]; do",
-          "    grew=",
-          "    for d in /proc/[0-9]*; do",
-          "      p=${d#/proc/}",
-          "      case \"$set_\" in *\" $p \"*) continue ;; esac",
-          "      read -r stat 2>/dev/null < \"$d/stat\" || continue",
-          "      rest=${stat##*) }; set -- $rest",
-          "      case \"$set_\" in *\" $2 \"*) set_=\"$set_$p \"; grew=1 ;; esac",
-          "    done",
-          "  done",
-          "  [ \"$set_\" = ' ' ] && exit 0",
-          "  kill -s \"$sig\" $set_ 2>/dev/null",
-          "  [ \"$sig\" = KILL ] || exit 0",
-          "  sleep 0.02",
-          "done",
-          "echo \"box: processes still alive after 50 rounds:$set_\" >&2; exit 1");
+      ShellScript.load(TaggedTree.class, "signal-tagged-tree.sh");
 
   private TaggedTree() {}
 }

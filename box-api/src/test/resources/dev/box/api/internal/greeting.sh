@@ -1,0 +1,2 @@
+# shellcheck shell=sh
+echo "hello, $1"
