@@ -85,7 +85,8 @@ public final class ActionDispatcher implements ActionHandler {
             mapper,
             new IsolationProbe(sessions::exec, sessions::delete, sessions.config().dataDir()));
     this.admission = new Admission(clock, readiness != null ? readiness : managedWorkspace, mapper);
-    this.init = new BoxInit(sessions, tenancy, admission, mapper);
+    ActionServices services = new ActionServices(sessions, tenancy, admission, mapper);
+    this.init = new BoxInit(services);
     RpcFiles files =
         new RpcFiles(
             sessions.config().dataDir().resolve(RPC_FILES_DIR),
@@ -100,16 +101,12 @@ public final class ActionDispatcher implements ActionHandler {
             },
             files,
             mapper);
-    this.hostActions =
-        new HostActions(sessions, tenancy, auth, init, files, admission, managedWorkspace, mapper);
+    this.hostActions = new HostActions(services, init, auth, files, managedWorkspace);
     this.tenantActions =
         new TenantActions(
-            sessions,
-            tenancy,
+            services,
             init,
-            admission,
-            new TenantSpecs(admission, managedWorkspace, skills, init::local, mapper),
-            mapper);
+            new TenantSpecs(admission, managedWorkspace, skills, init::local, mapper));
   }
 
   /**

@@ -259,31 +259,24 @@ final class BoxInit {
           "allowed_mount_roots",
           "skills_root");
 
+  private final ActionServices services;
   private final SessionManager sessions;
-  private final Tenancy tenancy;
-  private final Admission admission;
-  private final Path workingDir;
   private final ObjectMapper mapper;
+  private final Path workingDir;
   private ObjectNode config;
   private volatile Limits limits;
   private volatile Local local = Local.NONE;
 
-  BoxInit(SessionManager sessions, Tenancy tenancy, Admission admission, ObjectMapper mapper) {
-    this(sessions, tenancy, admission, mapper, Path.of("").toAbsolutePath());
+  BoxInit(ActionServices services) {
+    this(services, Path.of("").toAbsolutePath());
   }
 
   /** An init that resolves relative {@code box.local} paths against {@code workingDir}. */
-  BoxInit(
-      SessionManager sessions,
-      Tenancy tenancy,
-      Admission admission,
-      ObjectMapper mapper,
-      Path workingDir) {
-    this.sessions = sessions;
-    this.tenancy = tenancy;
-    this.admission = admission;
+  BoxInit(ActionServices services, Path workingDir) {
+    this.services = services;
+    this.sessions = services.sessions();
+    this.mapper = services.mapper();
     this.workingDir = workingDir;
-    this.mapper = mapper;
     this.config = mapper.createObjectNode();
     RuntimeConfig current = sessions.config();
     this.limits =
@@ -354,9 +347,9 @@ final class BoxInit {
             next.maxCompletedProcesses(),
             Duration.ofSeconds(next.completedProcessRetentionSec()),
             current.stdoutBufferBytes()));
-    tenancy.maxRecords(next.maxAdmissionRecords());
-    admission.maxRecords(next.maxAdmissionRecords());
-    admission.configure(merged.get("admission"));
+    services.tenancy().maxRecords(next.maxAdmissionRecords());
+    services.admission().maxRecords(next.maxAdmissionRecords());
+    services.admission().configure(merged.get("admission"));
     log.info("applied LangBot box config: limits {}, local {}", next, nextLocal);
     Map<String, String> notApplied = notApplied(section);
     notApplied.forEach((key, why) -> log.warn("box.{} is not applied by Box: {}", key, why));

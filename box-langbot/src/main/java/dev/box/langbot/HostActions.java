@@ -5,8 +5,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxSessionInfo;
-import dev.box.core.backend.BackendStatus;
-import dev.box.core.session.SessionManager;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -41,49 +39,33 @@ final class HostActions {
           .add("box_shutdown", HostActions::shutdown)
           .build();
 
-  private final SessionManager sessions;
-  private final Tenancy tenancy;
-  private final ControlAuth auth;
-  private final BoxInit boxInit;
-  private final RpcFiles files;
-  private final Admission admission;
-  private final ManagedWorkspace managedWorkspace;
+  private final ActionServices services;
   private final ObjectMapper mapper;
+  private final BoxInit boxInit;
+  private final ControlAuth auth;
+  private final RpcFiles files;
+  private final ManagedWorkspace managedWorkspace;
 
   HostActions(
-      SessionManager sessions,
-      Tenancy tenancy,
-      ControlAuth auth,
+      ActionServices services,
       BoxInit boxInit,
+      ControlAuth auth,
       RpcFiles files,
-      Admission admission,
-      ManagedWorkspace managedWorkspace,
-      ObjectMapper mapper) {
-    this.sessions = sessions;
-    this.tenancy = tenancy;
-    this.auth = auth;
+      ManagedWorkspace managedWorkspace) {
+    this.services = services;
+    this.mapper = services.mapper();
     this.boxInit = boxInit;
+    this.auth = auth;
     this.files = files;
-    this.admission = admission;
     this.managedWorkspace = managedWorkspace;
-    this.mapper = mapper;
-  }
-
-  /** The backend's name and availability, as {@code box_health} and {@code box_status} show it. */
-  static ObjectNode backend(SessionManager sessions, ObjectMapper mapper) {
-    BackendStatus status = sessions.backendStatus();
-    ObjectNode node = mapper.createObjectNode();
-    node.put("name", status.name());
-    node.put("available", status.available());
-    return node;
   }
 
   /** Ends the sessions of {@code workspaces}, whose grants ended. */
   void dropSessions(List<ActionContext> workspaces) {
     for (ActionContext workspace : workspaces) {
-      for (BoxSessionInfo session : tenancy.sessionsOf(workspace)) {
+      for (BoxSessionInfo session : services.tenancy().sessionsOf(workspace)) {
         try {
-          sessions.delete(session.sessionId());
+          services.sessions().delete(session.sessionId());
         } catch (BoxException e) {
           log.debug("session {} was gone before its grant ended", session.sessionId());
         }
@@ -110,10 +92,10 @@ final class HostActions {
   }
 
   private JsonNode health(JsonNode data) {
-    if (!admission.required()) {
-      return backend(sessions, mapper);
+    if (!services.admission().required()) {
+      return services.backend();
     }
-    ObjectNode readiness = admission.readiness();
+    ObjectNode readiness = services.admission().readiness();
     if (!readiness.path("ready").asBoolean(false)) {
       throw Admission.readinessError("managed sandbox isolation is not ready");
     }
@@ -121,10 +103,10 @@ final class HostActions {
   }
 
   private JsonNode backendInfo(JsonNode data) {
-    if (!admission.required()) {
-      return backend(sessions, mapper);
+    if (!services.admission().required()) {
+      return services.backend();
     }
-    ObjectNode readiness = admission.readiness();
+    ObjectNode readiness = services.admission().readiness();
     ObjectNode info = mapper.createObjectNode();
     info.set("name", readiness.path("backend").path("name"));
     info.put("available", readiness.path("ready").asBoolean(false));
@@ -134,20 +116,22 @@ final class HostActions {
 
   private JsonNode upsertGrant(JsonNode data) {
     List<ActionContext> drop = new ArrayList<>();
-    ObjectNode answer = admission.upsert(data, auth::isTrusted, drop);
+    ObjectNode answer = services.admission().upsert(data, auth::isTrusted, drop);
     dropSessions(drop);
-    tenancy.observe(
-        new ActionContext(
-            data.path("instance_uuid").asText().strip(),
-            answer.path("workspace_uuid").asText(),
-            answer.path("execution_generation").asLong(),
-            null));
+    services
+        .tenancy()
+        .observe(
+            new ActionContext(
+                data.path("instance_uuid").asText().strip(),
+                answer.path("workspace_uuid").asText(),
+                answer.path("execution_generation").asLong(),
+                null));
     return answer;
   }
 
   private JsonNode revokeGrant(JsonNode data) {
     List<ActionContext> drop = new ArrayList<>();
-    ObjectNode answer = admission.revoke(data, auth::isTrusted, drop);
+    ObjectNode answer = services.admission().revoke(data, auth::isTrusted, drop);
     dropSessions(drop);
     return answer;
   }
@@ -158,9 +142,9 @@ final class HostActions {
   }
 
   private JsonNode shutdown(JsonNode data) {
-    for (BoxSessionInfo session : sessions.list()) {
+    for (BoxSessionInfo session : services.sessions().list()) {
       try {
-        sessions.delete(session.sessionId());
+        services.sessions().delete(session.sessionId());
       } catch (BoxException e) {
         log.debug("session {} was gone before box_shutdown reached it", session.sessionId());
       }

@@ -43,37 +43,29 @@ final class TenantActions {
           .add("box_stop_managed_process", new Action(true, TenantActions::stopProcess))
           .build();
 
+  private final ActionServices services;
   private final SessionManager sessions;
-  private final Tenancy tenancy;
-  private final BoxInit boxInit;
-  private final Admission admission;
-  private final TenantSpecs specs;
   private final ObjectMapper mapper;
+  private final BoxInit boxInit;
+  private final TenantSpecs specs;
 
-  TenantActions(
-      SessionManager sessions,
-      Tenancy tenancy,
-      BoxInit boxInit,
-      Admission admission,
-      TenantSpecs specs,
-      ObjectMapper mapper) {
-    this.sessions = sessions;
-    this.tenancy = tenancy;
+  TenantActions(ActionServices services, BoxInit boxInit, TenantSpecs specs) {
+    this.services = services;
+    this.sessions = services.sessions();
+    this.mapper = services.mapper();
     this.boxInit = boxInit;
-    this.admission = admission;
     this.specs = specs;
-    this.mapper = mapper;
   }
 
   private JsonNode status(JsonNode data, TenantView tenant) {
-    List<BoxSessionInfo> mine = tenancy.sessionsOf(tenant.context());
+    List<BoxSessionInfo> mine = services.tenancy().sessionsOf(tenant.context());
     long running =
         mine.stream()
             .flatMap(s -> sessions.processes().list(s.sessionId()).stream())
             .filter(p -> p.status() == BoxManagedProcessStatus.RUNNING)
             .count();
     ObjectNode result = mapper.createObjectNode();
-    result.set("backend", HostActions.backend(sessions, mapper));
+    result.set("backend", services.backend());
     result.put("active_sessions", mine.size());
     result.put("managed_processes", running);
     result.put("session_ttl_sec", sessions.config().sessionTtl().toSeconds());
@@ -123,7 +115,7 @@ final class TenantActions {
 
   private JsonNode getSessions(JsonNode data, TenantView tenant) {
     ObjectNode result = mapper.createObjectNode();
-    result.set("sessions", mapper.valueToTree(tenancy.sessionsOf(tenant.context())));
+    result.set("sessions", mapper.valueToTree(services.tenancy().sessionsOf(tenant.context())));
     return result;
   }
 
@@ -135,7 +127,7 @@ final class TenantActions {
 
   private JsonNode startProcess(JsonNode data, TenantView tenant) throws Exception {
     String physical = tenant.physical(ActionData.required(data, "session_id"));
-    if (admission.required()) {
+    if (services.admission().required()) {
       // The policy caps managed processes at 0 and every grant within it.
       throw Admission.admissionError("Sandbox admission grant does not permit managed processes");
     }

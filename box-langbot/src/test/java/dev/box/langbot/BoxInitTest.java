@@ -52,10 +52,11 @@ class BoxInitTest {
             SessionListener.NONE);
     init =
         new BoxInit(
-            sessions,
-            new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS),
-            new Admission(Clock.systemUTC(), (policy, error) -> JSON.createObjectNode(), JSON),
-            JSON,
+            new ActionServices(
+                sessions,
+                new Tenancy(sessions, Tenancy.DEFAULT_MAX_RECORDS),
+                new Admission(Clock.systemUTC(), (policy, error) -> JSON.createObjectNode(), JSON),
+                JSON),
             cwd);
   }
 
