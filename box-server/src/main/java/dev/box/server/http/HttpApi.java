@@ -126,8 +126,7 @@ public final class HttpApi {
           if (metrics != null) {
             config.routes.get("/metrics", ctx -> scrape(ctx, metrics));
           }
-          ProcessRoutes processRoutes =
-              new ProcessRoutes(sessions, api.mapper, api, langbot, meter);
+          ProcessRoutes processRoutes = new ProcessRoutes(api, meter);
           config.routes.get(
               "/v1/sessions/{id}",
               ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx.pathParam("id"))));
@@ -156,6 +155,21 @@ public final class HttpApi {
                       BoxErrorCode.METHOD_NOT_ALLOWED,
                       "method " + ctx.method() + " is not allowed on " + ctx.path()));
         });
+  }
+
+  /** The sessions this API serves. */
+  SessionManager sessions() {
+    return sessions;
+  }
+
+  /** The mapper of every JSON body this API reads and writes. */
+  ObjectMapper mapper() {
+    return mapper;
+  }
+
+  /** LangBot's control plane, whose relays the process routes check. */
+  LangBotControl langbot() {
+    return langbot;
   }
 
   /**

@@ -10,7 +10,6 @@ import dev.box.api.BoxValidationException;
 import dev.box.core.process.ManagedProcess;
 import dev.box.core.session.ProcessManager;
 import dev.box.core.session.SessionManager;
-import dev.box.langbot.LangBotControl;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import io.javalin.websocket.WsConfig;
@@ -27,28 +26,22 @@ import org.jspecify.annotations.Nullable;
 
 /** The managed-process routes and the stdio relay WebSocket. */
 final class ProcessRoutes {
-  private final RelayMeter meter;
   private static final String BASE = "/v1/sessions/{id}/managed-process";
 
+  private final HttpApi api;
   private final SessionManager sessions;
   private final ProcessManager processes;
   private final ObjectMapper mapper;
-  private final HttpApi api;
+  private final RelayMeter meter;
   private final ConcurrentHashMap<String, Relay> relays = new ConcurrentHashMap<>();
-  private final LangBotControl langbot;
 
-  ProcessRoutes(
-      SessionManager sessions,
-      ObjectMapper mapper,
-      HttpApi api,
-      LangBotControl langbot,
-      RelayMeter meter) {
-    this.meter = meter;
-    this.langbot = langbot;
-    this.sessions = sessions;
-    this.processes = sessions.processes();
-    this.mapper = mapper;
+  /** The routes of {@code api}, over its sessions, its mapper and its LangBot control plane. */
+  ProcessRoutes(HttpApi api, RelayMeter meter) {
     this.api = api;
+    this.sessions = api.sessions();
+    this.processes = sessions.processes();
+    this.mapper = api.mapper();
+    this.meter = meter;
   }
 
   void register(JavalinConfig config) {
@@ -95,8 +88,8 @@ final class ProcessRoutes {
    * the session or the process.
    */
   private void beforeUpgrade(Context ctx, String processId) throws IOException {
-    boolean fromLangBot = LangBotRelayCheck.applies(ctx, langbot);
-    if (fromLangBot && !LangBotRelayCheck.allows(ctx, langbot)) {
+    boolean fromLangBot = LangBotRelayCheck.applies(ctx, api.langbot());
+    if (fromLangBot && !LangBotRelayCheck.allows(ctx, api.langbot())) {
       ErrorMapper.refuseLangBotUnauthorized(ctx);
     }
     try {
