@@ -27,46 +27,32 @@ import org.slf4j.LoggerFactory;
 /**
  * Starts and stops the sandbox of one session: its unit of capacity, its private workspace and its
  * managed processes. Holds no lock; the caller orders work on one id ({@link SessionTable}).
+ *
+ * @param table where a start reserves a unit of capacity and a stop gives it back
+ * @param specs turns a session's spec into a sandbox's, its mounts checked
+ * @param workspaces the private workspaces, removed with a session that does not persist
+ * @param processes the managed processes, stopped with their session
+ * @param clock what a new session's {@code created_at} is read from
+ * @param instanceId tags the sandboxes of sessions that do not persist
+ * @param maxSessions the capacity in force, read at every start
+ * @param shuttingDown whether the runtime shuts down, which discards a sandbox just started
+ * @param persistent the records of persistent sessions, saved at a start, removed at a stop
+ * @param ticker what the start duration reported to {@code listener} is read from
+ * @param listener told of every sandbox start
  */
-final class SessionSandboxes {
+record SessionSandboxes(
+    SessionTable table,
+    SandboxSpecs specs,
+    WorkspaceStore workspaces,
+    ProcessManager processes,
+    Clock clock,
+    String instanceId,
+    IntSupplier maxSessions,
+    BooleanSupplier shuttingDown,
+    PersistentSessions persistent,
+    Ticker ticker,
+    SessionListener listener) {
   private static final Logger log = LoggerFactory.getLogger(SessionSandboxes.class);
-
-  private final SessionTable table;
-  private final SandboxSpecs specs;
-  private final WorkspaceStore workspaces;
-  private final ProcessManager processes;
-  private final Clock clock;
-  private final String instanceId;
-  private final IntSupplier maxSessions;
-  private final BooleanSupplier shuttingDown;
-  private final PersistentSessions persistent;
-  private final Ticker ticker;
-  private final SessionListener listener;
-
-  SessionSandboxes(
-      SessionTable table,
-      SandboxSpecs specs,
-      WorkspaceStore workspaces,
-      ProcessManager processes,
-      Clock clock,
-      String instanceId,
-      IntSupplier maxSessions,
-      BooleanSupplier shuttingDown,
-      PersistentSessions persistent,
-      Ticker ticker,
-      SessionListener listener) {
-    this.table = table;
-    this.specs = specs;
-    this.workspaces = workspaces;
-    this.processes = processes;
-    this.clock = clock;
-    this.instanceId = instanceId;
-    this.maxSessions = maxSessions;
-    this.shuttingDown = shuttingDown;
-    this.persistent = persistent;
-    this.ticker = ticker;
-    this.listener = listener;
-  }
 
   /**
    * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity. A persistent
