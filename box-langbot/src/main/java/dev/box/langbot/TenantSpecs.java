@@ -15,29 +15,18 @@ import org.jspecify.annotations.Nullable;
  * BoxSpec} the core runs: in grant-enforced mode, normalized to the Workspace's grant ({@link
  * AdmittedSpec}); otherwise with the physical session id, skill mounts confined, and LangBot's
  * configured image and profile applied.
+ *
+ * @param admission grant-enforced mode: whether it is on, and the policy a spec is normalized to
+ * @param managedWorkspace the host root of the Workspaces in grant-enforced mode
+ * @param skills confines skill mounts to the requesting Workspace's skills
+ * @param local LangBot's {@code box.local} settings in force, read on every spec
  */
-final class TenantSpecs {
-  private final Admission admission;
-  private final ManagedWorkspace managedWorkspace;
-  private final SkillActions skills;
-  private final Supplier<BoxInit.Local> local;
-  private final ObjectMapper mapper;
-
-  /**
-   * @param local LangBot's {@code box.local} settings in force, read on every spec
-   */
-  TenantSpecs(
-      Admission admission,
-      ManagedWorkspace managedWorkspace,
-      SkillActions skills,
-      Supplier<BoxInit.Local> local,
-      ObjectMapper mapper) {
-    this.admission = admission;
-    this.managedWorkspace = managedWorkspace;
-    this.skills = skills;
-    this.local = local;
-    this.mapper = mapper;
-  }
+record TenantSpecs(
+    Admission admission,
+    ManagedWorkspace managedWorkspace,
+    SkillActions skills,
+    Supplier<BoxInit.Local> local,
+    ObjectMapper mapper) {
 
   /**
    * The spec of {@code data} for {@code tenant}.
