@@ -55,7 +55,12 @@ class LangBotSkillsTest {
                 LangBotServers.INSTANCE),
             false);
     rpc = RpcClient.asLangBot(server.port());
-    rpc.callData(
+    initLocal(rpc);
+  }
+
+  /** LangBot's {@code box_init} with {@code hostRoot} as host root and mount root, skills below. */
+  private static void initLocal(RpcClient client) {
+    client.callData(
         "box_init",
         "{\"local\": {\"host_root\": \""
             + hostRoot
@@ -319,14 +324,7 @@ class LangBotSkillsTest {
     try (BoxServer next =
             LangBotServers.start(Map.of("backend", "bwrap"), LangBotServers.ENV, false);
         RpcClient again = RpcClient.asLangBot(next.port())) {
-      again.callData(
-          "box_init",
-          "{\"local\": {\"host_root\": \""
-              + hostRoot
-              + "\", \"allowed_mount_roots\": [\""
-              + hostRoot
-              + "\"], \"skills_root\": \"skills\"}}",
-          null);
+      initLocal(again);
       JsonNode skill = again.callData("box_get_skill", "{\"name\": \"lasting\"}", ctx);
       assertThat(skill.path("skill").path("instructions").asText()).isEqualTo("Still here.");
     }
