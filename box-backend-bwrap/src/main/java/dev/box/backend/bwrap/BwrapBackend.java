@@ -12,6 +12,14 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.Launcher;
+import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.NamespaceStart;
+import dev.box.sandbox.SandboxEtc;
+import dev.box.sandbox.SandboxPool;
+import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -300,7 +308,11 @@ public final class BwrapBackend implements SandboxBackend {
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(error + " " + line));
     }
-    BwrapProcess.closeQuietly(process.getInputStream());
+    try {
+      process.getInputStream().close();
+    } catch (IOException e) {
+      // Nothing to do: the stream is gone either way.
+    }
   }
 
   /** What {@code read} read; a sandbox that says nothing for the start timeout did not start. */

@@ -15,6 +15,8 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

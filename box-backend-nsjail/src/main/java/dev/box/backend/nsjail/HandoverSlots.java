@@ -1,12 +1,12 @@
 package dev.box.backend.nsjail;
 
-import dev.box.backend.bwrap.NamespaceSandbox;
-import dev.box.backend.bwrap.SandboxPool;
-import dev.box.backend.bwrap.WorkspaceSlots;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.guard.HostMounter;
+import dev.box.sandbox.NamespaceSandbox;
+import dev.box.sandbox.SandboxPool;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;

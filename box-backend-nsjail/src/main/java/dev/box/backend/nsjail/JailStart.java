@@ -2,8 +2,8 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.backend.bwrap.NamespaceHost;
 import dev.box.core.backend.HostCommand;
+import dev.box.sandbox.NamespaceHost;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

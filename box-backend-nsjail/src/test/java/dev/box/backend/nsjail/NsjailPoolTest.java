@@ -6,8 +6,6 @@ import static org.awaitility.Awaitility.await;
 
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
-import dev.box.backend.bwrap.SandboxShape;
-import dev.box.backend.bwrap.WorkspaceSlots;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
@@ -15,6 +13,8 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

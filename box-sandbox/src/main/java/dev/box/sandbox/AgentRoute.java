@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.api.BoxException;
 import dev.box.core.agent.AgentLink;

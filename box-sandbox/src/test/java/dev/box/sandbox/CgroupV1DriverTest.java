@@ -1,6 +1,6 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
-import static dev.box.backend.bwrap.FakeCgroupFs.read;
+import static dev.box.sandbox.FakeCgroupFs.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;

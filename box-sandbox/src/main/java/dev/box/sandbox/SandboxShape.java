@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
@@ -11,11 +11,12 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Everything of a {@link SandboxSpec} that changes a bubblewrap sandbox's argument vector or its
- * cgroups: two specs of equal shape start sandboxes that differ only in their names and in the host
- * directory bound at the workspace. What is left out does not reach bwrap: the session id and the
- * sandbox name (bound when a pre-started sandbox is taken), the workspace's host path, the image
- * (metadata on this backend) and {@code persistent} (a bubblewrap sandbox dies with its server).
+ * Everything of a {@link SandboxSpec} that changes how a backend makes the sandbox (a jail's
+ * arguments or configuration, a container's create body) or its cgroups: two specs of equal shape
+ * start sandboxes that differ only in their names and in the host directory bound at the workspace.
+ * What is left out is bound or checked when a pre-started sandbox is taken: the session id and the
+ * sandbox name, the workspace's host path, and what a backend checks on its own (a container's
+ * image, whether the session is persistent; see {@link SandboxPool}'s {@code accepts}).
  *
  * @param network the network mode
  * @param workspacePath where the workspace appears inside the sandbox, or null for none

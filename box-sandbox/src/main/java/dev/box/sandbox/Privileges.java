@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.guard.SyscallGuard;
 import java.util.List;
@@ -11,9 +11,9 @@ import java.util.List;
  * <p>With the syscall guard mounted, the guard does it and then installs the syscall filter;
  * without it, {@code setpriv} from the host's /usr does the same minus the filter.
  */
-final class Privileges {
+public final class Privileges {
   /** Where the syscall guard is mounted inside every sandbox. */
-  static final String GUARD_IN_SANDBOX = SyscallGuard.SANDBOX_PATH;
+  public static final String GUARD_IN_SANDBOX = SyscallGuard.SANDBOX_PATH;
 
   private Privileges() {}
 
@@ -22,8 +22,8 @@ final class Privileges {
    *
    * @param guard whether the syscall guard is mounted
    */
-  static List<String> dropToSandboxUser(boolean guard) {
-    String id = SandboxArgs.SANDBOX_ID;
+  public static List<String> dropToSandboxUser(boolean guard) {
+    String id = SandboxEtc.SANDBOX_ID;
     if (guard) {
       return List.of(GUARD_IN_SANDBOX, "--uid", id, "--gid", id, "--");
     }

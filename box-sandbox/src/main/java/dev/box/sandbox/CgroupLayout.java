@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.core.backend.HostCommand;
 import java.io.IOException;
@@ -10,10 +10,12 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * The uid and gid maps of a sandbox's user namespace, written from the host while bwrap waits.
+ * The uid and gid maps of a sandbox's user namespace, written from the host while the jail waits
+ * (bwrap does; nsjail writes its own maps from its configuration), and the ban on nested user
+ * namespaces that every namespace backend puts on its sandboxes.
  *
- * <p>Root of the namespace is host root, so that bwrap can set the sandbox up from paths only root
- * may reach; it holds no capability once the holder and every exec have dropped to the sandbox
+ * <p>Root of the namespace is host root, so that the jail can set the sandbox up from paths only
+ * root may reach; it holds no capability once the holder and every exec have dropped to the sandbox
  * user, and no-new-privileges with nosuid mounts keeps them from getting it back. The sandbox user,
  * uid 1000 inside, is {@code hostUid} outside: what it writes to a mount belongs to that
  * unprivileged uid, and a process that escapes the sandbox is nobody in particular.
@@ -27,9 +29,9 @@ public final class IdMaps {
    * Writes both maps of the user namespace of process {@code pid}; each map is one write, as the
    * kernel requires.
    */
-  static void write(long pid, int hostUid) throws IOException {
+  public static void write(long pid, int hostUid) throws IOException {
     byte[] map =
-        ("0 0 1\n" + SandboxArgs.SANDBOX_ID + " " + hostUid + " 1\n")
+        ("0 0 1\n" + SandboxEtc.SANDBOX_ID + " " + hostUid + " 1\n")
             .getBytes(StandardCharsets.US_ASCII);
     Path proc = Path.of("/proc", Long.toString(pid));
     Files.write(proc.resolve("uid_map"), map, StandardOpenOption.WRITE);

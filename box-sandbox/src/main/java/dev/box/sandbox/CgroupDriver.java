@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import java.nio.file.Path;
 import java.util.List;

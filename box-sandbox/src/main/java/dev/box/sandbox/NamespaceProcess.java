@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.core.backend.SandboxProcess;
 import java.io.FileInputStream;
@@ -10,7 +10,8 @@ import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A process spawned into a bubblewrap sandbox through the launcher and nsenter.
+ * A process spawned into a namespace sandbox (bubblewrap's, nsjail's) through the {@link Launcher}
+ * and nsenter.
  *
  * <p>Its stdout and stderr are read through file descriptors of our own, opened on the pipes via
  * /proc before the process is released to run. The JDK closes its ends of a child's pipes when the
@@ -23,7 +24,7 @@ import java.util.concurrent.TimeUnit;
  * @param stderr our own end of the process's stderr
  * @param stdin the process's stdin
  */
-record BwrapProcess(
+record NamespaceProcess(
     Process launcher,
     CgroupDriver.ProcessCgroup group,
     InputStream stdout,
@@ -36,8 +37,8 @@ record BwrapProcess(
    *
    * @param keepStdin whether the caller writes to stdin after the go line
    */
-  static BwrapProcess release(Process launcher, CgroupDriver.ProcessCgroup group, boolean keepStdin)
-      throws IOException {
+  static NamespaceProcess release(
+      Process launcher, CgroupDriver.ProcessCgroup group, boolean keepStdin) throws IOException {
     InputStream out = ownEnd(launcher, 1, launcher.getInputStream());
     InputStream err = ownEnd(launcher, 2, launcher.getErrorStream());
     OutputStream in = launcher.getOutputStream();
@@ -50,7 +51,7 @@ record BwrapProcess(
     if (!keepStdin) {
       closeQuietly(in);
     }
-    return new BwrapProcess(launcher, group, out, err, in);
+    return new NamespaceProcess(launcher, group, out, err, in);
   }
 
   private static InputStream ownEnd(Process process, int fd, InputStream jdkEnd) {

@@ -1,8 +1,9 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The files a namespace sandbox sees as its own /etc/passwd, /etc/group, /etc/hosts and (with the
@@ -11,16 +12,29 @@ import java.nio.file.Path;
  */
 public final class SandboxEtc {
   /** The uid and gid of the sandbox user inside a sandbox. */
-  public static final String SANDBOX_ID = SandboxArgs.SANDBOX_ID;
+  public static final String SANDBOX_ID = "1000";
 
   /** Directories of the host root that live in /usr on merged-usr hosts, or beside it on others. */
-  public static final java.util.List<String> ROOT_DIRS = SandboxArgs.ROOT_DIRS;
+  public static final List<String> ROOT_DIRS =
+      List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
 
-  /** Host files from /etc that programs need, bound read-only when present. */
-  public static final java.util.List<String> HOST_FILES = SandboxArgs.ETC_FILES;
+  /**
+   * Host files from /etc that programs need, bound read-only when present; never shadow, never the
+   * host's users.
+   */
+  public static final List<String> HOST_FILES =
+      List.of(
+          "/etc/ld.so.cache",
+          "/etc/ld.so.conf",
+          "/etc/ld.so.conf.d",
+          "/etc/alternatives",
+          "/etc/ssl",
+          "/etc/ca-certificates",
+          "/etc/localtime",
+          "/etc/nsswitch.conf");
 
   /** The names of the files {@link #write} makes, but resolv.conf. */
-  public static final java.util.List<String> FILES = java.util.List.of("passwd", "group", "hosts");
+  public static final List<String> FILES = List.of("passwd", "group", "hosts");
 
   private SandboxEtc() {}
 

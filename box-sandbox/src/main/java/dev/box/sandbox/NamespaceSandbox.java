@@ -1,4 +1,4 @@
-package dev.box.backend.bwrap;
+package dev.box.sandbox;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
@@ -19,7 +19,7 @@ import org.slf4j.LoggerFactory;
  * the network on, its slirp4netns.
  *
  * @param name the sandbox's name, its id
- * @param bwrap the process that made the sandbox (bwrap, nsjail); its exit ends the sandbox
+ * @param jail the process that made the sandbox (bwrap, nsjail); its exit ends the sandbox
  * @param initPid the pid of the sandbox's init
  * @param cgroup the sandbox's cgroups
  * @param launcher starts processes inside
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 public record NamespaceSandbox(
     String name,
-    Process bwrap,
+    Process jail,
     long initPid,
     CgroupDriver.SessionCgroup cgroup,
     Launcher launcher,
@@ -42,13 +42,13 @@ public record NamespaceSandbox(
   /** A sandbox not destroyed yet. */
   public NamespaceSandbox(
       String name,
-      Process bwrap,
+      Process jail,
       long initPid,
       CgroupDriver.SessionCgroup cgroup,
       Launcher launcher,
       @Nullable Process network,
       @Nullable AgentRoute agent) {
-    this(name, bwrap, initPid, cgroup, launcher, network, agent, new AtomicBoolean());
+    this(name, jail, initPid, cgroup, launcher, network, agent, new AtomicBoolean());
   }
 
   @Override
@@ -58,7 +58,7 @@ public record NamespaceSandbox(
 
   @Override
   public boolean isAlive() {
-    return !destroyed.get() && bwrap.isAlive();
+    return !destroyed.get() && jail.isAlive();
   }
 
   @Override
@@ -78,7 +78,7 @@ public record NamespaceSandbox(
     }
     try {
       Process process = launcher.start(initPid, group, spec);
-      return BwrapProcess.release(process, group, spec.stdin());
+      return NamespaceProcess.release(process, group, spec.stdin());
     } catch (IOException | RuntimeException e) {
       group.releaseIfEmpty();
       throw new BoxException(
@@ -99,11 +99,11 @@ public record NamespaceSandbox(
     // and nsjail ends with its child.
     // The parent check keeps a recycled pid from being killed after the sandbox ended by itself.
     ProcessHandle.of(initPid)
-        .filter(h -> h.parent().map(p -> p.pid() == bwrap.pid()).orElse(false))
+        .filter(h -> h.parent().map(p -> p.pid() == jail.pid()).orElse(false))
         .ifPresent(ProcessHandle::destroyForcibly);
-    bwrap.destroyForcibly();
+    jail.destroyForcibly();
     try {
-      if (!bwrap.waitFor(5, TimeUnit.SECONDS)) {
+      if (!jail.waitFor(5, TimeUnit.SECONDS)) {
         log.warn("the maker of sandbox {} did not exit within 5 s of SIGKILL", name);
       }
     } catch (InterruptedException e) {
