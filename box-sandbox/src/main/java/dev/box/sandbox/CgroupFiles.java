@@ -19,8 +19,6 @@ import org.jspecify.annotations.Nullable;
  * Sleeper}, so that tests can let that time pass without waiting.
  */
 final class CgroupFiles {
-  /** The kernel's cgroup filesystems. */
-  static final CgroupFiles KERNEL = new CgroupFiles(Files::deleteIfExists);
 
   private static final long RETRY_MILLIS = 5;
 
@@ -45,9 +43,9 @@ final class CgroupFiles {
   private final Ticker ticker;
   private final Sleeper sleeper;
 
-  /** Files removed by {@code rmdir}, waiting in this JVM's time. */
-  CgroupFiles(Rmdir rmdir) {
-    this(rmdir, Ticker.system(), Thread::sleep);
+  /** The kernel's cgroup filesystems, waited for in the time of {@code ticker}. */
+  static CgroupFiles kernel(Ticker ticker) {
+    return new CgroupFiles(Files::deleteIfExists, ticker, Thread::sleep);
   }
 
   /** Files removed by {@code rmdir}, waiting in the time of {@code ticker} and {@code sleeper}. */

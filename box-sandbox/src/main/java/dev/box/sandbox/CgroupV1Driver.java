@@ -38,11 +38,10 @@ public record CgroupV1Driver(
    * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
    * not writable. Memory and cpu are used when they can be written, and reported when not.
    */
-  public static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName) {
-    return probe(layout, baseName, CgroupFiles.KERNEL);
-  }
-
-  /** {@link #probe(CgroupLayout, String)} on the cgroup filesystems {@code files} removes from. */
+  /**
+   * The driver of {@code layout}, or null when it cannot be used, on the cgroup filesystems {@code
+   * files} removes from.
+   */
   static @Nullable CgroupV1Driver probe(CgroupLayout layout, String baseName, CgroupFiles files) {
     Path pids = prepare(layout.v1Dir("pids"), baseName, "pids.max", files);
     if (pids == null) {

@@ -33,11 +33,10 @@ public final class CgroupV2Driver implements CgroupDriver {
    * root cgroup is exempt (the root of a cgroup namespace is not): a server in its own cgroup, as
    * under systemd or in a container, gets null here.
    */
-  public static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName) {
-    return probe(layout, baseName, CgroupFiles.KERNEL);
-  }
-
-  /** {@link #probe(CgroupLayout, String)} on the cgroup filesystem {@code files} removes from. */
+  /**
+   * The driver of {@code layout}, or null when it cannot be used, on the cgroup filesystem {@code
+   * files} removes from.
+   */
   static @Nullable CgroupV2Driver probe(CgroupLayout layout, String baseName, CgroupFiles files) {
     Path own = layout.v2Dir();
     if (own == null) {

@@ -3,6 +3,7 @@ package dev.box.sandbox;
 import dev.box.api.BoxCapabilities;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,14 +28,16 @@ public final class NamespaceHost {
    * The cgroup driver of the host's writable hierarchy, v2 before v1, or one that enforces nothing.
    *
    * @param baseName the base cgroup of this data directory's sandboxes
+   * @param ticker the clock of the waits for the kernel to empty a cgroup
    */
-  public static CgroupDriver probeCgroups(String baseName) {
+  public static CgroupDriver probeCgroups(String baseName, Ticker ticker) {
     CgroupLayout layout = CgroupLayout.current();
-    CgroupDriver v2 = CgroupV2Driver.probe(layout, baseName);
+    CgroupFiles files = CgroupFiles.kernel(ticker);
+    CgroupDriver v2 = CgroupV2Driver.probe(layout, baseName, files);
     if (v2 != null) {
       return v2;
     }
-    CgroupDriver v1 = CgroupV1Driver.probe(layout, baseName);
+    CgroupDriver v1 = CgroupV1Driver.probe(layout, baseName, files);
     if (v1 != null) {
       return v1;
     }

@@ -22,7 +22,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -79,6 +78,7 @@ public final class NamespaceStart {
    * @param failure the error a start that failed with an unexpected exception reports
    * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
    *     used only with cgroups, which admit what it forks
+   * @param runtime the clock of the cgroup waits, and the spawner and reader threads
    */
   public NamespaceStart(
       String backend,
@@ -89,7 +89,8 @@ public final class NamespaceStart {
       String baseName,
       Consumer<Process> destroy,
       Function<Exception, BoxException> failure,
-      @Nullable Path agent) {
+      @Nullable Path agent,
+      BackendRuntime runtime) {
     if (sandboxUid <= 0) {
       throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
     }
@@ -99,17 +100,13 @@ public final class NamespaceStart {
     this.egress = egress;
     this.firewall = NetnsFirewall.probe();
     this.slirp4netns = HostCommand.find("slirp4netns");
-    this.cgroups = useCgroups ? NamespaceHost.probeCgroups(baseName) : new NoCgroupDriver();
+    this.cgroups =
+        useCgroups ? NamespaceHost.probeCgroups(baseName, runtime.ticker()) : new NoCgroupDriver();
     // One spawner thread that lives as long as the backend: a jail dies with the thread that forked
     // it (bwrap's --die-with-parent, nsjail's setpriv --pdeathsig), so jails must not be forked by
     // pool threads that may retire.
-    this.spawner =
-        Executors.newSingleThreadExecutor(
-            Thread.ofPlatform().name("box-" + backend + "-spawner").daemon().factory());
-    // Platform threads: a blocking pipe read would pin a virtual thread's carrier.
-    this.readers =
-        Executors.newCachedThreadPool(
-            Thread.ofPlatform().name("box-" + backend + "-reader").daemon().factory());
+    this.spawner = runtime.singleThread("box-" + backend + "-spawner");
+    this.readers = runtime.cachedThreads("box-" + backend + "-reader");
     this.destroy = destroy;
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;

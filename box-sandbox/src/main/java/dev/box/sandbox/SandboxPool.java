@@ -1,8 +1,5 @@
 package dev.box.sandbox;
 
-import dev.box.core.backend.BackendStatus;
-import dev.box.core.backend.MountOwnership;
-import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -10,10 +7,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.Map;
-import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,12 +72,14 @@ public final class SandboxPool implements AutoCloseable {
      * session's workspace is never deleted.
      */
     void release(Path slot, boolean bound);
+
+    /** Ends what the slots run (a mounter) and removes this instance's slots that are left. */
+    void close();
   }
 
   /**
    * A pool that starts filling at once.
    *
-   * @param backend the backend's name, for the refill thread's
    * @param shape the one shape it serves
    * @param size how many sandboxes wait at most; above 0
    * @param instanceId the server instance, whose sandboxes the pool's are
@@ -91,16 +87,17 @@ public final class SandboxPool implements AutoCloseable {
    * @param slots the workspace slots
    * @param accepts what a spec of the pool's shape must also satisfy to take a sandbox
    * @param starter starts one sandbox of a spec, as the backend does for a session
+   * @param refiller the one thread that starts the pool's sandboxes; the pool shuts it down
    */
   public SandboxPool(
-      String backend,
       SandboxShape shape,
       int size,
       String instanceId,
       String image,
       Slots slots,
       Predicate<SandboxSpec> accepts,
-      Function<SandboxSpec, Sandbox> starter) {
+      Function<SandboxSpec, Sandbox> starter,
+      ExecutorService refiller) {
     if (size <= 0) {
       throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
     }
@@ -111,9 +108,7 @@ public final class SandboxPool implements AutoCloseable {
     this.slots = slots;
     this.accepts = accepts;
     this.starter = starter;
-    this.refiller =
-        Executors.newSingleThreadExecutor(
-            Thread.ofPlatform().name("box-" + backend + "-pool").daemon().factory());
+    this.refiller = refiller;
     refill();
   }
 
@@ -132,59 +127,9 @@ public final class SandboxPool implements AutoCloseable {
     return idle.size();
   }
 
-  /**
-   * How full {@code pool} is; null without one (see {@link
-   * dev.box.core.backend.SandboxBackend#poolLevel()}).
-   */
-  public static @Nullable PoolLevel levelOf(@Nullable SandboxPool pool) {
-    return pool == null ? null : new PoolLevel(pool.idle(), pool.size());
-  }
-
   /** How many sandboxes sessions have taken from the pool so far. */
   public long taken() {
     return taken.get();
-  }
-
-  /**
-   * {@code status} with the health report's {@code pool} entry: how many sandboxes of which shape
-   * wait, or, without a pool, {@code none} and why; {@code note} follows either. An unavailable
-   * status is returned as it is.
-   */
-  public static BackendStatus reported(
-      BackendStatus status, @Nullable SandboxPool pool, String whyNone, String note) {
-    if (!status.available()) {
-      return status;
-    }
-    Map<String, String> enforced = new TreeMap<>(status.enforced());
-    enforced.put(
-        "pool",
-        (pool == null
-                ? "none: " + whyNone
-                : pool.idle()
-                    + " of "
-                    + pool.size()
-                    + " pre-started sandboxes idle ("
-                    + pool.shape().describe()
-                    + ")")
-            + note);
-    return new BackendStatus(
-        status.name(), status.available(), status.reason(), enforced, status.capabilities());
-  }
-
-  /**
-   * A waiting sandbox for {@code spec} when the pool serves it, its workspace checked and handed to
-   * the sandbox user ({@code uid}) as for a fresh start, then bound in it; null when the caller
-   * must start one as usual.
-   *
-   * @param workspaces the directory of private workspaces
-   */
-  public static @Nullable Sandbox takeFrom(
-      @Nullable SandboxPool pool, SandboxSpec spec, Path workspaces, int uid) {
-    if (pool == null || !pool.serves(spec)) {
-      return null;
-    }
-    MountOwnership.prepare(spec, workspaces, uid);
-    return pool.take(spec);
   }
 
   /**

@@ -59,6 +59,24 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   }
 
   /**
+   * The store of {@code backend}'s slots: each instance's opened with {@link #openOrNull}, those of
+   * crashed instances detached and removed with {@link #removeOthers}.
+   */
+  public static PreStarted.SlotStore store(String backend, Path dataDir) {
+    return new PreStarted.SlotStore() {
+      @Override
+      public @Nullable WorkspaceSlots open(Path instanceDir) {
+        return openOrNull(instanceDir, backend, dataDir);
+      }
+
+      @Override
+      public void removeOthers(Path poolRoot, String instanceId) {
+        WorkspaceSlots.removeOthers(poolRoot, instanceId);
+      }
+    };
+  }
+
+  /**
    * The opened slots in {@code root}, or null (logged) when they cannot be mounted here: then
    * {@code backend} pre-starts nothing. Mounts are made by a {@link HostMounter} installed in
    * {@code dataDir}.
@@ -176,6 +194,7 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   }
 
   /** Detaches every mount under this instance's slots and removes its empty directories. */
+  @Override
   public synchronized void close() {
     open = false;
     HostMounter m = mounter;

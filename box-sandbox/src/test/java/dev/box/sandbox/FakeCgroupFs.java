@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.core.time.Ticker;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +25,7 @@ final class FakeCgroupFs {
   private final List<Path> killedWhenRemoved = new CopyOnWriteArrayList<>();
 
   /** The drivers' file operations on this tree. */
-  final CgroupFiles files = new CgroupFiles(this::rmdir);
+  final CgroupFiles files = new CgroupFiles(this::rmdir, Ticker.system(), Thread::sleep);
 
   /** The cgroups removed so far, in order. */
   List<Path> removed() {

@@ -14,6 +14,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.NamespaceSandbox;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -44,7 +45,8 @@ class ExecAgentTest {
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
         true,
-        0);
+        0,
+        BackendRuntime.system());
   }
 
   private static SandboxSpec spec() {

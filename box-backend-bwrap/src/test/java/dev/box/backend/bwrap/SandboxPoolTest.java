@@ -15,6 +15,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
@@ -55,7 +56,8 @@ class SandboxPoolTest {
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
         true,
-        poolSize);
+        poolSize,
+        BackendRuntime.system());
   }
 
   /** A spec of the pooled shape whose workspace is {@code host}, as LangBot's sessions are. */
@@ -253,7 +255,8 @@ class SandboxPoolTest {
               EgressPolicy.DEFAULT,
               SyscallGuard.install(dataDir),
               true,
-              0)) {
+              0,
+              BackendRuntime.system())) {
         next.removeOrphans();
         await().atMost(Duration.ofSeconds(30)).until(() -> poolProcesses().isEmpty());
         assertThat(poolCgroups()).isEmpty();

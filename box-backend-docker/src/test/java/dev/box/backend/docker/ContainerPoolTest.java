@@ -12,6 +12,8 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
@@ -38,20 +40,22 @@ class ContainerPoolTest {
   @TempDir Path hostDirs;
 
   private ContainerBackend backend(String engine, int poolSize) {
-    return new ContainerBackend(
-        new ContainerBackend.Settings(
+    return ContainerBackend.open(
+        new ContainerSettings(
             engine,
             Path.of(ContainerBackendTest.socket(engine)),
             ContainerBackendTest.IMAGE,
             true,
             Duration.ofSeconds(120),
             null,
-            ContainerBackend.Settings.DEFAULT_SANDBOX_LEASE,
-            ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB,
+            ContainerSettings.DEFAULT_SANDBOX_LEASE,
+            ContainerSettings.DEFAULT_WRITABLE_ROOT_MB,
             true,
             poolSize),
         dataDir,
-        "inst");
+        "inst",
+        EgressPolicy.DEFAULT,
+        BackendRuntime.system());
   }
 
   /** A spec of the pooled shape (the default image) whose workspace is {@code host}. */
@@ -191,7 +195,8 @@ class ContainerPoolTest {
             + "=true\",\"dev.box.data="
             + data
             + "\"]}";
-    try (EngineClient client = new EngineClient(Path.of(ContainerBackendTest.socket(engine)))) {
+    try (EngineClient client =
+        new EngineClient(Path.of(ContainerBackendTest.socket(engine)), BackendRuntime.system())) {
       EngineClient.Response listed =
           client.call(
               "GET",

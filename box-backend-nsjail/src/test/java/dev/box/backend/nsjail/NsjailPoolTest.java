@@ -13,6 +13,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
@@ -49,7 +50,8 @@ class NsjailPoolTest {
             SyscallGuard.install(dataDir),
             null,
             true,
-            poolSize);
+            poolSize,
+            BackendRuntime.system());
     assumeThat(backend.status().available()).as(backend.status().reason()).isTrue();
     return backend;
   }
