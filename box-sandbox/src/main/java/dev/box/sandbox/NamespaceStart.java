@@ -135,11 +135,6 @@ public final class NamespaceStart {
     AgentLink.removeStale(agents, name -> name.startsWith(mine));
   }
 
-  /** Whether sandboxes start their processes through the exec agent. */
-  public boolean usesAgent() {
-    return agent != null;
-  }
-
   /** The platform threads that read the jails' and slirp4netns's output. */
   public ExecutorService readers() {
     return readers;
