@@ -98,10 +98,11 @@ public record NamespaceSandbox(
     // those that double-forked or called setsid. --die-with-parent does the same for bwrap,
     // and nsjail ends with its child.
     // The parent check keeps a recycled pid from being killed after the sandbox ended by itself.
+    ProcessHandle maker = ParentDeath.jailOf(jail.toHandle());
     ProcessHandle.of(initPid)
-        .filter(h -> h.parent().map(p -> p.pid() == jail.pid()).orElse(false))
+        .filter(h -> h.parent().map(p -> p.pid() == maker.pid()).orElse(false))
         .ifPresent(ProcessHandle::destroyForcibly);
-    jail.destroyForcibly();
+    ParentDeath.killTree(jail.toHandle());
     try {
       if (!jail.waitFor(5, TimeUnit.SECONDS)) {
         log.warn("the maker of sandbox {} did not exit within 5 s of SIGKILL", name);

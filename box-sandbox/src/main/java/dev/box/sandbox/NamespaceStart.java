@@ -23,7 +23,6 @@ import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -43,10 +42,10 @@ public final class NamespaceStart {
   private final EgressPolicy egress;
   private final NetnsFirewall firewall;
   private final @Nullable Path slirp4netns;
+  private final @Nullable Path setsid;
   private final CgroupDriver cgroups;
   private final ExecutorService spawner;
   private final ExecutorService readers;
-  private final Consumer<Process> destroy;
   private final Function<Exception, BoxException> failure;
   private final @Nullable Path agent;
   private final Path agents;
@@ -74,7 +73,6 @@ public final class NamespaceStart {
    * @param egress the operator's egress policy for network-on sandboxes
    * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
    * @param baseName the base cgroup of this data directory's sandboxes
-   * @param destroy kills the process of a sandbox whose start failed, and the sandbox with it
    * @param failure the error a start that failed with an unexpected exception reports
    * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
    *     used only with cgroups, which admit what it forks
@@ -87,7 +85,6 @@ public final class NamespaceStart {
       EgressPolicy egress,
       boolean useCgroups,
       String baseName,
-      Consumer<Process> destroy,
       Function<Exception, BoxException> failure,
       @Nullable Path agent,
       BackendRuntime runtime) {
@@ -100,14 +97,13 @@ public final class NamespaceStart {
     this.egress = egress;
     this.firewall = NetnsFirewall.probe();
     this.slirp4netns = HostCommand.find("slirp4netns");
+    this.setsid = HostCommand.find("setsid");
     this.cgroups =
         useCgroups ? NamespaceHost.probeCgroups(baseName, runtime.ticker()) : new NoCgroupDriver();
     // One spawner thread that lives as long as the backend: a jail dies with the thread that forked
-    // it (bwrap's --die-with-parent, nsjail's setpriv --pdeathsig), so jails must not be forked by
-    // pool threads that may retire.
+    // it (ParentDeath), so jails must not be forked by pool threads that may retire.
     this.spawner = runtime.singleThread("box-" + backend + "-spawner");
     this.readers = runtime.cachedThreads("box-" + backend + "-reader");
-    this.destroy = destroy;
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents =
@@ -173,11 +169,13 @@ public final class NamespaceStart {
   /** One start of a sandbox, as its {@link Jail} sees it. */
   public final class Attempt {
     private final SandboxSpec spec;
+    private final Path setpriv;
     private @Nullable Process process;
     private @Nullable AgentMounts agentMounts;
 
-    private Attempt(SandboxSpec spec) {
+    private Attempt(SandboxSpec spec, Path setpriv) {
       this.spec = spec;
+      this.setpriv = setpriv;
     }
 
     /**
@@ -194,10 +192,12 @@ public final class NamespaceStart {
     }
 
     /**
-     * Starts the sandbox's process on the spawner thread, and records it so that a start that fails
-     * kills it.
+     * Starts the sandbox's process on the spawner thread, dying with this server from its first
+     * instruction ({@link ParentDeath}), and records it so that a start that fails kills it.
      */
     public Process spawn(ProcessBuilder builder) throws ExecutionException, InterruptedException {
+      builder.command(
+          ParentDeath.guarded(setpriv, setsid, ProcessHandle.current().pid(), builder.command()));
       Process started = spawner.submit(builder::start).get();
       this.process = started;
       return started;
@@ -234,7 +234,7 @@ public final class NamespaceStart {
           BoxErrorCode.BACKEND_UNAVAILABLE,
           backend + " backend is unavailable: " + status.reason());
     }
-    Attempt attempt = new Attempt(spec);
+    Attempt attempt = new Attempt(spec, launcher.setpriv());
     Path slirp = slirp4netns;
     if (attempt.networkOn() && (slirp == null || !firewall.available())) {
       throw new BoxException(
@@ -310,7 +310,8 @@ public final class NamespaceStart {
       UserModeNetwork.stop(network);
     }
     if (process != null) {
-      destroy.accept(process);
+      // The jail and what it forked: its sandbox, or a clone that waits for a release.
+      ParentDeath.killTree(process.toHandle());
     }
     cgroup.destroy();
   }

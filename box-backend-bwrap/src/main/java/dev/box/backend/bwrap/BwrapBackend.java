@@ -114,7 +114,6 @@ public final class BwrapBackend implements SandboxBackend {
             egress,
             useCgroups,
             baseName,
-            Process::destroyForcibly,
             BwrapBackend::failure,
             NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null),
             runtime);

@@ -119,7 +119,6 @@ public final class NsjailBackend implements SandboxBackend {
             egress,
             useCgroups,
             baseName,
-            NsjailBackend::destroy,
             NsjailBackend::failure,
             NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null),
             runtime);
@@ -289,10 +288,8 @@ public final class NsjailBackend implements SandboxBackend {
             JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
             attempt.agent(),
             attempt.agent() != null ? JailConfig.AGENT_HOLDER : JailConfig.HOLDER));
-    // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
-    ProcessBuilder builder =
-        nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);
-    Process process = attempt.spawn(builder);
+    // The spawn makes nsjail die with this server, and its jail with it.
+    Process process = attempt.spawn(nsjailProcess(List.of(), binary, config));
     JailStart.awaitReady(process, starts.readers(), START_TIMEOUT);
     long initPid = JailStart.initPid(process);
     IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
@@ -300,13 +297,6 @@ public final class NsjailBackend implements SandboxBackend {
     // Before anything of the request runs in the namespace: never a moment without it.
     attempt.applyFirewall(initPid);
     return initPid;
-  }
-
-  /** Kills a jail whose start failed. */
-  private static void destroy(Process nsjail) {
-    // nsjail's child outlives it: the jail's pid 1 goes first, and its namespace with it.
-    nsjail.toHandle().children().forEach(ProcessHandle::destroyForcibly);
-    nsjail.destroyForcibly();
   }
 
   /** The error of a start that failed unexpectedly. */
