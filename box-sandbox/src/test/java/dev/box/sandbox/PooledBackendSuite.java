@@ -84,6 +84,15 @@ public abstract class PooledBackendSuite {
 
   /** A spec of the pooled shape with the workspace {@code host}, a new private one. */
   public static SandboxSpec pooledSpec(String session, Path host, int memoryMb) {
+    return pooledSpec(session, new SandboxMount(host, "/workspace", false, true), memoryMb, false);
+  }
+
+  /**
+   * A spec of the pooled shape but for {@code workspace} and {@code memoryMb} (the pooled shape's
+   * is {@code SandboxShape.pooled().memoryMb()}), of the pool's image.
+   */
+  public static SandboxSpec pooledSpec(
+      String session, SandboxMount workspace, int memoryMb, boolean persistent) {
     SandboxShape shape = SandboxShape.pooled();
     return new SandboxSpec(
         session,
@@ -91,14 +100,14 @@ public abstract class PooledBackendSuite {
         INSTANCE,
         BoxSpec.DEFAULT_IMAGE,
         BoxNetworkMode.OFF,
-        new SandboxMount(host, "/workspace", false, true),
+        workspace,
         List.of(),
         shape.readOnlyRootfs(),
         shape.cpus(),
         memoryMb,
         shape.pidsLimit(),
         BoxEgress.NONE,
-        false);
+        persistent);
   }
 
   /** A new, empty private workspace, as the session manager creates one. */

@@ -12,29 +12,21 @@ import org.jspecify.annotations.Nullable;
  * Creates a session's container: its body with the CPU quota as now configured, its writable root
  * bounded where the engine's storage bounds it. An engine that turns out to refuse the bound gets
  * the container without it, and health says so from then on ({@code reprobe}).
+ *
+ * @param client the engine's client
+ * @param containers the engine's containers of this server
+ * @param body the create body of a spec
+ * @param cpuQuota whether containers get a CPU quota now
+ * @param writableRoot how a writable root is bounded
+ * @param reprobe probes the engine again, so that health tells what changed
  */
-final class ContainerCreator {
-  private final EngineClient client;
-  private final EngineContainers containers;
-  private final ContainerCreateBody body;
-  private final CpuQuota cpuQuota;
-  private final WritableRoot writableRoot;
-  private final Runnable reprobe;
-
-  ContainerCreator(
-      EngineClient client,
-      EngineContainers containers,
-      ContainerCreateBody body,
-      CpuQuota cpuQuota,
-      WritableRoot writableRoot,
-      Runnable reprobe) {
-    this.client = client;
-    this.containers = containers;
-    this.body = body;
-    this.cpuQuota = cpuQuota;
-    this.writableRoot = writableRoot;
-    this.reprobe = reprobe;
-  }
+record ContainerCreator(
+    EngineClient client,
+    EngineContainers containers,
+    ContainerCreateBody body,
+    CpuQuota cpuQuota,
+    WritableRoot writableRoot,
+    Runnable reprobe) {
 
   /** Creates the container {@code name} of {@code spec} from {@code image}; returns its id. */
   String create(

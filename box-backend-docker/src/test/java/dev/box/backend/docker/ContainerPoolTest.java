@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.box.api.BoxEgress;
-import dev.box.api.BoxNetworkMode;
-import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
@@ -78,20 +75,10 @@ class ContainerPoolTest extends PooledBackendSuite {
 
   /** A spec of the pooled shape (the default image) whose workspace is {@code host}. */
   private static SandboxSpec spec(String session, Path host, boolean persistent) {
-    SandboxShape shape = SandboxShape.pooled();
-    return new SandboxSpec(
+    return pooledSpec(
         session,
-        INSTANCE + "_" + session,
-        INSTANCE,
-        BoxSpec.DEFAULT_IMAGE,
-        BoxNetworkMode.OFF,
         new SandboxMount(host, "/workspace", false, true),
-        List.of(),
-        shape.readOnlyRootfs(),
-        shape.cpus(),
-        shape.memoryMb(),
-        shape.pidsLimit(),
-        BoxEgress.NONE,
+        SandboxShape.pooled().memoryMb(),
         persistent);
   }
 

@@ -53,21 +53,11 @@ class NsjailPoolTest extends PooledBackendSuite {
 
   /** A spec of the pooled shape with the workspace {@code host}, the session's or an operator's. */
   private static SandboxSpec spec(String session, Path host, boolean boxOwned) {
-    SandboxSpec pooled = pooledSpec(session, host, SandboxShape.pooled().memoryMb());
-    return new SandboxSpec(
-        pooled.sessionId(),
-        pooled.sandboxName(),
-        pooled.instanceId(),
-        pooled.image(),
-        pooled.network(),
+    return pooledSpec(
+        session,
         new SandboxMount(host, "/workspace", false, boxOwned),
-        pooled.extraMounts(),
-        pooled.readOnlyRootfs(),
-        pooled.cpus(),
-        pooled.memoryMb(),
-        pooled.pidsLimit(),
-        pooled.egress(),
-        pooled.persistent());
+        SandboxShape.pooled().memoryMb(),
+        false);
   }
 
   @Test
