@@ -36,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ChaosTest {
   private static final int ROUNDS = 6;
   private static final int CLIENTS = 3;
+  private static final int REFILL_ROUNDS = 6;
   private static final BoxSpec KEEP = BoxSpec.builder("keep").persistent(true).build();
 
   @TempDir Path dataDir;
@@ -103,6 +104,44 @@ class ChaosTest {
       last.process().destroy();
       last.process().waitFor();
     }
+    assertThat(ServeProcessTest.hostProcessesContaining(dataDir.toString())).isEmpty();
+  }
+
+  /**
+   * A session's create takes a pre-started sandbox and the pool at once starts another; a server
+   * killed right then, while that sandbox is being forked, takes it along: its parent-death signal
+   * is armed before anything of it runs. Round after round, at slightly different moments of the
+   * refill, nothing of the data dir keeps running once the server is gone.
+   */
+  @Test
+  void killedRightAfterACreate_whileThePoolRefills_leavesNoSandboxRunning() throws Exception {
+    for (int round = 0; round < REFILL_ROUNDS; round++) {
+      Server server = Server.start(dataDir);
+      try (BoxClient client = server.client(dataDir)) {
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> client.health().enforced().getOrDefault("pool", "").startsWith("2 of 2"));
+        client.createSession(BoxSpec.builder("refill-" + round).build());
+        // Sub-millisecond to a few milliseconds in: somewhere in the refill's fork of the next.
+        long spinUntil = System.nanoTime() + round * 1_000_000L;
+        while (System.nanoTime() < spinUntil) {
+          Thread.onSpinWait();
+        }
+        server.process().destroyForcibly(); // SIGKILL: no shutdown hook runs
+      } finally {
+        server.process().destroyForcibly();
+        server.process().waitFor();
+      }
+      // A survivor would be reparented to init and run until the next server sweeps it.
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> ServeProcessTest.hostProcessesContaining(dataDir.toString()).isEmpty());
+    }
+    // The next start sweeps the cgroups and slot mounts the killed servers left; a clean stop
+    // then leaves nothing at all.
+    Server last = Server.start(dataDir);
+    last.process().destroy();
+    last.process().waitFor();
     assertThat(ServeProcessTest.hostProcessesContaining(dataDir.toString())).isEmpty();
   }
 

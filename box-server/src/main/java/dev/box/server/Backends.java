@@ -2,12 +2,14 @@ package dev.box.server;
 
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.docker.ContainerSettings;
 import dev.box.backend.e2b.E2bBackend;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -123,13 +125,15 @@ final class Backends {
 
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {
     ContainerConfig containers = config.containers();
+    // The composition root chooses the clock and the threads of every backend.
+    BackendRuntime runtime = BackendRuntime.system();
     return switch (name) {
       case "e2b" ->
           new E2bBackend(
               config.e2b(), config.stateDir(), instanceId, config.isolation().sandboxUid());
       case "docker", "podman" ->
-          new ContainerBackend(
-              new ContainerBackend.Settings(
+          ContainerBackend.open(
+              new ContainerSettings(
                   name,
                   Path.of(
                       name.equals("docker")
@@ -145,7 +149,8 @@ final class Backends {
                   config.isolation().poolSize()),
               config.stateDir(),
               instanceId,
-              config.isolation().egress());
+              config.isolation().egress(),
+              runtime);
       case "nsjail" ->
           new NsjailBackend(
               config.stateDir(),
@@ -156,7 +161,8 @@ final class Backends {
               SyscallGuard.install(config.stateDir()),
               config.isolation().nsjailPath(),
               config.isolation().execAgent(),
-              config.isolation().poolSize());
+              config.isolation().poolSize(),
+              runtime);
       default ->
           new BwrapBackend(
               config.stateDir(),
@@ -166,7 +172,8 @@ final class Backends {
               config.isolation().egress(),
               SyscallGuard.install(config.stateDir()),
               config.isolation().execAgent(),
-              config.isolation().poolSize());
+              config.isolation().poolSize(),
+              runtime);
     };
   }
 }

@@ -1,6 +1,6 @@
 package dev.box.server;
 
-import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.docker.ContainerSettings;
 import dev.box.core.settings.IntSetting;
 import dev.box.core.settings.RuntimeLimits;
 import java.nio.file.Path;
@@ -44,7 +44,7 @@ public record ContainerConfig(
   /** What a container may write to a writable root (see the container backends). */
   private static final IntSetting WRITABLE_ROOT_MB =
       new IntSetting(
-          "writable_root_mb", ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB, 0, 1024 * 1024);
+          "writable_root_mb", ContainerSettings.DEFAULT_WRITABLE_ROOT_MB, 0, 1024 * 1024);
 
   private static final String IMAGE = "image";
   private static final String DOCKER_HOST = "docker_host";
@@ -99,7 +99,7 @@ public record ContainerConfig(
       return null;
     }
     Path file = Path.of(value.strip()).toAbsolutePath().normalize();
-    ContainerBackend.checkSeccompProfile(file);
+    ContainerSettings.checkSeccompProfile(file);
     return file;
   }
 

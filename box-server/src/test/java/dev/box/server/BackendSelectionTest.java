@@ -7,8 +7,11 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.backend.docker.ContainerBackend;
+import dev.box.backend.docker.ContainerSettings;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.testclient.Answer;
 import dev.box.testclient.OptionalPiece;
 import java.nio.file.Path;
@@ -115,15 +118,17 @@ class BackendSelectionTest {
         Backends.firstAvailable(
             List.of("docker", "podman"),
             name ->
-                new ContainerBackend(
-                    new ContainerBackend.Settings(
+                ContainerBackend.open(
+                    new ContainerSettings(
                         name,
                         Path.of("/nonexistent/" + name + ".sock"),
                         null,
                         true,
                         Duration.ofSeconds(1)),
                     dataDir,
-                    "inst"));
+                    "inst",
+                    EgressPolicy.DEFAULT,
+                    BackendRuntime.system()));
 
     assertThat(selection.backend().status().available()).isFalse();
     assertThat(selection.notChosen()).containsOnlyKeys("docker", "podman");

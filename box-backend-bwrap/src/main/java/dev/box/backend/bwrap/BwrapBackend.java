@@ -2,7 +2,6 @@ package dev.box.backend.bwrap;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxSpec;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
@@ -12,6 +11,15 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.Launcher;
+import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.NamespaceStart;
+import dev.box.sandbox.PreStarted;
+import dev.box.sandbox.SandboxEtc;
+import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * with the network on reaches the outside through slirp4netns behind an nftables egress firewall.
  *
  * <p>With {@code poolSize} above 0 a few sandboxes of the {@linkplain SandboxShape#pooled pooled
- * shape} wait, started ahead of their sessions ({@link SandboxPool}); a spec of exactly that shape
+ * shape} wait, started ahead of their sessions ({@link PreStarted}); a spec of exactly that shape
  * takes one and has its workspace bound into it, any other starts its own.
  */
 public final class BwrapBackend implements SandboxBackend {
@@ -61,28 +69,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final NamespaceStart starts;
   private final @Nullable Launcher launcher;
   private final BackendStatus status;
-  private final Path poolRoot;
-  private final @Nullable WorkspaceSlots slots;
-  private final @Nullable SandboxPool pool;
-
-  /**
-   * Probes the host and prepares the backend.
-   *
-   * @param dataDir the runtime's data directory; cgroups and sandboxes are tagged with its hash so
-   *     that two data directories never touch each other's
-   * @param instanceId the id of this server instance
-   */
-  public BwrapBackend(Path dataDir, String instanceId) {
-    this(
-        dataDir,
-        instanceId,
-        true,
-        DEFAULT_SANDBOX_UID,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        true,
-        0);
-  }
+  private final PreStarted preStarted;
 
   /**
    * Probes the host and prepares the backend.
@@ -97,6 +84,7 @@ public final class BwrapBackend implements SandboxBackend {
    *     guard and cgroups are available) rather than through nsenter
    * @param poolSize how many sandboxes of the {@linkplain SandboxShape#pooled pooled shape} wait,
    *     started ahead of their sessions; 0 for none
+   * @param runtime the clock and the threads the backend runs on
    */
   public BwrapBackend(
       Path dataDir,
@@ -106,7 +94,8 @@ public final class BwrapBackend implements SandboxBackend {
       EgressPolicy egress,
       SyscallGuard syscallGuard,
       boolean execAgent,
-      int poolSize) {
+      int poolSize,
+      BackendRuntime runtime) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -125,28 +114,20 @@ public final class BwrapBackend implements SandboxBackend {
             egress,
             useCgroups,
             baseName,
-            Process::destroyForcibly,
             BwrapBackend::failure,
-            NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null));
+            NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null),
+            runtime);
     this.status = probe();
-    this.poolRoot = data.resolve("bwrap-pool");
-    this.slots =
-        poolSize > 0 && status.available()
-            ? WorkspaceSlots.openOrNull(poolRoot.resolve(instanceId), name(), data)
-            : null;
-    WorkspaceSlots open = slots;
-    this.pool =
-        open == null
-            ? null
-            : new SandboxPool(
-                name(),
-                SandboxShape.pooled(),
-                poolSize,
-                instanceId,
-                BoxSpec.DEFAULT_IMAGE,
-                open,
-                spec -> true,
-                this::startFresh);
+    this.preStarted =
+        PreStarted.open(
+            name(),
+            data,
+            instanceId,
+            status.available() ? poolSize : 0,
+            WorkspaceSlots.store(name(), data),
+            spec -> true,
+            this::startFresh,
+            runtime);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -166,19 +147,18 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return SandboxPool.reported(
-        status, pool, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
+    return preStarted.reported(
+        status, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
   }
 
   @Override
   public @Nullable PoolLevel poolLevel() {
-    return SandboxPool.levelOf(pool);
+    return preStarted.level();
   }
 
   /** How many sessions have taken a pre-started sandbox so far (for tests and diagnostics). */
   public long pooledTakes() {
-    SandboxPool p = pool;
-    return p == null ? 0 : p.taken();
+    return preStarted.taken();
   }
 
   private BackendStatus probe() {
@@ -228,8 +208,7 @@ public final class BwrapBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    Sandbox taken =
-        status.available() ? SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid) : null;
+    Sandbox taken = status.available() ? preStarted.take(spec, workspaces, sandboxUid) : null;
     return taken != null ? taken : startFresh(spec);
   }
 
@@ -300,7 +279,11 @@ public final class BwrapBackend implements SandboxBackend {
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "bwrap backend error: " + oneLine(error + " " + line));
     }
-    BwrapProcess.closeQuietly(process.getInputStream());
+    try {
+      process.getInputStream().close();
+    } catch (IOException e) {
+      // Nothing to do: the stream is gone either way.
+    }
   }
 
   /** What {@code read} read; a sandbox that says nothing for the start timeout did not start. */
@@ -345,7 +328,7 @@ public final class BwrapBackend implements SandboxBackend {
             });
     starts.cgroups().removeOthers(instanceId + "_");
     starts.removeOrphanAgents(instanceId);
-    WorkspaceSlots.removeOthers(poolRoot, instanceId);
+    preStarted.removeOthers();
   }
 
   private boolean isOrphanSandbox(ProcessHandle handle, String mine) {
@@ -363,20 +346,12 @@ public final class BwrapBackend implements SandboxBackend {
 
   /** Whether the pool's workspaces are bound by the host mounter rather than by commands. */
   boolean slotsMountDirectly() {
-    WorkspaceSlots s = slots;
-    return s != null && s.mountsDirectly();
+    return preStarted.slots() instanceof WorkspaceSlots s && s.mountsDirectly();
   }
 
   @Override
   public void close() {
-    SandboxPool p = pool;
-    if (p != null) {
-      p.close();
-    }
-    WorkspaceSlots s = slots;
-    if (s != null) {
-      s.close();
-    }
+    preStarted.close();
     starts.close();
   }
 

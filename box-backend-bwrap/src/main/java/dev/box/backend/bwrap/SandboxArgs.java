@@ -4,6 +4,11 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.guard.ExecAgent;
+import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.NamespaceStart;
+import dev.box.sandbox.Privileges;
+import dev.box.sandbox.SandboxEtc;
+import dev.box.sandbox.UserModeNetwork;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,9 +28,6 @@ import org.jspecify.annotations.Nullable;
  * through {@link Privileges}.
  */
 final class SandboxArgs {
-  /** The uid and gid of the sandbox user inside the sandbox. */
-  static final String SANDBOX_ID = "1000";
-
   /** What the sandbox runs until it is destroyed; "ready" tells the backend setup is complete. */
   private static final String HOLDER =
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec sleep infinity";
@@ -34,21 +36,6 @@ final class SandboxArgs {
   private static final String AGENT_HOLDER =
       "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec "
           + String.join(" ", ExecAgent.sandboxCommand());
-
-  /** System directories that live in /usr on merged-usr hosts, or beside it on others. */
-  static final List<String> ROOT_DIRS = List.of("bin", "sbin", "lib", "lib32", "lib64", "libx32");
-
-  /** Host files from /etc that programs need; never shadow, never the host's users. */
-  static final List<String> ETC_FILES =
-      List.of(
-          "/etc/ld.so.cache",
-          "/etc/ld.so.conf",
-          "/etc/ld.so.conf.d",
-          "/etc/alternatives",
-          "/etc/ssl",
-          "/etc/ca-certificates",
-          "/etc/localtime",
-          "/etc/nsswitch.conf");
 
   /** Files of /proc that tell too much about the host or touch the kernel, as Docker masks them. */
   private static final List<String> PROC_MASKED_FILES =
@@ -103,7 +90,7 @@ final class SandboxArgs {
     add(a, "--die-with-parent", "--new-session", "--clearenv");
     add(a, "--hostname", "box");
     add(a, "--ro-bind", "/usr", "/usr");
-    for (String dir : ROOT_DIRS) {
+    for (String dir : SandboxEtc.ROOT_DIRS) {
       Path host = Path.of("/", dir);
       if (Files.isSymbolicLink(host)) {
         add(a, "--symlink", Files.readSymbolicLink(host).toString(), host.toString());
@@ -112,7 +99,7 @@ final class SandboxArgs {
       }
     }
     add(a, "--perms", "0755", "--dir", "/etc");
-    for (String file : ETC_FILES) {
+    for (String file : SandboxEtc.HOST_FILES) {
       add(a, "--ro-bind-try", file, file);
     }
     if (spec.network() == BoxNetworkMode.ON) {

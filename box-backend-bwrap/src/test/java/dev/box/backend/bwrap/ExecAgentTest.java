@@ -14,6 +14,8 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.NamespaceSandbox;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +45,8 @@ class ExecAgentTest {
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
         true,
-        0);
+        0,
+        BackendRuntime.system());
   }
 
   private static SandboxSpec spec() {
@@ -137,7 +140,7 @@ class ExecAgentTest {
         assertThatThrownBy(() -> start(sandbox, "true", false))
             .isInstanceOf(BoxException.class)
             .hasMessageContaining("is not running");
-        assertThat(sandbox.bwrap().isAlive()).isFalse();
+        assertThat(sandbox.jail().isAlive()).isFalse();
       } finally {
         sandbox.destroy();
       }

@@ -8,25 +8,20 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.Cidr;
 import dev.box.core.Hashes;
-import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
-import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.PooledBackendSuite;
+import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -34,92 +29,60 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Pre-started bubblewrap sandboxes, in real sandboxes: a session of the pooled shape takes one and
- * finds its own workspace in it; any other shape gets a fresh sandbox; closing the backend leaves
- * no pooled sandbox, cgroup or slot mount behind; and a pool of size 0 is no pool.
+ * Pre-started bubblewrap sandboxes, in real sandboxes: the {@linkplain PooledBackendSuite pool
+ * suite} every pooled backend passes, and what is bubblewrap's own: a host directory as the
+ * workspace is bound into a running sandbox by box-mounter, {@code nosuid,nodev}, and detached
+ * after; a request differing in any shape field starts fresh; closing the backend removes the
+ * pool's cgroups; the next instance sweeps a pool whose server did not close.
  */
-class SandboxPoolTest {
+class SandboxPoolTest extends PooledBackendSuite {
   private static final int UID = 2_000_000;
 
   @TempDir Path dataDir;
   @TempDir Path hostDirs;
 
-  private BwrapBackend backend(int poolSize) {
+  static List<PooledBackend> pooledBackends() {
+    return List.of(
+        new PooledBackend(
+            "bwrap",
+            (dir, size) -> backend(dir, INSTANCE, size),
+            UID,
+            dir -> poolProcesses(dir).stream().map(h -> Long.toString(h.pid())).toList()));
+  }
+
+  private static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
     return new BwrapBackend(
         dataDir,
-        "inst",
+        instance,
         true,
         UID,
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
         true,
-        poolSize);
-  }
-
-  /** A spec of the pooled shape whose workspace is {@code host}, as LangBot's sessions are. */
-  private static SandboxSpec pooledSpec(String session, Path host) {
-    SandboxShape shape = SandboxShape.pooled();
-    return new SandboxSpec(
-        session,
-        "inst_" + session,
-        "inst",
-        "img",
-        BoxNetworkMode.OFF,
-        new SandboxMount(host, "/workspace", false, true),
-        List.of(),
-        shape.readOnlyRootfs(),
-        shape.cpus(),
-        shape.memoryMb(),
-        shape.pidsLimit(),
-        BoxEgress.NONE,
-        true);
+        poolSize,
+        BackendRuntime.system());
   }
 
   private Path hostDir(String name) throws IOException {
     return Files.createDirectories(hostDirs.resolve(name)).toRealPath();
   }
 
-  private static void awaitIdle(BwrapBackend backend, int idle) {
-    await().atMost(Duration.ofSeconds(30)).until(() -> pool(backend).startsWith(idle + " of "));
-  }
-
-  private static String pool(BwrapBackend backend) {
-    return backend.status().enforced().getOrDefault("pool", "");
-  }
-
-  /** Runs {@code script} in {@code sandbox}: its output and exit code. */
-  private static String run(Sandbox sandbox, String script) throws Exception {
-    SandboxProcess p =
-        sandbox.spawn(
-            new ProcessSpec(
-                new ProcessSpec.Shell("{ " + script + "\n} 2>&1"), "/workspace", Map.of(), false));
-    try {
-      String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
-      return out + "exit=" + p.waitFor(Duration.ofSeconds(30)).orElse(-1);
-    } finally {
-      p.release();
-    }
-  }
-
   @Test
-  void aSessionOfThePooledShape_takesAPreStartedSandbox_withItsOwnWorkspaceBound()
+  void aHostDirectory_isBoundIntoAPreStartedSandbox_nosuidNodev_byTheMounter_andDetachedAfter()
       throws Exception {
     Path host = hostDir("ws");
     Files.writeString(host.resolve("given"), "from the host\n");
-    try (BwrapBackend backend = backend(2)) {
+    try (BwrapBackend backend = backend(dataDir, INSTANCE, 2)) {
       awaitIdle(backend, 2);
-      Sandbox sandbox = backend.start(pooledSpec("s1", host));
+      Sandbox sandbox = backend.start(pooledSpec("s1", host, SandboxShape.pooled().memoryMb()));
       try {
-        assertThat(sandbox.id()).startsWith("inst_pool-");
+        assertThat(sandbox.preStarted()).isTrue();
         assertThat(backend.pooledTakes()).isEqualTo(1);
-        assertThat(run(sandbox, "cat given; echo made > made; pwd; id -u"))
-            .isEqualTo("from the host\n/workspace\n1000\nexit=0");
-        assertThat(Files.readString(host.resolve("made"))).isEqualTo("made\n");
+        assertThat(run(sandbox, "cat given; echo made > made")).isEqualTo("from the host\nexit=0");
         assertThat(Files.getAttribute(host.resolve("made"), "unix:uid")).isEqualTo(UID);
         assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
             .contains("nosuid")
             .contains("nodev");
-        awaitIdle(backend, 2);
       } finally {
         sandbox.destroy();
       }
@@ -152,11 +115,12 @@ class SandboxPoolTest {
                 with(
                     s,
                     b -> b.egress = new BoxEgress(List.of(Cidr.parse("10.0.0.0/8")), List.of())));
-    try (BwrapBackend backend = backend(2)) {
+    try (BwrapBackend backend = backend(dataDir, INSTANCE, 2)) {
       awaitIdle(backend, 2);
       int i = 0;
       for (UnaryOperator<SandboxSpec> difference : differences) {
-        SandboxSpec spec = difference.apply(pooledSpec("d" + i++, host));
+        SandboxSpec spec =
+            difference.apply(pooledSpec("d" + i++, host, SandboxShape.pooled().memoryMb()));
         assertThat(SandboxShape.of(spec)).isNotEqualTo(SandboxShape.pooled());
         try {
           Sandbox sandbox = backend.start(spec);
@@ -171,89 +135,32 @@ class SandboxPoolTest {
         }
       }
       assertThat(backend.pooledTakes()).isZero();
-      assertThat(pool(backend)).startsWith("2 of 2 ");
+      assertThat(backend.status().enforced().get("pool")).startsWith("2 of 2 ");
     }
   }
 
   @Test
-  void fiveSessionsAtOnce_onAPoolOfTwo_allRun_andThoseBeyondThePoolStartFresh() throws Exception {
-    try (BwrapBackend backend = backend(2);
-        ExecutorService threads = Executors.newFixedThreadPool(5)) {
-      awaitIdle(backend, 2);
-      List<Future<String>> results = new ArrayList<>();
-      for (int i = 0; i < 5; i++) {
-        Path host = hostDir("c" + i);
-        SandboxSpec spec = pooledSpec("c" + i, host);
-        Callable<String> session =
-            () -> {
-              Sandbox sandbox = backend.start(spec);
-              try {
-                assertThat(run(sandbox, "echo " + spec.sessionId() + " > id; cat id"))
-                    .isEqualTo(spec.sessionId() + "\nexit=0");
-                return sandbox.id();
-              } finally {
-                sandbox.destroy();
-              }
-            };
-        results.add(threads.submit(session));
-      }
-      List<String> ids = new ArrayList<>();
-      for (Future<String> result : results) {
-        ids.add(result.get());
-      }
-      long pooled = ids.stream().filter(id -> id.startsWith("inst_pool-")).count();
-      assertThat(ids).doesNotHaveDuplicates();
-      assertThat(pooled).isEqualTo(backend.pooledTakes()).isGreaterThanOrEqualTo(2);
-      assertThat(ids.stream().filter(id -> id.startsWith("inst_c")))
-          .as("the others start fresh under their own names")
-          .hasSize(5 - (int) pooled);
-      for (int i = 0; i < 5; i++) {
-        assertThat(Files.readString(hostDirs.resolve("c" + i).resolve("id")))
-            .isEqualTo("c" + i + "\n");
-      }
-      awaitIdle(backend, 2);
-    }
-  }
-
-  @Test
-  void closingTheBackend_destroysEveryIdleSandbox_itsCgroups_andItsSlotMounts() throws Exception {
-    BwrapBackend backend = backend(2);
-    Sandbox taken;
+  void closingTheBackend_removesThePoolsCgroups() throws Exception {
+    BwrapBackend backend = backend(dataDir, INSTANCE, 2);
     try {
       awaitIdle(backend, 2);
-      taken = backend.start(pooledSpec("s1", hostDir("ws")));
-      awaitIdle(backend, 2);
-      assertThat(poolProcesses()).hasSize(3);
-      assertThat(slotMounts()).isNotEmpty();
-      taken.destroy();
+      assertThat(poolCgroups()).isNotEmpty();
     } finally {
       backend.close();
     }
-    assertThat(poolProcesses()).isEmpty();
     assertThat(poolCgroups()).isEmpty();
-    assertThat(slotMounts()).isEmpty();
-    assertThat(dataDir.resolve("bwrap-pool").resolve("inst")).doesNotExist();
   }
 
   @Test
   void theNextInstance_removesThePoolAndTheSlotMountsOfOneThatDidNotClose() throws Exception {
-    BwrapBackend crashed = backend(2);
+    BwrapBackend crashed = backend(dataDir, INSTANCE, 2);
     try {
       awaitIdle(crashed, 2);
-      crashed.start(pooledSpec("s1", hostDir("ws")));
-      assertThat(poolProcesses()).isNotEmpty();
-      try (BwrapBackend next =
-          new BwrapBackend(
-              dataDir,
-              "next",
-              true,
-              UID,
-              EgressPolicy.DEFAULT,
-              SyscallGuard.install(dataDir),
-              true,
-              0)) {
+      crashed.start(pooledSpec("s1", hostDir("ws"), SandboxShape.pooled().memoryMb()));
+      assertThat(poolProcesses(dataDir)).isNotEmpty();
+      try (BwrapBackend next = backend(dataDir, "next", 0)) {
         next.removeOrphans();
-        await().atMost(Duration.ofSeconds(30)).until(() -> poolProcesses().isEmpty());
+        await().atMost(Duration.ofSeconds(30)).until(() -> poolProcesses(dataDir).isEmpty());
         assertThat(poolCgroups()).isEmpty();
         assertThat(slotMounts()).isEmpty();
         assertThat(hostDirs.resolve("ws")).as("the workspace itself is kept").isDirectory();
@@ -263,26 +170,9 @@ class SandboxPoolTest {
     }
   }
 
-  @Test
-  void poolSizeZero_startsEverySandboxFresh_asBefore() throws Exception {
-    try (BwrapBackend backend = backend(0)) {
-      assertThat(pool(backend)).startsWith("none");
-      assertThat(poolProcesses()).isEmpty();
-      Sandbox sandbox = backend.start(pooledSpec("s1", hostDir("ws")));
-      try {
-        assertThat(sandbox.id()).isEqualTo("inst_s1");
-        assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
-      assertThat(backend.pooledTakes()).isZero();
-      assertThat(dataDir.resolve("bwrap-pool")).doesNotExist();
-    }
-  }
-
-  /** The bwrap processes of this data directory's pooled sandboxes. */
-  private List<ProcessHandle> poolProcesses() {
-    String tag = baseName() + "/inst_pool-";
+  /** The bwrap processes of {@code dataDir}'s pooled sandboxes. */
+  private static List<ProcessHandle> poolProcesses(Path dataDir) {
+    String tag = baseName(dataDir) + "/" + INSTANCE + "_pool-";
     return ProcessHandle.allProcesses()
         .filter(
             h ->
@@ -294,10 +184,10 @@ class SandboxPoolTest {
 
   /** The cgroup directories of this data directory's pooled sandboxes. */
   private List<Path> poolCgroups() throws IOException {
-    String base = baseName();
+    String base = baseName(dataDir);
     try (Stream<Path> dirs = Files.walk(Path.of("/sys/fs/cgroup"), 8)) {
       return dirs.filter(Files::isDirectory)
-          .filter(p -> p.toString().contains("/" + base + "/inst_pool-"))
+          .filter(p -> p.toString().contains("/" + base + "/" + INSTANCE + "_pool-"))
           .toList();
     }
   }
@@ -306,7 +196,7 @@ class SandboxPoolTest {
     return WorkspaceSlots.mountPointsUnder(dataDir.resolve("bwrap-pool"));
   }
 
-  private String baseName() {
+  private static String baseName(Path dataDir) {
     return "box-" + Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
   }
 

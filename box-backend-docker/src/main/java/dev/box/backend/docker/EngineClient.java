@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
+import dev.box.sandbox.BackendRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -38,9 +39,11 @@ final class EngineClient implements AutoCloseable {
   private final EngineThreads threads;
   private final boolean ownsThreads;
 
-  /** A client with threads of its own, which {@link #close()} shuts down. */
-  EngineClient(Path socket) {
-    this(socket, new EngineThreads(), true);
+  /**
+   * A client with threads of its own, made by {@code runtime}, which {@link #close()} shuts down.
+   */
+  EngineClient(Path socket, BackendRuntime runtime) {
+    this(socket, EngineThreads.of(runtime), true);
   }
 
   /** A client on the caller's threads, which {@link #close()} leaves alone. */

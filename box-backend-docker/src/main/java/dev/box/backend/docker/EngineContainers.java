@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.core.session.SandboxNames;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -11,9 +12,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -181,5 +184,13 @@ record EngineContainers(
       log.warn("cannot list the containers of this data dir: {}", e.toString());
       return List.of();
     }
+  }
+
+  /** {@code langbot-box-<normalised id>-<8 hex>}, as LangBot's runtime names its containers. */
+  static String nameFor(String sessionId) {
+    return "langbot-box-"
+        + SandboxNames.normalise(sessionId)
+        + "-"
+        + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
 }

@@ -2,11 +2,14 @@ package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The seccomp profile the engine applies to containers, under Box's own filter: the engine's
@@ -17,6 +20,7 @@ import org.jspecify.annotations.Nullable;
  * Podman is given the file's path, which its service reads on this host.
  */
 final class EngineProfile {
+  private static final Logger log = LoggerFactory.getLogger(EngineProfile.class);
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final @Nullable Path file;
@@ -87,5 +91,31 @@ final class EngineProfile {
   /** The health {@code seccomp} entry when only the engine filters. */
   String enforcedName() {
     return file == null ? "engine-default" : "engine-profile";
+  }
+
+  /**
+   * The {@code seccomp} entry of health with {@code guard} under this profile: never more than what
+   * is applied.
+   */
+  String enforcedUnder(SyscallGuard guard) {
+    return guard.available() ? guard.policy() : enforcedName();
+  }
+
+  /**
+   * Logs which filters {@code engine}'s containers run under, warning when Box's own is missing.
+   */
+  void logUnder(String engine, SyscallGuard guard) {
+    if (guard.available()) {
+      log.info(
+          "{} backend: seccomp {} (box-guard) under {}", engine, guard.policy(), description());
+    } else {
+      log.warn(
+          "{} backend: seccomp none of Box's own: {}; containers get {} only (health reports"
+              + " seccomp: {})",
+          engine,
+          guard.reason(),
+          description(),
+          enforcedUnder(guard));
+    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.box.backend.docker;
 
+import dev.box.sandbox.BackendRuntime;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -24,12 +25,12 @@ record EngineThreads(
   /** How long a thread waits for work before it ends. */
   static final Duration IDLE = Duration.ofSeconds(60);
 
-  /** Daemon platform threads named {@code box-engine-deadline}, {@code box-container-*}. */
-  EngineThreads() {
-    this(
-        daemon("box-engine-deadline"),
-        daemon("box-container-stream"),
-        daemon("box-container-exit"));
+  /** Threads of {@code runtime} named {@code box-engine-deadline}, {@code box-container-*}. */
+  static EngineThreads of(BackendRuntime runtime) {
+    return new EngineThreads(
+        runtime.threads().apply("box-engine-deadline"),
+        runtime.threads().apply("box-container-stream"),
+        runtime.threads().apply("box-container-exit"));
   }
 
   /** Threads made by the given factories (tests record them). */
@@ -39,10 +40,6 @@ record EngineThreads(
         // Platform threads: they block on socket reads.
         Executors.newCachedThreadPool(streams),
         idling(new ScheduledThreadPoolExecutor(2, exits)));
-  }
-
-  private static ThreadFactory daemon(String name) {
-    return Thread.ofPlatform().name(name).daemon().factory();
   }
 
   private static ScheduledExecutorService idling(ScheduledThreadPoolExecutor pool) {

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ThreadFactory;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,14 +36,17 @@ final class SandboxLease implements AutoCloseable {
   private final Path file;
   private final Duration lease;
   private final Duration interval;
+  private final ThreadFactory threads;
   private @Nullable Thread beat;
   private long counter;
 
   /**
    * @param stateDir the server's state dir, which holds the counter
    * @param lease how long a container outlives the last beat
+   * @param threads makes the thread that beats
    */
-  SandboxLease(Path stateDir, Duration lease) {
+  SandboxLease(Path stateDir, Duration lease, ThreadFactory threads) {
+    this.threads = threads;
     this.file = stateDir.toAbsolutePath().normalize().resolve("sandbox-lease");
     this.lease = lease;
     this.interval = Duration.ofSeconds(Math.max(1, lease.toSeconds() / 6));
@@ -78,28 +82,22 @@ final class SandboxLease implements AutoCloseable {
     }
     write();
     Thread thread =
-        Thread.ofPlatform()
-            .daemon()
-            .name("box-sandbox-lease")
-            .unstarted(
-                () -> {
-                  try {
-                    while (!Thread.currentThread().isInterrupted()) {
-                      Thread.sleep(interval);
-                      write();
-                    }
-                  } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                  } catch (IOException e) {
-                    if (!Thread.currentThread().isInterrupted()) {
-                      log.error(
-                          "cannot beat the sandbox lease {}; containers end within {}",
-                          file,
-                          lease,
-                          e);
-                    }
-                  }
-                });
+        threads.newThread(
+            () -> {
+              try {
+                while (!Thread.currentThread().isInterrupted()) {
+                  Thread.sleep(interval);
+                  write();
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } catch (IOException e) {
+                if (!Thread.currentThread().isInterrupted()) {
+                  log.error(
+                      "cannot beat the sandbox lease {}; containers end within {}", file, lease, e);
+                }
+              }
+            });
     beat = thread;
     thread.start();
   }

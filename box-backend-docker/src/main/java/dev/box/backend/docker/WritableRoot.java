@@ -185,12 +185,6 @@ final class WritableRoot {
     return false;
   }
 
-  /** Whether the bound counts the image's files, so that the caller must measure the image. */
-  boolean countsImage() {
-    learn();
-    return bound == Bound.WITH_IMAGE;
-  }
-
   /** Reads an image's size from the engine. */
   @FunctionalInterface
   interface ImageSize {

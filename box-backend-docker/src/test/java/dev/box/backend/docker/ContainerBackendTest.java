@@ -15,6 +15,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -48,10 +49,12 @@ class ContainerBackendTest {
   }
 
   static ContainerBackend open(String engine, Path dataDir, String instance, Duration pull) {
-    return new ContainerBackend(
-        new ContainerBackend.Settings(engine, Path.of(socket(engine)), null, true, pull),
+    return ContainerBackend.open(
+        new ContainerSettings(engine, Path.of(socket(engine)), null, true, pull),
         dataDir,
-        instance);
+        instance,
+        EgressPolicy.DEFAULT,
+        BackendRuntime.system());
   }
 
   static SandboxSpec spec(String session, String image) {
@@ -130,8 +133,8 @@ class ContainerBackendTest {
   void aContainer_outlivesItsLeaseWhileTheServerBeats_andEndsOnceTheBeatsStop(String engine)
       throws Exception {
     try (ContainerBackend backend =
-        new ContainerBackend(
-            new ContainerBackend.Settings(
+        ContainerBackend.open(
+            new ContainerSettings(
                 engine,
                 Path.of(socket(engine)),
                 null,
@@ -139,10 +142,12 @@ class ContainerBackendTest {
                 Duration.ofMinutes(5),
                 null,
                 Duration.ofSeconds(3),
-                ContainerBackend.Settings.DEFAULT_WRITABLE_ROOT_MB,
+                ContainerSettings.DEFAULT_WRITABLE_ROOT_MB,
                 true),
             dataDir,
-            "lease")) {
+            "lease",
+            EgressPolicy.DEFAULT,
+            BackendRuntime.system())) {
       Sandbox sandbox = backend.start(spec("lease", IMAGE));
       try {
         // Twice the lease with the server beating: the container stays.
@@ -184,7 +189,7 @@ class ContainerBackendTest {
             assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
             // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
             EngineClient.Response inspect =
-                new EngineClient(Path.of(socket(engine)))
+                new EngineClient(Path.of(socket(engine)), BackendRuntime.system())
                     .call(
                         "GET",
                         "/containers/" + sandbox.id() + "/json",
@@ -211,13 +216,13 @@ class ContainerBackendTest {
       throws Exception {
     String socket = socket(engine);
     try (ContainerBackend backend =
-        new ContainerBackend(
-            new ContainerBackend.Settings(
-                engine, Path.of(socket), null, true, Duration.ofSeconds(30)),
+        ContainerBackend.open(
+            new ContainerSettings(engine, Path.of(socket), null, true, Duration.ofSeconds(30)),
             dataDir,
             "inst",
             EgressPolicy.DEFAULT,
-            SyscallGuard.unavailable("no box-guard binary for this arch"))) {
+            SyscallGuard.unavailable("no box-guard binary for this arch"),
+            BackendRuntime.system())) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
       inSandbox(
           backend,
@@ -244,11 +249,13 @@ class ContainerBackendTest {
         """);
     String socket = socket(engine);
     try (ContainerBackend backend =
-        new ContainerBackend(
-            new ContainerBackend.Settings(
+        ContainerBackend.open(
+            new ContainerSettings(
                 engine, Path.of(socket), null, true, Duration.ofSeconds(30), profile),
             dataDir,
-            "inst")) {
+            "inst",
+            EgressPolicy.DEFAULT,
+            BackendRuntime.system())) {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
       inSandbox(
@@ -266,11 +273,11 @@ class ContainerBackendTest {
     Path list = Files.writeString(dataDir.resolve("list.json"), "[]");
     Path noAction = Files.writeString(dataDir.resolve("empty.json"), "{}");
 
-    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(dataDir.resolve("none.json")))
+    assertThatThrownBy(() -> ContainerSettings.checkSeccompProfile(dataDir.resolve("none.json")))
         .hasMessageStartingWith("cannot read seccomp_profile " + dataDir.resolve("none.json"));
-    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(list))
+    assertThatThrownBy(() -> ContainerSettings.checkSeccompProfile(list))
         .hasMessage("seccomp_profile " + list + " is not a JSON object");
-    assertThatThrownBy(() -> ContainerBackend.checkSeccompProfile(noAction))
+    assertThatThrownBy(() -> ContainerSettings.checkSeccompProfile(noAction))
         .hasMessageContaining("has no defaultAction");
   }
 
@@ -415,11 +422,13 @@ class ContainerBackendTest {
   @ValueSource(strings = {"docker", "podman"})
   void anUnreachableEngineIsReportedUnavailableWithAHint(String engine) {
     ContainerBackend backend =
-        new ContainerBackend(
-            new ContainerBackend.Settings(
+        ContainerBackend.open(
+            new ContainerSettings(
                 engine, dataDir.resolve("no.sock"), null, true, Duration.ofSeconds(1)),
             dataDir,
-            "inst");
+            "inst",
+            EgressPolicy.DEFAULT,
+            BackendRuntime.system());
     assertThat(backend.status().available()).isFalse();
     assertThat(backend.status().reason()).contains("no.sock");
     assertThatThrownBy(() -> backend.start(spec("s5", IMAGE)))
@@ -438,11 +447,12 @@ class ContainerBackendTest {
   void aPullThatTimesOutIsAnErrorAndNoContainerIsCreated() throws Exception {
     try (FakeEngine engine = FakeEngine.start(dataDir.resolve("fake-engine.sock"))) {
       ContainerBackend backend =
-          new ContainerBackend(
-              new ContainerBackend.Settings(
-                  "docker", engine.socket(), null, true, Duration.ofSeconds(1)),
+          ContainerBackend.open(
+              new ContainerSettings("docker", engine.socket(), null, true, Duration.ofSeconds(1)),
               dataDir,
-              "inst");
+              "inst",
+              EgressPolicy.DEFAULT,
+              BackendRuntime.system());
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
 
       assertThatThrownBy(() -> backend.start(spec("slow", "slow/image:1")))
@@ -462,11 +472,12 @@ class ContainerBackendTest {
     ContainerBackend backend;
     try (FakeEngine engine = FakeEngine.start(dataDir.resolve("gone.sock"))) {
       backend =
-          new ContainerBackend(
-              new ContainerBackend.Settings(
-                  "docker", engine.socket(), null, true, Duration.ofSeconds(1)),
+          ContainerBackend.open(
+              new ContainerSettings("docker", engine.socket(), null, true, Duration.ofSeconds(1)),
               dataDir,
-              "inst");
+              "inst",
+              EgressPolicy.DEFAULT,
+              BackendRuntime.system());
       assertThat(backend.status().available()).isTrue();
     }
 

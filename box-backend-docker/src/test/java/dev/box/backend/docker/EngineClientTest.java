@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.box.sandbox.BackendRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.StandardProtocolFamily;
@@ -69,7 +70,8 @@ class EngineClientTest {
 
     try (OneAnswerEngine engine = OneAnswerEngine.start(dir.resolve("engine.sock"), answer)) {
       EngineClient.Hijacked hijacked =
-          new EngineClient(engine.socket).hijack("/exec/x/start", Map.of("Detach", false), TIMEOUT);
+          new EngineClient(engine.socket, BackendRuntime.system())
+              .hijack("/exec/x/start", Map.of("Detach", false), TIMEOUT);
       try (InputStream in = hijacked.in();
           SocketChannel channel = hijacked.channel()) {
         assertThat(in.readAllBytes()).isEqualTo(frame);
@@ -81,7 +83,8 @@ class EngineClientTest {
     try (OneAnswerEngine engine =
         OneAnswerEngine.start(
             dir.resolve("engine.sock"), answer.getBytes(StandardCharsets.ISO_8859_1))) {
-      return new EngineClient(engine.socket).call("GET", "/version", null, TIMEOUT);
+      return new EngineClient(engine.socket, BackendRuntime.system())
+          .call("GET", "/version", null, TIMEOUT);
     }
   }
 

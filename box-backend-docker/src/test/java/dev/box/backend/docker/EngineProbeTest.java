@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.sandbox.BackendRuntime;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -31,7 +32,7 @@ class EngineProbeTest {
   }
 
   private EngineProbe probe(Path socket) {
-    client = new EngineClient(socket);
+    client = new EngineClient(socket, BackendRuntime.system());
     EngineCheck check =
         new EngineCheck(
             "docker",

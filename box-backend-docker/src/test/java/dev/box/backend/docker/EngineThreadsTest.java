@@ -3,6 +3,7 @@ package dev.box.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.sandbox.BackendRuntime;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -56,8 +57,8 @@ class EngineThreadsTest {
     Path socket = dir.resolve("engine.sock");
     try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
       server.bind(UnixDomainSocketAddress.of(socket));
-      EngineClient owning = new EngineClient(socket);
-      EngineThreads given = new EngineThreads();
+      EngineClient owning = new EngineClient(socket, BackendRuntime.system());
+      EngineThreads given = EngineThreads.of(BackendRuntime.system());
       EngineClient borrowing = new EngineClient(socket, given);
 
       owning.close();

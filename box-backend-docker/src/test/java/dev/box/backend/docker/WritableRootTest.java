@@ -8,6 +8,8 @@ import static dev.box.backend.docker.ContainerBackendTest.spec;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.box.core.net.EgressPolicy;
+import dev.box.sandbox.BackendRuntime;
 import dev.box.testclient.OptionalPiece;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,19 +32,21 @@ class WritableRootTest {
   }
 
   private ContainerBackend open(String engine, Path socket, int writableRootMb) {
-    return new ContainerBackend(
-        new ContainerBackend.Settings(
+    return ContainerBackend.open(
+        new ContainerSettings(
             engine,
             socket,
             null,
             true,
             Duration.ofMinutes(5),
             null,
-            ContainerBackend.Settings.DEFAULT_SANDBOX_LEASE,
+            ContainerSettings.DEFAULT_SANDBOX_LEASE,
             writableRootMb,
             true),
         dataDir,
-        "inst");
+        "inst",
+        EgressPolicy.DEFAULT,
+        BackendRuntime.system());
   }
 
   @Test

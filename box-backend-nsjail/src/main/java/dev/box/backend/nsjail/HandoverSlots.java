@@ -1,12 +1,13 @@
 package dev.box.backend.nsjail;
 
-import dev.box.backend.bwrap.NamespaceSandbox;
-import dev.box.backend.bwrap.SandboxPool;
-import dev.box.backend.bwrap.WorkspaceSlots;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.guard.HostMounter;
+import dev.box.sandbox.NamespaceSandbox;
+import dev.box.sandbox.PreStarted;
+import dev.box.sandbox.SandboxPool;
+import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -46,6 +47,35 @@ final class HandoverSlots implements SandboxPool.Slots {
     this.root = root;
     this.workspaces = workspaces;
     this.mounter = mounter;
+  }
+
+  /**
+   * The store of the nsjail pool's slots: each instance's with the mounter of {@code dataDir}
+   * (started when the slots open; without it, host_path sessions start jails of their own), and the
+   * empty slots crashed instances left removed.
+   */
+  static PreStarted.SlotStore store(Path workspaces, Path dataDir) {
+    return new PreStarted.SlotStore() {
+      @Override
+      public HandoverSlots open(Path instanceDir) {
+        return new HandoverSlots(instanceDir, workspaces, mounter(dataDir));
+      }
+
+      @Override
+      public void removeOthers(Path poolRoot, String instanceId) {
+        HandoverSlots.removeOthers(poolRoot, instanceId);
+      }
+    };
+  }
+
+  /** The mounter that binds host_path workspaces into running jails, or null (logged). */
+  private static @Nullable HostMounter mounter(Path dataDir) {
+    try {
+      return HostMounter.start(dataDir);
+    } catch (IOException e) {
+      log.warn("nsjail backend: host_path sessions start jails of their own: {}", e.getMessage());
+      return null;
+    }
   }
 
   /**
@@ -117,7 +147,8 @@ final class HandoverSlots implements SandboxPool.Slots {
   }
 
   /** Removes this instance's slots that are empty, and then its directory; ends the mounter. */
-  void close() {
+  @Override
+  public void close() {
     if (mounter != null) {
       mounter.close();
     }

@@ -1,10 +1,10 @@
 package dev.box.backend.nsjail;
 
-import dev.box.backend.bwrap.NamespaceStart;
-import dev.box.backend.bwrap.SandboxEtc;
-import dev.box.backend.bwrap.UserModeNetwork;
 import dev.box.core.backend.SandboxMount;
 import dev.box.guard.ExecAgent;
+import dev.box.sandbox.NamespaceStart;
+import dev.box.sandbox.SandboxEtc;
+import dev.box.sandbox.UserModeNetwork;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -2,8 +2,9 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.backend.bwrap.NamespaceHost;
 import dev.box.core.backend.HostCommand;
+import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.ParentDeath;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -79,10 +80,12 @@ final class JailStart {
     return text.toString(StandardCharsets.UTF_8);
   }
 
-  /** The pid of the jail's pid 1: nsjail's only child once the holder said "ready". */
+  /**
+   * The pid of the jail's pid 1: nsjail's only child once the holder said "ready" ({@code nsjail}
+   * is the process the start spawned, which supervises nsjail).
+   */
   static long initPid(Process nsjail) {
-    return nsjail
-        .toHandle()
+    return ParentDeath.jailOf(nsjail.toHandle())
         .children()
         .findFirst()
         .map(ProcessHandle::pid)

@@ -2,14 +2,6 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxSpec;
-import dev.box.backend.bwrap.IdMaps;
-import dev.box.backend.bwrap.Launcher;
-import dev.box.backend.bwrap.NamespaceHost;
-import dev.box.backend.bwrap.NamespaceStart;
-import dev.box.backend.bwrap.SandboxEtc;
-import dev.box.backend.bwrap.SandboxPool;
-import dev.box.backend.bwrap.SandboxShape;
 import dev.box.core.Hashes;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
@@ -19,8 +11,15 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
-import dev.box.guard.HostMounter;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.Launcher;
+import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.NamespaceStart;
+import dev.box.sandbox.PreStarted;
+import dev.box.sandbox.SandboxEtc;
+import dev.box.sandbox.SandboxShape;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * out.
  *
  * <p>With {@code poolSize} above 0 a few jails of the {@linkplain SandboxShape#pooled pooled shape}
- * wait, started ahead of their sessions ({@link SandboxPool}); since nsjail's mounts are private, a
+ * wait, started ahead of their sessions ({@link PreStarted}); since nsjail's mounts are private, a
  * workspace reaches one by being a new private workspace that the jail's slot replaces, or (a
  * {@code host_path}, any other) by a bind moved into the jail's own mount namespace ({@link
  * HandoverSlots}).
@@ -68,31 +67,7 @@ public final class NsjailBackend implements SandboxBackend {
   private final Path setpriv;
   private final NamespaceStart starts;
   private final BackendStatus status;
-  private final Path poolRoot;
-  private final @Nullable HandoverSlots slots;
-  private final @Nullable SandboxPool pool;
-
-  /** As the full constructor, without pre-started jails. */
-  public NsjailBackend(
-      Path dataDir,
-      String instanceId,
-      boolean useCgroups,
-      int sandboxUid,
-      EgressPolicy egress,
-      SyscallGuard syscallGuard,
-      @Nullable Path nsjailPath,
-      boolean execAgent) {
-    this(
-        dataDir,
-        instanceId,
-        useCgroups,
-        sandboxUid,
-        egress,
-        syscallGuard,
-        nsjailPath,
-        execAgent,
-        0);
-  }
+  private final PreStarted preStarted;
 
   /**
    * Probes the host and prepares the backend.
@@ -110,6 +85,7 @@ public final class NsjailBackend implements SandboxBackend {
    *     guard and cgroups are available) rather than through nsenter
    * @param poolSize how many jails of the {@linkplain SandboxShape#pooled pooled shape} wait,
    *     started ahead of their sessions; 0 for none
+   * @param runtime the clock and the threads the backend runs on
    */
   public NsjailBackend(
       Path dataDir,
@@ -120,7 +96,8 @@ public final class NsjailBackend implements SandboxBackend {
       SyscallGuard syscallGuard,
       @Nullable Path nsjailPath,
       boolean execAgent,
-      int poolSize) {
+      int poolSize,
+      BackendRuntime runtime) {
     Path data = dataDir.toAbsolutePath().normalize();
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
@@ -142,28 +119,20 @@ public final class NsjailBackend implements SandboxBackend {
             egress,
             useCgroups,
             baseName,
-            NsjailBackend::destroy,
             NsjailBackend::failure,
-            NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null));
+            NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null),
+            runtime);
     this.status = probe(nsjailPath);
-    this.poolRoot = data.resolve("nsjail-pool");
-    HandoverSlots open =
-        poolSize > 0 && status.available()
-            ? new HandoverSlots(poolRoot.resolve(instanceId), workspaces, mounter(data))
-            : null;
-    this.slots = open;
-    this.pool =
-        open == null
-            ? null
-            : new SandboxPool(
-                name(),
-                SandboxShape.pooled(),
-                poolSize,
-                instanceId,
-                BoxSpec.DEFAULT_IMAGE,
-                open,
-                open::accepts,
-                this::startFresh);
+    this.preStarted =
+        PreStarted.open(
+            name(),
+            data,
+            instanceId,
+            status.available() ? poolSize : 0,
+            HandoverSlots.store(workspaces, data),
+            this::acceptsPooled,
+            this::startFresh,
+            runtime);
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -185,9 +154,8 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return SandboxPool.reported(
+    return preStarted.reported(
         status,
-        pool,
         "no pre-started jails (pool_size 0)",
         joinsHostPaths()
             ? ""
@@ -197,13 +165,12 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public @Nullable PoolLevel poolLevel() {
-    return SandboxPool.levelOf(pool);
+    return preStarted.level();
   }
 
   /** How many sessions have taken a pre-started jail so far (for tests and diagnostics). */
   public long pooledTakes() {
-    SandboxPool p = pool;
-    return p == null ? 0 : p.taken();
+    return preStarted.taken();
   }
 
   private BackendStatus probe(@Nullable Path configured) {
@@ -286,7 +253,7 @@ public final class NsjailBackend implements SandboxBackend {
   @Override
   public Sandbox start(SandboxSpec spec) {
     // The slot, already the sandbox user's, replaces the workspace directory.
-    Sandbox taken = SandboxPool.takeFrom(pool, spec, workspaces, sandboxUid);
+    Sandbox taken = preStarted.take(spec, workspaces, sandboxUid);
     return taken != null ? taken : startFresh(spec);
   }
 
@@ -321,10 +288,8 @@ public final class NsjailBackend implements SandboxBackend {
             JailConfig.mountsOf(spec.workspace(), spec.extraMounts()),
             attempt.agent(),
             attempt.agent() != null ? JailConfig.AGENT_HOLDER : JailConfig.HOLDER));
-    // nsjail dies with this server, as bwrap does (--die-with-parent), and its jail with it.
-    ProcessBuilder builder =
-        nsjailProcess(List.of(setpriv.toString(), "--pdeathsig", "KILL", "--"), binary, config);
-    Process process = attempt.spawn(builder);
+    // The spawn makes nsjail die with this server, and its jail with it.
+    Process process = attempt.spawn(nsjailProcess(List.of(), binary, config));
     JailStart.awaitReady(process, starts.readers(), START_TIMEOUT);
     long initPid = JailStart.initPid(process);
     IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
@@ -332,13 +297,6 @@ public final class NsjailBackend implements SandboxBackend {
     // Before anything of the request runs in the namespace: never a moment without it.
     attempt.applyFirewall(initPid);
     return initPid;
-  }
-
-  /** Kills a jail whose start failed. */
-  private static void destroy(Process nsjail) {
-    // nsjail's child outlives it: the jail's pid 1 goes first, and its namespace with it.
-    nsjail.toHandle().children().forEach(ProcessHandle::destroyForcibly);
-    nsjail.destroyForcibly();
   }
 
   /** The error of a start that failed unexpectedly. */
@@ -354,35 +312,22 @@ public final class NsjailBackend implements SandboxBackend {
     JailStart.killOthers(baseName, jailsDir, instanceId + "_");
     starts.cgroups().removeOthers(instanceId + "_");
     starts.removeOrphanAgents(instanceId);
-    HandoverSlots.removeOthers(poolRoot, instanceId);
+    preStarted.removeOthers();
   }
 
-  /** The mounter that binds host_path workspaces into running jails, or null (logged). */
-  private static @Nullable HostMounter mounter(Path dataDir) {
-    try {
-      return HostMounter.start(dataDir);
-    } catch (IOException e) {
-      log.warn("nsjail backend: host_path sessions start jails of their own: {}", e.getMessage());
-      return null;
-    }
+  /** Whether a spec of the pooled shape can take a jail: its workspace can be given to one. */
+  private boolean acceptsPooled(SandboxSpec spec) {
+    return preStarted.slots() instanceof HandoverSlots s && s.accepts(spec);
   }
 
   /** Whether pre-started jails serve host_path workspaces. */
   boolean joinsHostPaths() {
-    HandoverSlots s = slots;
-    return s != null && s.joinsHostPaths();
+    return preStarted.slots() instanceof HandoverSlots s && s.joinsHostPaths();
   }
 
   @Override
   public void close() {
-    SandboxPool p = pool;
-    if (p != null) {
-      p.close();
-    }
-    HandoverSlots s = slots;
-    if (s != null) {
-      s.close();
-    }
+    preStarted.close();
     starts.close();
   }
 }

@@ -40,7 +40,7 @@ class JailConfigTest {
             "/.box/guard",
             List.of(),
             SETPRIV,
-            new dev.box.backend.bwrap.NamespaceStart.AgentMounts(
+            new dev.box.sandbox.NamespaceStart.AgentMounts(
                 Path.of("/srv/box/bin/box-agent"), Path.of("/srv/box/agents/inst_s-1")),
             JailConfig.AGENT_HOLDER);
     assertThat(text)

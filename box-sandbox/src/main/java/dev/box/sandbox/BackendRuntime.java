@@ -1,0 +1,41 @@
+package dev.box.sandbox;
+
+import dev.box.api.time.Ticker;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.function.Function;
+
+/**
+ * The clock and the threads a backend runs on. The composition root chooses them ({@link #system()}
+ * in the server), never a backend itself: tests hand in a fake ticker or threads they record, and
+ * several servers in one JVM each own theirs.
+ *
+ * @param ticker the clock of the backend's timeouts, probes and waits
+ * @param threads makes the platform threads of the backend's executors, given the name of their use
+ */
+public record BackendRuntime(Ticker ticker, Function<String, ThreadFactory> threads) {
+
+  /** This JVM's ticker and daemon platform threads named after their use. */
+  public static BackendRuntime system() {
+    return new BackendRuntime(
+        Ticker.system(), name -> Thread.ofPlatform().name(name).daemon().factory());
+  }
+
+  /**
+   * One thread that lives until the executor is shut down. A jail's parent-death signal follows the
+   * thread that forked it, so whatever forks jails must be such a thread, never one that may
+   * retire.
+   */
+  public ExecutorService singleThread(String name) {
+    return Executors.newSingleThreadExecutor(threads.apply(name));
+  }
+
+  /**
+   * Platform threads made when needed and ended when idle: for blocking pipe reads, which would pin
+   * a virtual thread's carrier.
+   */
+  public ExecutorService cachedThreads(String name) {
+    return Executors.newCachedThreadPool(threads.apply(name));
+  }
+}

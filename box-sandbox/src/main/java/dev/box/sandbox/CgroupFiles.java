@@ -1,0 +1,195 @@
+package dev.box.sandbox;
+
+import dev.box.api.time.Ticker;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * File operations on cgroup directories, shared by the v1 and v2 drivers. Removing a cgroup goes
+ * through an {@link Rmdir}, the one operation a plain directory tree does not do as cgroupfs does.
+ * The waits for the kernel to empty a cgroup read a {@link Ticker} and pause through a {@link
+ * Sleeper}, so that tests can let that time pass without waiting.
+ */
+final class CgroupFiles {
+
+  private static final long RETRY_MILLIS = 5;
+
+  private static final long EMPTY_WAIT_NANOS = 3_000_000_000L;
+
+  /**
+   * Removes a cgroup's directory if it exists. On cgroupfs that is rmdir, which takes the control
+   * files along and fails while the cgroup has children or processes.
+   */
+  @FunctionalInterface
+  interface Rmdir {
+    void remove(Path dir) throws IOException;
+  }
+
+  /** Pauses between two tries. */
+  @FunctionalInterface
+  interface Sleeper {
+    void sleep(long millis) throws InterruptedException;
+  }
+
+  private final Rmdir rmdir;
+  private final Ticker ticker;
+  private final Sleeper sleeper;
+
+  /** The kernel's cgroup filesystems, waited for in the time of {@code ticker}. */
+  static CgroupFiles kernel(Ticker ticker) {
+    return new CgroupFiles(Files::deleteIfExists, ticker, Thread::sleep);
+  }
+
+  /** Files removed by {@code rmdir}, waiting in the time of {@code ticker} and {@code sleeper}. */
+  CgroupFiles(Rmdir rmdir, Ticker ticker, Sleeper sleeper) {
+    this.rmdir = rmdir;
+    this.ticker = ticker;
+    this.sleeper = sleeper;
+  }
+
+  /** Removes the cgroup {@code dir} if it exists; fails while it has children or processes. */
+  void removeDir(Path dir) throws IOException {
+    rmdir.remove(dir);
+  }
+
+  /**
+   * Removes the process cgroup {@code group}, then {@code alongside} when there is one (v1's memory
+   * cgroup of the group), if no process is left in {@code group}. What cannot go yet (a process
+   * joined meanwhile, or teardown is not finished) stays for the sandbox's teardown to remove.
+   */
+  void releaseIfEmpty(Path group, @Nullable Path alongside) {
+    if (!pids(group).isEmpty()) {
+      return;
+    }
+    try {
+      removeDir(group);
+      if (alongside != null) {
+        removeDir(alongside);
+      }
+    } catch (IOException e) {
+      // A process joined meanwhile, or teardown is not finished: the sandbox removes it.
+    }
+  }
+
+  static void write(Path file, String value) throws IOException {
+    Files.writeString(file, value, StandardCharsets.US_ASCII);
+  }
+
+  /** The pids in {@code dir}/cgroup.procs; empty when the directory is gone. */
+  static List<Long> pids(Path dir) {
+    List<Long> pids = new ArrayList<>();
+    try {
+      for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+        if (!line.isBlank()) {
+          pids.add(Long.parseLong(line.strip()));
+        }
+      }
+    } catch (NoSuchFileException e) {
+      return pids;
+    } catch (IOException | NumberFormatException e) {
+      return pids;
+    }
+    return pids;
+  }
+
+  /** The child cgroup directories of {@code dir}. */
+  static List<Path> children(Path dir) {
+    List<Path> children = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir, Files::isDirectory)) {
+      entries.forEach(children::add);
+    } catch (IOException e) {
+      return children;
+    }
+    return children;
+  }
+
+  /**
+   * Sends SIGKILL to every process in {@code dir} and its descendants until they are empty:
+   * processes forked between two reads are caught by the next one, and the pids limit bounds how
+   * many there can be.
+   */
+  boolean killAll(Path dir) {
+    long deadline = ticker.read() + EMPTY_WAIT_NANOS;
+    while (true) {
+      List<Long> pids = allPids(dir);
+      if (pids.isEmpty()) {
+        return true;
+      }
+      for (long pid : pids) {
+        Optional<ProcessHandle> handle = ProcessHandle.of(pid);
+        handle.ifPresent(ProcessHandle::destroyForcibly);
+      }
+      if (ticker.read() > deadline) {
+        return false;
+      }
+      Thread.onSpinWait();
+      sleepBriefly();
+    }
+  }
+
+  /** Sends SIGTERM to every process in {@code dir} and its descendants but {@code except}. */
+  static void terminateAll(Path dir, long except) {
+    for (long pid : allPids(dir)) {
+      if (pid != except) {
+        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy);
+      }
+    }
+  }
+
+  private static List<Long> allPids(Path dir) {
+    List<Long> pids = new ArrayList<>(pids(dir));
+    for (Path child : children(dir)) {
+      pids.addAll(allPids(child));
+    }
+    return pids;
+  }
+
+  /**
+   * Removes {@code dir} and its child cgroups, retrying while the kernel still tears down exited
+   * processes (pid and net namespace teardown is asynchronous).
+   */
+  boolean removeTree(Path dir) {
+    for (Path child : children(dir)) {
+      removeTree(child);
+    }
+    long deadline = ticker.read() + EMPTY_WAIT_NANOS;
+    while (true) {
+      try {
+        rmdir.remove(dir);
+        return true;
+      } catch (IOException e) {
+        if (ticker.read() > deadline) {
+          return false;
+        }
+        sleepBriefly();
+      }
+    }
+  }
+
+  /** Removes {@code dir} when it has no child cgroup and no process; leaves it otherwise. */
+  void removeIfEmpty(Path dir) {
+    if (children(dir).isEmpty() && pids(dir).isEmpty()) {
+      try {
+        rmdir.remove(dir);
+      } catch (IOException e) {
+        // Another server of the same data dir created a sandbox meanwhile: it stays.
+      }
+    }
+  }
+
+  private void sleepBriefly() {
+    try {
+      sleeper.sleep(RETRY_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,119 @@
+package dev.box.sandbox;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxGoneException;
+import dev.box.core.backend.SandboxProcess;
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One live namespace sandbox (bubblewrap's, or nsjail's): the process that made it, the pid of the
+ * sandbox's init (which nsenter targets, a child of that process), the sandbox's cgroups and, with
+ * the network on, its slirp4netns.
+ *
+ * @param name the sandbox's name, its id
+ * @param jail the process that made the sandbox (bwrap, nsjail); its exit ends the sandbox
+ * @param initPid the pid of the sandbox's init
+ * @param cgroup the sandbox's cgroups
+ * @param launcher starts processes inside
+ * @param network the sandbox's slirp4netns, or null with the network off
+ * @param agent the sandbox's exec agent, or null when processes start through {@code launcher}
+ * @param destroyed whether {@link #destroy} has run
+ */
+public record NamespaceSandbox(
+    String name,
+    Process jail,
+    long initPid,
+    CgroupDriver.SessionCgroup cgroup,
+    Launcher launcher,
+    @Nullable Process network,
+    @Nullable AgentRoute agent,
+    AtomicBoolean destroyed)
+    implements Sandbox {
+  private static final Logger log = LoggerFactory.getLogger(NamespaceSandbox.class);
+
+  /** A sandbox not destroyed yet. */
+  public NamespaceSandbox(
+      String name,
+      Process jail,
+      long initPid,
+      CgroupDriver.SessionCgroup cgroup,
+      Launcher launcher,
+      @Nullable Process network,
+      @Nullable AgentRoute agent) {
+    this(name, jail, initPid, cgroup, launcher, network, agent, new AtomicBoolean());
+  }
+
+  @Override
+  public String id() {
+    return name;
+  }
+
+  @Override
+  public boolean isAlive() {
+    return !destroyed.get() && jail.isAlive();
+  }
+
+  @Override
+  public SandboxProcess spawn(ProcessSpec spec) {
+    if (!isAlive()) {
+      // It ended between the session's check and now (killed from outside): nothing ran yet.
+      throw new SandboxGoneException("sandbox " + name + " is not running");
+    }
+    CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
+    if (agent != null) {
+      try {
+        return agent.spawn(spec, group);
+      } catch (RuntimeException e) {
+        group.releaseIfEmpty();
+        throw e;
+      }
+    }
+    try {
+      Process process = launcher.start(initPid, group, spec);
+      return NamespaceProcess.release(process, group, spec.stdin());
+    } catch (IOException | RuntimeException e) {
+      group.releaseIfEmpty();
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "cannot spawn a process in sandbox " + name + ": " + e, e);
+    }
+  }
+
+  @Override
+  public void destroy() {
+    if (!destroyed.compareAndSet(false, true)) {
+      return;
+    }
+    if (agent != null) {
+      agent.link().close();
+    }
+    // Killing the sandbox's init ends its pid namespace: every process in it dies, including
+    // those that double-forked or called setsid. --die-with-parent does the same for bwrap,
+    // and nsjail ends with its child.
+    // The parent check keeps a recycled pid from being killed after the sandbox ended by itself.
+    ProcessHandle maker = ParentDeath.jailOf(jail.toHandle());
+    ProcessHandle.of(initPid)
+        .filter(h -> h.parent().map(p -> p.pid() == maker.pid()).orElse(false))
+        .ifPresent(ProcessHandle::destroyForcibly);
+    ParentDeath.killTree(jail.toHandle());
+    try {
+      if (!jail.waitFor(5, TimeUnit.SECONDS)) {
+        log.warn("the maker of sandbox {} did not exit within 5 s of SIGKILL", name);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (network != null) {
+      UserModeNetwork.stop(network);
+    }
+    // The host-side launchers of its processes, and anything that escaped: the cgroup sweep.
+    cgroup.destroy();
+  }
+}

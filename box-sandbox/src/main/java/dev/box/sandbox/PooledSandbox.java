@@ -1,0 +1,47 @@
+package dev.box.sandbox;
+
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A sandbox started ahead of its session by the {@link SandboxPool}; once taken, the session's
+ * workspace is bound at its slot. Destroying it destroys the sandbox, then detaches the workspace
+ * from the slot and removes the slot.
+ *
+ * @param sandbox the running sandbox, named after the pool ({@code <instance>_pool-<n>})
+ * @param slot the host directory bound at the sandbox's workspace path
+ * @param slots where the slot lives
+ * @param bound whether a session's workspace is bound at the slot
+ */
+record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, AtomicBoolean bound)
+    implements Sandbox {
+
+  @Override
+  public String id() {
+    return sandbox.id();
+  }
+
+  @Override
+  public boolean isAlive() {
+    return sandbox.isAlive();
+  }
+
+  @Override
+  public SandboxProcess spawn(ProcessSpec spec) {
+    return sandbox.spawn(spec);
+  }
+
+  @Override
+  public boolean preStarted() {
+    return true;
+  }
+
+  @Override
+  public void destroy() {
+    sandbox.destroy();
+    slots.release(slot, bound.getAndSet(false));
+  }
+}

@@ -1,0 +1,278 @@
+package dev.box.sandbox;
+
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sandboxes of one {@link SandboxShape} started before any session asks for them. A request of
+ * exactly that shape takes one and has its workspace bound into it ({@link WorkspaceSlots}); one of
+ * any other shape never does. At most {@code size} sandboxes wait; one thread refills the pool at
+ * startup and after each take. {@link #close} destroys every waiting sandbox.
+ *
+ * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
+ * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
+ * ({@code accepts}).
+ *
+ * <p>Thread-safe. Starting a sandbox happens on the refill thread only, never while the lock is
+ * held.
+ */
+public final class SandboxPool implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
+
+  private final SandboxShape shape;
+  private final int size;
+  private final String instanceId;
+  private final String image;
+  private final Slots slots;
+  private final Predicate<SandboxSpec> accepts;
+  private final Function<SandboxSpec, Sandbox> starter;
+  private final ExecutorService refiller;
+  private final Deque<PooledSandbox> idle = new ArrayDeque<>();
+  private final AtomicLong sequence = new AtomicLong();
+  private final AtomicLong taken = new AtomicLong();
+  private final AtomicLong generation = new AtomicLong();
+  private volatile boolean open = true;
+
+  /**
+   * How a session's workspace reaches a sandbox that already runs: each pre-started sandbox binds a
+   * slot of its own at its workspace path.
+   */
+  public interface Slots {
+    /** A new empty slot named {@code name}: the host directory a pre-started sandbox binds. */
+    Path create(String name) throws IOException;
+
+    /** Makes {@code workspace} what the sandbox of {@code slot} sees at its workspace path. */
+    void bind(Path slot, Path workspace) throws IOException;
+
+    /**
+     * Makes {@code workspace} what the running {@code sandbox}, whose slot is {@code slot}, sees at
+     * its workspace path; by default {@link #bind(Path, Path)} of its host path.
+     */
+    default void bind(Sandbox sandbox, Path slot, SandboxMount workspace) throws IOException {
+      bind(slot, workspace.hostPath());
+    }
+
+    /**
+     * Undoes {@link #bind} (when {@code bound}) and removes the slot; failures are logged, and a
+     * session's workspace is never deleted.
+     */
+    void release(Path slot, boolean bound);
+
+    /** Ends what the slots run (a mounter) and removes this instance's slots that are left. */
+    void close();
+  }
+
+  /**
+   * A pool that starts filling at once.
+   *
+   * @param shape the one shape it serves
+   * @param size how many sandboxes wait at most; above 0
+   * @param instanceId the server instance, whose sandboxes the pool's are
+   * @param image the image of the pre-started sandboxes' specs
+   * @param slots the workspace slots
+   * @param accepts what a spec of the pool's shape must also satisfy to take a sandbox
+   * @param starter starts one sandbox of a spec, as the backend does for a session
+   * @param refiller the one thread that starts the pool's sandboxes; the pool shuts it down
+   */
+  public SandboxPool(
+      SandboxShape shape,
+      int size,
+      String instanceId,
+      String image,
+      Slots slots,
+      Predicate<SandboxSpec> accepts,
+      Function<SandboxSpec, Sandbox> starter,
+      ExecutorService refiller) {
+    if (size <= 0) {
+      throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
+    }
+    this.shape = shape;
+    this.size = size;
+    this.instanceId = instanceId;
+    this.image = image;
+    this.slots = slots;
+    this.accepts = accepts;
+    this.starter = starter;
+    this.refiller = refiller;
+    refill();
+  }
+
+  /** The shape the pool serves. */
+  public SandboxShape shape() {
+    return shape;
+  }
+
+  /** How many sandboxes wait at most. */
+  public int size() {
+    return size;
+  }
+
+  /** How many sandboxes wait now. */
+  public synchronized int idle() {
+    return idle.size();
+  }
+
+  /** How many sandboxes sessions have taken from the pool so far. */
+  public long taken() {
+    return taken.get();
+  }
+
+  /**
+   * A waiting sandbox with {@code spec}'s workspace bound in it, or null when {@code spec} is not
+   * of the pool's shape, none waits, or binding failed (then the caller starts one as usual). The
+   * caller has checked the workspace ({@link dev.box.core.backend.MountOwnership}).
+   */
+  public @Nullable Sandbox take(SandboxSpec spec) {
+    SandboxMount workspace = spec.workspace();
+    if (!open || workspace == null || !serves(spec)) {
+      return null;
+    }
+    PooledSandbox sandbox = pollAlive();
+    try {
+      if (sandbox == null) {
+        return null;
+      }
+      try {
+        slots.bind(sandbox.sandbox(), sandbox.slot(), workspace);
+        sandbox.bound().set(true);
+      } catch (IOException e) {
+        log.warn(
+            "cannot bind the workspace of session {} into a pre-started sandbox: {}",
+            spec.sessionId(),
+            e.getMessage());
+        sandbox.destroy();
+        return null;
+      }
+      taken.incrementAndGet();
+      log.debug("session {} takes pre-started sandbox {}", spec.sessionId(), sandbox.id());
+      return sandbox;
+    } finally {
+      refill();
+    }
+  }
+
+  /** Whether {@code spec} is of the pool's shape and the backend accepts it for a pooled one. */
+  public boolean serves(SandboxSpec spec) {
+    return spec.workspace() != null && shape.equals(SandboxShape.of(spec)) && accepts.test(spec);
+  }
+
+  private @Nullable PooledSandbox pollAlive() {
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null || next.isAlive()) {
+        return next;
+      }
+      next.destroy();
+    }
+  }
+
+  /** Starts sandboxes on the refill thread until {@code size} wait. */
+  private void refill() {
+    try {
+      refiller.execute(this::fill);
+    } catch (RejectedExecutionException e) {
+      // Closed meanwhile: nothing to fill.
+    }
+  }
+
+  private void fill() {
+    while (open && idle() < size) {
+      long startedIn = generation.get();
+      String name = instanceId + "_pool-" + sequence.incrementAndGet();
+      PooledSandbox started;
+      try {
+        Path slot = slots.create(name);
+        try {
+          started =
+              new PooledSandbox(
+                  starter.apply(shape.spec(name, instanceId, image, slot)),
+                  slot,
+                  slots,
+                  new AtomicBoolean());
+        } catch (RuntimeException e) {
+          slots.release(slot, false);
+          throw e;
+        }
+      } catch (IOException | RuntimeException e) {
+        // Until the next take: a host that cannot start one now would fail again at once.
+        log.warn("cannot pre-start a sandbox: {}", e.getMessage());
+        return;
+      }
+      boolean kept;
+      synchronized (this) {
+        kept = open && startedIn == generation.get();
+        if (kept) {
+          idle.addLast(started);
+        }
+      }
+      if (!kept) {
+        started.destroy();
+      }
+    }
+  }
+
+  /**
+   * Destroys every waiting sandbox and starts new ones: the backend's settings that shape a sandbox
+   * beyond its spec (a container's CPU quota) changed, and a sandbox started before must not be
+   * served. A start under way is dropped when it ends.
+   */
+  public void drain() {
+    generation.incrementAndGet();
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null) {
+        break;
+      }
+      next.destroy();
+    }
+    refill();
+  }
+
+  /**
+   * Stops refilling, waits for a start under way, and destroys every waiting sandbox; those taken
+   * are their sessions' to destroy.
+   */
+  @Override
+  public void close() {
+    open = false;
+    refiller.shutdown();
+    try {
+      if (!refiller.awaitTermination(30, TimeUnit.SECONDS)) {
+        log.warn("a sandbox start of the pool did not end within 30 s");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    while (true) {
+      PooledSandbox next;
+      synchronized (this) {
+        next = idle.pollFirst();
+      }
+      if (next == null) {
+        return;
+      }
+      next.destroy();
+    }
+  }
+}
