@@ -5,6 +5,7 @@ import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.ExecutorService;
@@ -32,6 +33,9 @@ import org.slf4j.LoggerFactory;
  * held.
  */
 public final class SandboxPool implements AutoCloseable {
+  /** How often a failed pre-start is tried again before the pool waits for the next take. */
+  private static final int MAX_RETRIES = 3;
+
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
 
   private final SandboxShape shape;
@@ -42,6 +46,7 @@ public final class SandboxPool implements AutoCloseable {
   private final Predicate<SandboxSpec> accepts;
   private final Function<SandboxSpec, Sandbox> starter;
   private final ExecutorService refiller;
+  private final Object pauses = new Object();
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
   private final AtomicLong sequence = new AtomicLong();
   private final AtomicLong taken = new AtomicLong();
@@ -184,6 +189,24 @@ public final class SandboxPool implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits {@code time} on the refill thread, or less when the pool closes: whether it is still
+   * open.
+   */
+  private boolean pause(Duration time) {
+    synchronized (pauses) {
+      try {
+        if (open) {
+          pauses.wait(time.toMillis());
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return open;
+  }
+
   /** Starts sandboxes on the refill thread until {@code size} wait. */
   private void refill() {
     try {
@@ -194,6 +217,7 @@ public final class SandboxPool implements AutoCloseable {
   }
 
   private void fill() {
+    int failures = 0;
     while (open && idle() < size) {
       long startedIn = generation.get();
       String name = instanceId + "_pool-" + sequence.incrementAndGet();
@@ -212,10 +236,16 @@ public final class SandboxPool implements AutoCloseable {
           throw e;
         }
       } catch (IOException | RuntimeException e) {
-        // Until the next take: a host that cannot start one now would fail again at once.
         log.warn("cannot pre-start a sandbox: {}", e.getMessage());
-        return;
+        // A passing failure (an engine busy for a moment) is tried again a few times, a second
+        // apart more each time; then until the next take: a host that cannot start one would
+        // fail again at once.
+        if (++failures > MAX_RETRIES || !pause(Duration.ofSeconds(failures))) {
+          return;
+        }
+        continue;
       }
+      failures = 0;
       boolean kept;
       synchronized (this) {
         kept = open && startedIn == generation.get();
@@ -256,6 +286,9 @@ public final class SandboxPool implements AutoCloseable {
   @Override
   public void close() {
     open = false;
+    synchronized (pauses) {
+      pauses.notifyAll();
+    }
     refiller.shutdown();
     try {
       if (!refiller.awaitTermination(30, TimeUnit.SECONDS)) {

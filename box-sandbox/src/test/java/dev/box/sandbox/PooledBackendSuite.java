@@ -121,8 +121,10 @@ public abstract class PooledBackendSuite {
   public static void awaitIdle(SandboxBackend backend, int idle) {
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(
-            () -> backend.status().enforced().getOrDefault("pool", "").startsWith(idle + " of "));
+        .untilAsserted(
+            () ->
+                assertThat(backend.status().enforced().getOrDefault("pool", ""))
+                    .startsWith(idle + " of "));
   }
 
   /** Runs {@code script} in {@code sandbox}'s workspace: its output and exit code. */
