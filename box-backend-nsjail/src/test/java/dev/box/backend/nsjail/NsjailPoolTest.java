@@ -107,9 +107,11 @@ class NsjailPoolTest extends PooledBackendSuite {
   }
 
   /** The nsjail processes of {@code dataDir}'s pooled jails (by their configuration file). */
+  /** The nsjail processes of pool jails (not their supervisors, whose arguments name them too). */
   private static List<String> poolJails(Path dataDir) {
     String config = dataDir.resolve("nsjail").resolve(INSTANCE + "_pool-").toString();
     return ProcessHandle.allProcesses()
+        .filter(h -> h.info().command().orElse("").endsWith("/nsjail"))
         .filter(
             h ->
                 Stream.of(h.info().arguments().orElse(new String[0]))
