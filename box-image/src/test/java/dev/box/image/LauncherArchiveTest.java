@@ -3,6 +3,7 @@ package dev.box.image;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.testclient.HostProcesses;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -10,7 +11,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
@@ -56,7 +56,8 @@ class LauncherArchiveTest {
     Files.writeString(stale, "half an archive");
 
     server = start();
-    assertThat(commandLine(server.pid())).noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+    assertThat(HostProcesses.commandLine(server.pid()))
+        .noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
     assertThat(stale).doesNotExist();
     signalGroup(server.pid(), "TERM");
     assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
@@ -64,7 +65,8 @@ class LauncherArchiveTest {
     await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers()).isEmpty());
 
     server = start();
-    assertThat(commandLine(server.pid())).contains("-XX:SharedArchiveFile=" + archives().get(0));
+    assertThat(HostProcesses.commandLine(server.pid()))
+        .contains("-XX:SharedArchiveFile=" + archives().get(0));
     signalGroup(server.pid(), "TERM");
     assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
     assertThat(archives()).hasSize(1);
@@ -118,8 +120,8 @@ class LauncherArchiveTest {
     List<String> found = new ArrayList<>();
     list("*.tmp").forEach(f -> found.add(f.toString()));
     ProcessHandle.allProcesses()
-        .filter(h -> commandLine(h.pid()).contains("--data-dir=" + data))
-        .forEach(h -> found.add("pid " + h.pid() + " " + commandLine(h.pid())));
+        .filter(h -> HostProcesses.commandLine(h.pid()).contains("--data-dir=" + data))
+        .forEach(h -> found.add("pid " + h.pid() + " " + HostProcesses.commandLine(h.pid())));
     return found;
   }
 
@@ -144,17 +146,5 @@ class LauncherArchiveTest {
     Process done = new ProcessBuilder("true").start();
     done.waitFor();
     return done.pid();
-  }
-
-  private static List<String> commandLine(long pid) {
-    try {
-      String text =
-          new String(
-              Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
-              StandardCharsets.UTF_8);
-      return text.isEmpty() ? List.of() : List.of(text.split("\0"));
-    } catch (IOException e) {
-      return List.of();
-    }
   }
 }

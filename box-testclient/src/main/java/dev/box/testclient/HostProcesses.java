@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 /**
  * The processes of the host as {@code /proc} shows them, for tests that prove a sandbox left
@@ -12,6 +13,22 @@ import java.nio.file.Path;
  */
 public final class HostProcesses {
   private HostProcesses() {}
+
+  /**
+   * The arguments of process {@code pid}, its program first; empty when it has ended (or is a
+   * kernel thread).
+   */
+  public static List<String> commandLine(long pid) {
+    try {
+      String text =
+          new String(
+              Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+              StandardCharsets.UTF_8);
+      return text.isEmpty() ? List.of() : List.of(text.split("\0"));
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
 
   /**
    * Every host process whose command line contains {@code text}, one {@code "pid: cmdline"} line

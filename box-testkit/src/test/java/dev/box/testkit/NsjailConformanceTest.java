@@ -1,8 +1,7 @@
 package dev.box.testkit;
 
 import dev.box.backend.nsjail.NsjailBackend;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import dev.box.testclient.HostProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -27,7 +26,7 @@ class NsjailConformanceTest extends NamespaceConformance {
     ProcessHandle.allProcesses()
         .forEach(
             h -> {
-              List<String> argv = commandLine(h.pid());
+              List<String> argv = HostProcesses.commandLine(h.pid());
               for (String arg : argv) {
                 if (tags.stream().anyMatch(t -> arg.startsWith(t + "/"))) {
                   found.add("holder pid " + h.pid() + " " + arg);
@@ -61,23 +60,11 @@ class NsjailConformanceTest extends NamespaceConformance {
   protected void killSandboxFromOutside(String backendSessionId) {
     SandboxProcesses.killFromOutside(
         h -> {
-          List<String> argv = commandLine(h.pid());
+          List<String> argv = HostProcesses.commandLine(h.pid());
           return !argv.isEmpty()
               && argv.get(0).endsWith("/nsjail")
               && argv.stream().anyMatch(a -> a.endsWith("/" + backendSessionId + ".cfg"));
         },
         "nsjail");
-  }
-
-  private static List<String> commandLine(long pid) {
-    try {
-      String text =
-          new String(
-              Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
-              StandardCharsets.UTF_8);
-      return text.isEmpty() ? List.of() : List.of(text.split("\0"));
-    } catch (IOException e) {
-      return List.of();
-    }
   }
 }
