@@ -1,0 +1,190 @@
+package dev.box.backend.kubernetes;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Where and how the backend runs its pods.
+ *
+ * @param namespace the namespace of the sandbox pods (and their secrets and claims)
+ * @param runtimeClass the pods' RuntimeClass (gVisor, Kata, ...), or null for the cluster's default
+ * @param imagePullPolicy {@code Always}, {@code IfNotPresent} or {@code Never}
+ * @param nodeSelector labels a node must carry to run a sandbox pod
+ * @param tolerations taints the pods tolerate, each {@code key[=value]:Effect}
+ * @param storageClass the StorageClass of persistent sessions' workspace claims, or null for the
+ *     cluster's default
+ * @param agentImage the image whose init container brings {@code box-guard} and {@code box-agent}
+ *     into every pod (see docs/KUBERNETES.md for how to publish it to a registry)
+ * @param seccompProfile {@code RuntimeDefault}, or {@code localhost/<profile>} for a profile the
+ *     operator installed on the nodes
+ */
+public record KubernetesSettings(
+    String namespace,
+    @Nullable String runtimeClass,
+    String imagePullPolicy,
+    Map<String, String> nodeSelector,
+    List<Toleration> tolerations,
+    @Nullable String storageClass,
+    String agentImage,
+    String seccompProfile) {
+  private static final String NAMESPACE = "k8s_namespace";
+  private static final String RUNTIME_CLASS = "k8s_runtime_class";
+  private static final String PULL_POLICY = "k8s_image_pull_policy";
+  private static final String NODE_SELECTOR = "k8s_node_selector";
+  private static final String TOLERATIONS = "k8s_tolerations";
+  private static final String STORAGE_CLASS = "k8s_storage_class";
+  private static final String AGENT_IMAGE = "k8s_agent_image";
+  private static final String SECCOMP = "k8s_seccomp_profile";
+
+  /** The keys {@link #read} reads. */
+  public static final List<String> KEYS =
+      List.of(
+          NAMESPACE,
+          RUNTIME_CLASS,
+          PULL_POLICY,
+          NODE_SELECTOR,
+          TOLERATIONS,
+          STORAGE_CLASS,
+          AGENT_IMAGE,
+          SECCOMP);
+
+  /** The namespace when none is configured. */
+  public static final String DEFAULT_NAMESPACE = "box-sandboxes";
+
+  /** The agent image when none is configured, as {@code scripts/agent-image} builds it. */
+  public static final String DEFAULT_AGENT_IMAGE = "box-agent:latest";
+
+  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+  private static final Pattern DNS_SUBDOMAIN =
+      Pattern.compile("[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?");
+  private static final Pattern LABEL_KEY =
+      Pattern.compile(
+          "([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");
+  private static final Pattern LABEL_VALUE =
+      Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
+  private static final Pattern LOCALHOST_PROFILE =
+      Pattern.compile("localhost/[A-Za-z0-9._/-]{1,200}");
+
+  /** A taint a sandbox pod tolerates: {@code key[=value]:Effect}. */
+  public record Toleration(String key, @Nullable String value, String effect) {
+    private static final List<String> EFFECTS =
+        List.of("NoSchedule", "PreferNoSchedule", "NoExecute");
+
+    /** Checks the parts. */
+    public Toleration {
+      if (!LABEL_KEY.matcher(key).matches()) {
+        throw new IllegalArgumentException(TOLERATIONS + ": '" + key + "' is not a taint key");
+      }
+      if (value != null && !LABEL_VALUE.matcher(value).matches()) {
+        throw new IllegalArgumentException(TOLERATIONS + ": '" + value + "' is not a taint value");
+      }
+      if (!EFFECTS.contains(effect)) {
+        throw new IllegalArgumentException(
+            TOLERATIONS + ": the effect must be one of " + EFFECTS + ", not '" + effect + "'");
+      }
+    }
+
+    static Toleration parse(String text) {
+      int colon = text.lastIndexOf(':');
+      if (colon < 0) {
+        throw new IllegalArgumentException(
+            TOLERATIONS + ": '" + text + "' is not key[=value]:Effect");
+      }
+      String keyValue = text.substring(0, colon);
+      int eq = keyValue.indexOf('=');
+      return new Toleration(
+          eq < 0 ? keyValue : keyValue.substring(0, eq),
+          eq < 0 ? null : keyValue.substring(eq + 1),
+          text.substring(colon + 1));
+    }
+  }
+
+  /** Checks every value, so that a mistake is reported at start, not at the first session. */
+  public KubernetesSettings {
+    if (!DNS_LABEL.matcher(namespace).matches()) {
+      throw new IllegalArgumentException(
+          NAMESPACE + ": '" + namespace + "' is not a namespace name");
+    }
+    if (runtimeClass != null && !DNS_SUBDOMAIN.matcher(runtimeClass).matches()) {
+      throw new IllegalArgumentException(
+          RUNTIME_CLASS + ": '" + runtimeClass + "' is not a RuntimeClass name");
+    }
+    if (!List.of("Always", "IfNotPresent", "Never").contains(imagePullPolicy)) {
+      throw new IllegalArgumentException(
+          PULL_POLICY + ": Always, IfNotPresent or Never, not '" + imagePullPolicy + "'");
+    }
+    nodeSelector.forEach(
+        (k, v) -> {
+          if (!LABEL_KEY.matcher(k).matches() || !LABEL_VALUE.matcher(v).matches()) {
+            throw new IllegalArgumentException(
+                NODE_SELECTOR + ": '" + k + "=" + v + "' is not a node label");
+          }
+        });
+    nodeSelector = Map.copyOf(nodeSelector);
+    tolerations = List.copyOf(tolerations);
+    if (storageClass != null && !DNS_SUBDOMAIN.matcher(storageClass).matches()) {
+      throw new IllegalArgumentException(
+          STORAGE_CLASS + ": '" + storageClass + "' is not a StorageClass name");
+    }
+    if (agentImage.isBlank() || agentImage.chars().anyMatch(c -> c <= ' ')) {
+      throw new IllegalArgumentException(AGENT_IMAGE + ": '" + agentImage + "' is not an image");
+    }
+    if (!seccompProfile.equals("RuntimeDefault")
+        && !LOCALHOST_PROFILE.matcher(seccompProfile).matches()) {
+      throw new IllegalArgumentException(
+          SECCOMP + ": RuntimeDefault or localhost/<profile>, not '" + seccompProfile + "'");
+    }
+  }
+
+  /**
+   * Reads the settings from configured values; unset keys take their defaults.
+   *
+   * @throws IllegalArgumentException with a message for the user when a value is invalid
+   */
+  public static KubernetesSettings read(Map<String, String> values) {
+    return new KubernetesSettings(
+        orDefault(values.get(NAMESPACE), DEFAULT_NAMESPACE),
+        blankToNull(values.get(RUNTIME_CLASS)),
+        orDefault(values.get(PULL_POLICY), "IfNotPresent"),
+        pairs(values.get(NODE_SELECTOR)),
+        words(values.get(TOLERATIONS)).stream().map(Toleration::parse).toList(),
+        blankToNull(values.get(STORAGE_CLASS)),
+        orDefault(values.get(AGENT_IMAGE), DEFAULT_AGENT_IMAGE),
+        orDefault(values.get(SECCOMP), "RuntimeDefault"));
+  }
+
+  /** The settings with their defaults. */
+  public static KubernetesSettings defaults() {
+    return read(Map.of());
+  }
+
+  private static Map<String, String> pairs(@Nullable String text) {
+    Map<String, String> pairs = new LinkedHashMap<>();
+    for (String word : words(text)) {
+      int eq = word.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException(NODE_SELECTOR + ": '" + word + "' is not key=value");
+      }
+      pairs.put(word.substring(0, eq), word.substring(eq + 1));
+    }
+    return pairs;
+  }
+
+  private static List<String> words(@Nullable String text) {
+    if (text == null || text.isBlank()) {
+      return List.of();
+    }
+    return List.of(text.strip().split("\\s*,\\s*"));
+  }
+
+  private static String orDefault(@Nullable String value, String fallback) {
+    return value == null || value.isBlank() ? fallback : value.strip();
+  }
+
+  private static @Nullable String blankToNull(@Nullable String value) {
+    return value == null || value.isBlank() ? null : value.strip();
+  }
+}

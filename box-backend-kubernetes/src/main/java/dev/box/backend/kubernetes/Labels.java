@@ -1,0 +1,62 @@
+package dev.box.backend.kubernetes;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Locale;
+
+/**
+ * The labels and annotations by which every replica finds the sessions of its tenant: a session
+ * belongs to the pair (sandbox namespace, control token), never to the replica that made it.
+ */
+final class Labels {
+  static final String MANAGED_BY = "app.kubernetes.io/managed-by";
+  static final String BOX = "box";
+  static final String TENANT = "box.dev/tenant";
+  static final String POD = "box.dev/pod";
+  static final String POOL = "box.dev/pool";
+  static final String SESSION_ID = "box.dev/session-id";
+  static final String LEASE_UNTIL = "box.dev/lease-until";
+  static final String PERSISTENT = "box.dev/persistent";
+
+  private Labels() {}
+
+  /**
+   * The tenant of a (namespace, control token) pair: a hash, so that no label or log shows the
+   * token.
+   */
+  static String tenant(String namespace, String controlToken) {
+    return hex(namespace + "\0" + controlToken).substring(0, 24);
+  }
+
+  /**
+   * The pod of session {@code sessionId} of {@code tenant}: the same on every replica, so that two
+   * replicas creating one session at once make one pod (the second create fails with a conflict). A
+   * readable prefix of the id, then a hash of the whole.
+   */
+  static String podName(String tenant, String sessionId) {
+    StringBuilder readable = new StringBuilder();
+    for (char c : sessionId.toLowerCase(Locale.ROOT).toCharArray()) {
+      if (readable.length() == 24) {
+        break;
+      }
+      if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+        readable.append(c);
+      } else if (readable.length() > 0 && readable.charAt(readable.length() - 1) != '-') {
+        readable.append('-');
+      }
+    }
+    String hash = hex(tenant + "\0" + sessionId).substring(0, 16);
+    return "box-" + (readable.isEmpty() ? "" : readable + "-") + hash;
+  }
+
+  private static String hex(String text) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      return HexFormat.of().formatHex(sha.digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing", e);
+    }
+  }
+}
