@@ -1,44 +1,77 @@
 /*
  * box-agent: starts the processes of one Box sandbox on the server's request.
  *
- *   box-agent SOCKET
+ *   box-agent SOCKET                      Unix mode
+ *   box-agent --listen PORT SECRET_FILE   network mode
  *
  * Runs inside the sandbox as its PID 1 (bubblewrap, nsjail) or as the child of its init
- * (containers), as the sandbox user, under box-guard's seccomp filter: everything it forks inherits
- * the user, the filter and no-new-privileges. It connects to SOCKET, a Unix socket the server
- * listens on and mounts into this sandbox only, says hello, and then serves requests until the
- * server closes the connection, when it exits (as PID 1 that ends the sandbox).
+ * (containers, pods), as the sandbox user, under box-guard's seccomp filter: everything it forks
+ * inherits the user, the filter and no-new-privileges.
  *
  * The agent is not trusted by the server: code in the sandbox runs as the same user and may kill
- * or replace it. The server bounds every frame, puts every process into its cgroup itself before
- * letting it run, and kills by cgroup. The agent never carries output: a process's stdout and
- * stderr (and stdin, when asked) are connections of their own to the same socket, which the
- * server reads and writes directly.
+ * or replace it. The server bounds every frame it reads from the agent. The agent never carries
+ * output: a process's stdout and stderr (and stdin, when asked) are connections of their own, which
+ * the server reads and writes directly.
  *
  * Frames, both ways: u32 length (big-endian, of what follows), u8 type, payload; integers
  * big-endian.
- *   server -> agent, on the agent's connection
+ *   server -> agent, on a control connection
  *     'S' spawn: u32 id, u64 token, u8 flags (1: stdin is a connection too, else /dev/null),
  *                u32 argc, argc strings, u32 envc, envc strings; a string is u32 length and
- *                bytes (no NUL inside)
+ *                bytes (no NUL inside); at most 65536 strings of each kind, 16 MiB a frame
  *     'G' go:    u32 id    the process is in its cgroup: let it exec
  *     'C' cancel: u32 id   do not run it: it is killed
- *   agent -> server, on the agent's connection
- *     'H' hello: u32 version, u32 own pid
+ *     'K' kill:  u32 id    (network mode only) end the process's whole tree
+ *   agent -> server, on a control connection
+ *     'H' hello: u32 version (1), u32 own pid
  *     'P' pid:   u32 id, u32 pid   forked, waiting for go (pid as the sandbox sees it)
- *     'F' failed: u32 id, u32 errno  could not connect its streams or fork
+ *     'F' failed: u32 id, u32 errno  could not get its streams or fork
  *     'X' exit:  u32 id, u32 wait status
- *   agent -> server, first on each stream connection
+ *     'Q' quiet: u32 id    (network mode only) its whole tree has ended; the id is forgotten
+ *     'L' lost:  u32 id    (network mode only) its tree is no longer accounted for; forgotten
+ *
+ * Unix mode. The agent connects to SOCKET, a Unix socket the server listens on and mounts into
+ * this sandbox only, says hello, and serves requests until the server closes the connection, when
+ * it exits (as PID 1 that ends the sandbox). The server puts every process into its cgroup itself
+ * before letting it run, and kills by cgroup. For each spawn the agent makes the process's stream
+ * connections to the same socket, each starting with the frame
  *     'O' stream: u32 id, u64 token, u8 fd (0, 1 or 2)
+ * and then forks it. A forked process waits for its go byte before anything else; if the agent
+ * dies first, it exits with 127 without running. The agent keeps nothing of its streams once it
+ * has forked it. 'C' kills the process (SIGKILL). Any malformed request ends the agent (status 2).
  *
- * A forked process waits for its go byte before anything else; if the agent dies first, it exits
- * with 127 without running. The agent keeps nothing of its streams once it has forked it.
- *
- * Any malformed request ends the agent (status 2). Built statically so that it runs in any image.
+ * Network mode, where the server cannot reach the sandbox's cgroups and connects to the agent.
+ * SECRET_FILE holds exactly 32 bytes (else the agent exits with status 2); the agent listens on
+ * TCP PORT on all addresses (IPv6 and IPv4, or IPv4 alone) and serves until it is killed. Every
+ * connection starts with a header: "BOXA", the 32 secret bytes, u8 kind, which must arrive within
+ * 2 s; a header that is wrong in any way closes the connection without a word.
+ *   kind 'C': a control connection. At most 8 at once (more are closed); each gets 'H' and is
+ *     served as above. Ids are the control's own: a process belongs to the control that spawned
+ *     it, and only that control hears of it. A malformed frame, or a frame or write that stalls
+ *     for 2 s, closes that control only. When a control ends, the trees of all its processes are
+ *     killed as by 'K' (it hears nothing more of them) and its pending spawns are dropped.
+ *   kind 'O': a stream connection, followed by u32 id, u64 token, u8 fd: it becomes stream fd of
+ *     the pending spawn with that id and token whose stream fd has not come yet; one that matches
+ *     nothing is closed.
+ * A spawn waits, pending, until its stdout, stderr (and stdin when asked) have come: then the
+ * process is forked and 'P' sent. If they have not all come within 10 s: 'F' ETIMEDOUT. At most
+ * 64 spawns are pending at once (more: 'F' EAGAIN).
+ * The process of 'P' is a keeper: it waits for go, becomes the subreaper of its tree, forks the
+ * real process (which gets the streams and execs), keeps no stream itself, and tells the agent the
+ * real process's wait status as soon as it has ended ('X'). It then reaps whatever of the tree is
+ * left to it and exits when nothing is: 'Q'. On SIGTERM it kills its tree (SIGKILL to each of its
+ * children, again and again, as orphans come to it) and exits: 'X' if not sent yet (status 9 when
+ * the real process was killed), then 'Q'. A keeper that ends otherwise (killed from within the
+ * sandbox) gives 'X' with its own wait status if none was sent, then 'L'.
+ *   'C' before go: the keeper exits without running anything: 'X' status 9, then 'Q'.
+ *   'K' of a live process: SIGTERM to its keeper (the answer is 'Q' or 'L'); of a pending spawn:
+ *     the spawn is dropped, 'F' ECANCELED and 'Q'; of an unknown id: 'Q' at once.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -49,25 +82,69 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define AGENT_VERSION 1
 #define MAX_FRAME (16u << 20)
 #define MAX_WORDS 65536u
 #define MAX_PROCS 4096
+#define MAX_CONTROLS 8
+#define MAX_PENDING 64
+#define SECRET_SIZE 32
+#define HEADER_SIZE (4 + SECRET_SIZE + 1)
+#define STALL_SECONDS 2
+#define STREAMS_WAIT_MS 10000
+/* The wait status of a process killed by SIGKILL, and of one that exited with 127. */
+#define KILLED_STATUS ((uint32_t)SIGKILL)
+#define FAILED_STATUS ((uint32_t)127 << 8)
 
 struct proc {
   uint32_t id;
-  pid_t pid;
-  int go;
+  pid_t pid;    /* the process, or in network mode its keeper */
+  int go;       /* the write end of its gate until go or cancel, else -1 */
+  int ctl;      /* the control that started it; -1 once that control has ended */
+  int report;   /* network mode: the read end of the keeper's report pipe until read, else -1 */
+  int reported; /* network mode: 'X' is done */
+};
+
+struct control {
+  int fd; /* -1: a free slot */
+  int dead;
+};
+
+/* What a spawn frame asks for. */
+struct spawn_req {
+  uint32_t id;
+  unsigned char token[8];
+  unsigned char flags;
+  char **argv;
+  char **envp;
+};
+
+/* Network mode: a spawn waiting for its stream connections. */
+struct pending {
+  int ctl;
+  struct spawn_req req;
+  int fds[3];
+  int64_t deadline_ms;
 };
 
 static struct proc procs[MAX_PROCS];
 static int nprocs;
-static int sock = -1;
+static struct control controls[MAX_CONTROLS];
+static struct pending pendings[MAX_PENDING];
+static int npending;
+static int network;
 static struct sockaddr_un addr = {.sun_family = AF_UNIX};
+static unsigned char secret[SECRET_SIZE];
+
+/* What request() says when the connection ended between frames, or failed within one. */
+static const char CLOSED[] = "closed";
+static const char BROKEN[] = "connection failed or stalled within a frame";
 
 static void die(const char *what) {
   fprintf(stderr, "box-agent: %s: %s\n", what, strerror(errno));
@@ -77,6 +154,12 @@ static void die(const char *what) {
 static void bad(const char *what) {
   fprintf(stderr, "box-agent: bad request: %s\n", what);
   _exit(2);
+}
+
+/* Closes fd. Linux releases the descriptor even when close reports an error, and a retry could
+ * close another's: there is nothing to do about a failure. */
+static void drop_fd(int fd) {
+  if (fd >= 0) (void)close(fd);
 }
 
 static void put32(unsigned char *p, uint32_t v) {
@@ -90,13 +173,25 @@ static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
-static void write_all(const unsigned char *buf, size_t len) {
+/* Whether a and b hold the same n bytes, in time that does not depend on where they differ. */
+static int same(const unsigned char *a, const unsigned char *b, size_t n) {
+  volatile unsigned char diff = 0;
+  for (size_t i = 0; i < n; i++) diff |= a[i] ^ b[i];
+  return diff == 0;
+}
+
+/* Writes a whole frame to control c. Unix mode: a failure means the server is gone, and so is
+ * this sandbox. Network mode: the control is marked dead, to be closed, and hears nothing more. */
+static void send_frame(int c, const unsigned char *buf, size_t len) {
+  if (c < 0 || controls[c].dead) return;
   while (len > 0) {
-    ssize_t n = write(sock, buf, len);
+    ssize_t n = write(controls[c].fd, buf, len);
     if (n < 0) {
       if (errno == EINTR) continue;
-      /* The server is gone: so is this sandbox. */
-      _exit(0);
+      if (!network) _exit(0);
+      fprintf(stderr, "box-agent: control %d: cannot write: %s\n", c, strerror(errno));
+      controls[c].dead = 1;
+      return;
     }
     buf += n;
     len -= (size_t)n;
@@ -104,22 +199,32 @@ static void write_all(const unsigned char *buf, size_t len) {
 }
 
 /* A frame of type t with two u32 fields. */
-static void send2(char t, uint32_t a, uint32_t b) {
+static void send2(int c, char t, uint32_t a, uint32_t b) {
   unsigned char f[13];
   put32(f, 9);
   f[4] = (unsigned char)t;
   put32(f + 5, a);
   put32(f + 9, b);
-  write_all(f, sizeof f);
+  send_frame(c, f, sizeof f);
 }
 
-/* A new connection to the server that says it is stream `fd` of process `id`; -1 on failure. */
+/* A frame of type t with one u32 field. */
+static void send1(int c, char t, uint32_t a) {
+  unsigned char f[9];
+  put32(f, 5);
+  f[4] = (unsigned char)t;
+  put32(f + 5, a);
+  send_frame(c, f, sizeof f);
+}
+
+/* Unix mode: a new connection to the server that says it is stream `fd` of process `id`; -1 on
+ * failure. */
 static int stream(uint32_t id, const unsigned char *token, unsigned char fd) {
   int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return -1;
   if (connect(s, (struct sockaddr *)&addr, sizeof addr) < 0) {
     int e = errno;
-    close(s);
+    drop_fd(s);
     errno = e;
     return -1;
   }
@@ -136,7 +241,7 @@ static int stream(uint32_t id, const unsigned char *token, unsigned char fd) {
     if (n < 0) {
       if (errno == EINTR) continue;
       int e = errno;
-      close(s);
+      drop_fd(s);
       errno = e;
       return -1;
     }
@@ -146,53 +251,107 @@ static int stream(uint32_t id, const unsigned char *token, unsigned char fd) {
   return s;
 }
 
-static int read_all(unsigned char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t n = read(sock, buf, len);
-    if (n == 0) return 0;
+/* Reads len bytes: 1 when done, 0 when the peer closed before the first, -1 on any failure. */
+static int read_all(int fd, unsigned char *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t n = read(fd, buf + got, len - got);
+    if (n == 0) return got == 0 ? 0 : -1;
     if (n < 0) {
       if (errno == EINTR) continue;
-      return 0;
+      return -1;
     }
-    buf += n;
-    len -= (size_t)n;
+    got += (size_t)n;
   }
   return 1;
 }
 
-static struct proc *find(uint32_t id) {
+/* The live process `id` of control c, or NULL. */
+static struct proc *find(int c, uint32_t id) {
   for (int i = 0; i < nprocs; i++) {
-    if (procs[i].id == id) return &procs[i];
+    if (procs[i].ctl == c && procs[i].id == id) return &procs[i];
   }
   return NULL;
 }
 
-static void forget(struct proc *p) { *p = procs[--nprocs]; }
-
-/* Reads count strings from the payload at *at into a NULL-terminated vector. */
-static char **words(unsigned char *payload, uint32_t len, uint32_t *at) {
-  if (len - *at < 4) bad("truncated count");
-  uint32_t count = get32(payload + *at);
-  *at += 4;
-  if (count > MAX_WORDS) bad("too many words");
-  char **v = calloc((size_t)count + 1, sizeof *v);
-  if (v == NULL) die("calloc");
-  for (uint32_t i = 0; i < count; i++) {
-    if (len - *at < 4) bad("truncated length");
-    uint32_t n = get32(payload + *at);
-    *at += 4;
-    if (n > len - *at) bad("truncated word");
-    if (memchr(payload + *at, 0, n) != NULL) bad("NUL in a word");
-    v[i] = strndup((char *)payload + *at, n);
-    if (v[i] == NULL) die("strndup");
-    *at += n;
+/* The pending spawn `id` of control c, or -1. */
+static int find_pending(int c, uint32_t id) {
+  for (int i = 0; i < npending; i++) {
+    if (pendings[i].ctl == c && pendings[i].req.id == id) return i;
   }
-  return v;
+  return -1;
+}
+
+static void forget(struct proc *p) {
+  drop_fd(p->go);
+  drop_fd(p->report);
+  *p = procs[--nprocs];
 }
 
 static void free_words(char **v) {
+  if (v == NULL) return;
   for (char **w = v; *w != NULL; w++) free(*w);
   free(v);
+}
+
+/* Reads count strings from the payload at *at into a NULL-terminated vector *out; what was wrong,
+ * or NULL. */
+static const char *words(const unsigned char *payload, uint32_t len, uint32_t *at, char ***out) {
+  *out = NULL;
+  if (len - *at < 4) return "truncated count";
+  uint32_t count = get32(payload + *at);
+  *at += 4;
+  if (count > MAX_WORDS) return "too many words";
+  char **v = calloc((size_t)count + 1, sizeof *v);
+  if (v == NULL) die("calloc");
+  for (uint32_t i = 0; i < count; i++) {
+    const char *wrong = NULL;
+    uint32_t n = 0;
+    if (len - *at < 4) {
+      wrong = "truncated length";
+    } else {
+      n = get32(payload + *at);
+      *at += 4;
+      if (n > len - *at) {
+        wrong = "truncated word";
+      } else if (memchr(payload + *at, 0, n) != NULL) {
+        wrong = "NUL in a word";
+      }
+    }
+    if (wrong != NULL) {
+      free_words(v);
+      return wrong;
+    }
+    v[i] = strndup((const char *)payload + *at, n);
+    if (v[i] == NULL) die("strndup");
+    *at += n;
+  }
+  *out = v;
+  return NULL;
+}
+
+static void free_req(struct spawn_req *r) {
+  free_words(r->argv);
+  free_words(r->envp);
+  r->argv = r->envp = NULL;
+}
+
+/* Parses a spawn frame of control c into *r; what was wrong, or NULL. */
+static const char *parse_spawn(int c, const unsigned char *payload, uint32_t len,
+                               struct spawn_req *r) {
+  *r = (struct spawn_req){0};
+  if (len < 13) return "short spawn";
+  r->id = get32(payload);
+  memcpy(r->token, payload + 4, 8);
+  r->flags = payload[12];
+  uint32_t at = 13;
+  if (find(c, r->id) != NULL || find_pending(c, r->id) >= 0) return "id in use";
+  const char *wrong = words(payload, len, &at, &r->argv);
+  if (wrong == NULL) wrong = words(payload, len, &at, &r->envp);
+  if (wrong == NULL && at != len) wrong = "trailing bytes";
+  if (wrong == NULL && r->argv[0] == NULL) wrong = "empty argv";
+  if (wrong != NULL) free_req(r);
+  return wrong;
 }
 
 /* Closes every descriptor from `first` on; false when that cannot be done. */
@@ -201,127 +360,384 @@ static int close_from(unsigned first) {
   if (errno != ENOSYS) return 0;
   /* A kernel older than 5.9: close one by one, up to the limit. */
   long max = sysconf(_SC_OPEN_MAX);
-  for (long fd = first; fd < (max > 0 ? max : 1024); fd++) close((int)fd);
+  for (long fd = first; fd < (max > 0 ? max : 1024); fd++) drop_fd((int)fd);
   return 1;
 }
 
-/* In the child: stdio in place, then wait for go on fd `gate`, then exec. Never returns. */
-static void child(char **argv, char **envp, int in, int out, int err, int gate) {
-  sigset_t none;
-  sigemptyset(&none);
-  if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) _exit(127);
-  signal(SIGPIPE, SIG_DFL);
-  setsid();
-  /* Above 3 first: when the agent started with 0-2 closed, a stream may be 0-3 itself, and a
-   * dup2 onto its own number keeps close-on-exec. Then each onto its place, from a copy that no
-   * other dup2 overwrites. */
-  int from[4] = {in, out, err, gate};
-  for (int i = 0; i < 4; i++) {
-    from[i] = fcntl(from[i], F_DUPFD_CLOEXEC, 4);
+/* In a child: puts from[i] onto descriptor i for each of the n, and closes all others. */
+static void place(int *from, int n) {
+  /* Above n first: when the agent started with 0-2 closed, a stream may be one of 0..n-1 itself,
+   * and a dup2 onto its own number keeps close-on-exec. Then each onto its place, from a copy
+   * that no other dup2 overwrites. */
+  for (int i = 0; i < n; i++) {
+    from[i] = fcntl(from[i], F_DUPFD_CLOEXEC, n);
     if (from[i] < 0) _exit(127);
   }
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < n; i++) {
     if (dup2(from[i], i) < 0) _exit(127);
   }
-  if (!close_from(4)) _exit(127);
+  if (!close_from((unsigned)n)) _exit(127);
+}
+
+/* In a child about to exec: no signal blocked, SIGPIPE as usual, a session of its own. */
+static void fresh_session(void) {
+  sigset_t none;
+  if (sigemptyset(&none) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0) _exit(127);
+  if (signal(SIGPIPE, SIG_DFL) == SIG_ERR) _exit(127);
+  if (setsid() < 0) _exit(127);
+}
+
+/* Waits for the go byte on `gate`; false when there is none (cancelled, or the agent is gone). */
+static int await_go(int gate) {
   char go;
   ssize_t n;
   do {
-    n = read(3, &go, 1);
+    n = read(gate, &go, 1);
   } while (n < 0 && errno == EINTR);
-  if (n != 1) _exit(127);
-  close(3);
+  return n == 1;
+}
+
+/* Unix mode, in the child: stdio in place, then wait for go on fd `gate`, then exec. Never
+ * returns. */
+static void child(char **argv, char **envp, int in, int out, int err, int gate) {
+  fresh_session();
+  int from[4] = {in, out, err, gate};
+  place(from, 4);
+  if (!await_go(3)) _exit(127);
+  drop_fd(3);
   execve(argv[0], argv, envp);
   _exit(127);
 }
 
-static void spawn(unsigned char *payload, uint32_t len) {
-  if (len < 13) bad("short spawn");
-  uint32_t id = get32(payload);
-  const unsigned char *token = payload + 4;
-  unsigned char flags = payload[12];
-  uint32_t at = 13;
-  if (find(id) != NULL) bad("id in use");
-  char **argv = words(payload, len, &at);
-  char **envp = words(payload, len, &at);
-  if (at != len) bad("trailing bytes");
-  if (argv[0] == NULL) bad("empty argv");
-  int gate[2] = {-1, -1}, out = -1, err = -1, in = -1;
-  int failed = 0;
-  if (nprocs == MAX_PROCS) {
-    failed = EAGAIN;
-  } else if (pipe2(gate, O_CLOEXEC) < 0) {
-    failed = errno;
-  } else if ((out = stream(id, token, 1)) < 0 || (err = stream(id, token, 2)) < 0) {
-    failed = errno;
-  } else if (flags & 1) {
-    if ((in = stream(id, token, 0)) < 0) failed = errno;
-  } else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-    failed = errno;
+/* In a keeper: tells the agent the real process's wait status. When the agent is gone nobody
+ * listens, and there is nothing else to do. */
+static void report(int fd, uint32_t status) {
+  unsigned char b[4];
+  put32(b, status);
+  ssize_t n;
+  do {
+    n = write(fd, b, sizeof b);
+  } while (n < 0 && errno == EINTR);
+}
+
+/* In a keeper: the parent pid of process `pid` by its /proc/PID/stat, or -1. */
+static pid_t parent_of(const char *pid) {
+  char path[64], buf[512];
+  int len = snprintf(path, sizeof path, "/proc/%s/stat", pid);
+  if (len < 0 || (size_t)len >= sizeof path) return -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n;
+  do {
+    n = read(fd, buf, sizeof buf - 1);
+  } while (n < 0 && errno == EINTR);
+  drop_fd(fd);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  /* "pid (comm) state ppid ...": comm may hold anything, so read on from its last ')'. */
+  char *end = strrchr(buf, ')');
+  char state;
+  int ppid;
+  if (end == NULL || sscanf(end + 1, " %c %d", &state, &ppid) != 2) return -1;
+  return ppid;
+}
+
+/* In a keeper: sends SIGKILL to each of its children; how many it found, -1 if /proc cannot be
+ * read. */
+static int kill_children(pid_t self) {
+  DIR *dir = opendir("/proc");
+  if (dir == NULL) return -1;
+  int found = 0;
+  struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9' || parent_of(e->d_name) != self) continue;
+    found++;
+    /* A child stays until this keeper reaps it, so the pid is still that child's. */
+    if (kill((pid_t)strtol(e->d_name, NULL, 10), SIGKILL) < 0) return -1;
+  }
+  if (closedir(dir) < 0) return -1;
+  return found;
+}
+
+/* In a keeper on SIGTERM: kills the tree, reporting the real process if it ends now, and exits 0
+ * when no child is left (1 when the tree cannot be found). */
+static void end_tree(pid_t real, int rep) {
+  pid_t self = getpid();
+  for (;;) {
+    int found = kill_children(self);
+    if (found < 0) _exit(1);
+    int status;
+    pid_t pid = waitpid(-1, &status, found > 0 ? 0 : WNOHANG);
+    if (pid > 0) {
+      if (pid == real) report(rep, (uint32_t)status);
+      continue;
+    }
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) _exit(errno == ECHILD ? 0 : 1);
+    /* A child that /proc did not show yet (it is being reparented): look again shortly. */
+    struct timespec pause = {.tv_nsec = 10 * 1000 * 1000};
+    if (nanosleep(&pause, NULL) < 0 && errno != EINTR) _exit(1);
+  }
+}
+
+/* Network mode, in the keeper: waits for go, forks the real process, reports it, reaps the tree.
+ * Never returns. */
+static void keeper(char **argv, char **envp, int in, int out, int err, int gate, int rep) {
+  int from[5] = {in, out, err, gate, rep};
+  place(from, 5);
+  gate = 3;
+  rep = 4;
+  /* SIGTERM was blocked by the agent before the fork, so that none is missed. */
+  sigset_t waited;
+  if (sigemptyset(&waited) < 0 || sigaddset(&waited, SIGTERM) < 0 ||
+      sigaddset(&waited, SIGCHLD) < 0 || sigprocmask(SIG_BLOCK, &waited, NULL) < 0) {
+    _exit(127);
+  }
+  int sigfd = signalfd(-1, &waited, SFD_CLOEXEC);
+  if (sigfd < 0) _exit(127);
+  struct pollfd before[2] = {{.fd = gate, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
+  for (;;) {
+    if (poll(before, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      _exit(127);
+    }
+    if (before[0].revents != 0) break;
+    struct signalfd_siginfo info;
+    if (read(sigfd, &info, sizeof info) != (ssize_t)sizeof info || info.ssi_signo == SIGTERM) {
+      report(rep, KILLED_STATUS);
+      _exit(0);
+    }
+  }
+  if (!await_go(gate)) {
+    report(rep, KILLED_STATUS);
+    _exit(0);
+  }
+  drop_fd(gate);
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+    report(rep, FAILED_STATUS);
+    _exit(0);
+  }
+  pid_t real = fork();
+  if (real < 0) {
+    report(rep, FAILED_STATUS);
+    _exit(0);
+  }
+  if (real == 0) {
+    fresh_session();
+    if (!close_from(3)) _exit(127);
+    execve(argv[0], argv, envp);
+    _exit(127);
+  }
+  for (int fd = 0; fd < 3; fd++) drop_fd(fd);
+  for (;;) {
+    struct signalfd_siginfo info;
+    ssize_t n = read(sigfd, &info, sizeof info);
+    if (n < 0 && errno == EINTR) continue;
+    if (n != (ssize_t)sizeof info) _exit(1);
+    if (info.ssi_signo == SIGTERM) end_tree(real, rep);
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0 || (pid < 0 && errno == EINTR)) {
+      if (pid == real) report(rep, (uint32_t)status);
+    }
+    if (pid < 0 && errno == ECHILD) _exit(0);
+  }
+}
+
+/* Forks process r of control c with its stdio (closed here, with r's words), unless `failed`
+ * already says why it cannot run, and sends 'P' or 'F'. */
+static void start(int c, struct spawn_req *r, int in, int out, int err, int failed) {
+  int gate[2] = {-1, -1}, rep[2] = {-1, -1};
+  if (!failed && nprocs == MAX_PROCS) failed = EAGAIN;
+  if (!failed && pipe2(gate, O_CLOEXEC) < 0) failed = errno;
+  if (!failed && network && pipe2(rep, O_CLOEXEC | O_NONBLOCK) < 0) failed = errno;
+  sigset_t term, before;
+  if (!failed && network) {
+    /* The keeper must not die of a SIGTERM that comes before it is ready for one. */
+    if (sigemptyset(&term) < 0 || sigaddset(&term, SIGTERM) < 0 ||
+        sigprocmask(SIG_BLOCK, &term, &before) < 0) {
+      failed = errno;
+    }
   }
   pid_t pid = -1;
   if (!failed) {
     pid = fork();
     if (pid < 0) failed = errno;
-    if (pid == 0) child(argv, envp, in, out, err, gate[0]);
+    if (pid == 0 && network) keeper(r->argv, r->envp, in, out, err, gate[0], rep[1]);
+    if (pid == 0) child(r->argv, r->envp, in, out, err, gate[0]);
+    if (network && sigprocmask(SIG_SETMASK, &before, NULL) < 0) die("sigprocmask");
   }
-  int fds[] = {gate[0], out, err, in};
-  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) {
-    if (fds[i] >= 0) close(fds[i]);
-  }
-  free_words(argv);
-  free_words(envp);
+  int fds[] = {gate[0], rep[1], out, err, in};
+  for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) drop_fd(fds[i]);
+  free_req(r);
   if (failed) {
-    if (gate[1] >= 0) close(gate[1]);
-    send2('F', id, (uint32_t)failed);
+    drop_fd(gate[1]);
+    drop_fd(rep[0]);
+    send2(c, 'F', r->id, (uint32_t)failed);
     return;
   }
-  procs[nprocs++] = (struct proc){.id = id, .pid = pid, .go = gate[1]};
-  send2('P', id, (uint32_t)pid);
+  procs[nprocs++] = (struct proc){
+      .id = r->id, .pid = pid, .go = gate[1], .ctl = c, .report = rep[0], .reported = 0};
+  send2(c, 'P', r->id, (uint32_t)pid);
 }
 
-static void gate(unsigned char *payload, uint32_t len, int go) {
-  if (len != 4) bad("short go or cancel");
-  struct proc *p = find(get32(payload));
+/* Unix mode: connects the streams of the spawn and starts it. */
+static const char *spawn(int c, const unsigned char *payload, uint32_t len) {
+  struct spawn_req r;
+  const char *wrong = parse_spawn(c, payload, len, &r);
+  if (wrong != NULL) return wrong;
+  int out = -1, err = -1, in = -1;
+  int failed = 0;
+  if (nprocs == MAX_PROCS) {
+    failed = EAGAIN;
+  } else if ((out = stream(r.id, r.token, 1)) < 0 || (err = stream(r.id, r.token, 2)) < 0) {
+    failed = errno;
+  } else if (r.flags & 1) {
+    if ((in = stream(r.id, r.token, 0)) < 0) failed = errno;
+  } else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    failed = errno;
+  }
+  start(c, &r, in, out, err, failed);
+  return NULL;
+}
+
+static int64_t now_ms(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_MONOTONIC, &t) < 0) die("clock_gettime");
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Network mode: drops pending spawn i, closing the streams it has. */
+static void drop_pending(int i) {
+  struct pending *p = &pendings[i];
+  for (int fd = 0; fd < 3; fd++) drop_fd(p->fds[fd]);
+  free_req(&p->req);
+  *p = pendings[--npending];
+}
+
+/* Network mode: a spawn waits for the server to connect its streams. */
+static const char *offer(int c, const unsigned char *payload, uint32_t len) {
+  struct spawn_req r;
+  const char *wrong = parse_spawn(c, payload, len, &r);
+  if (wrong != NULL) return wrong;
+  if (npending == MAX_PENDING || nprocs + npending >= MAX_PROCS) {
+    free_req(&r);
+    send2(c, 'F', r.id, EAGAIN);
+    return NULL;
+  }
+  pendings[npending++] = (struct pending){
+      .ctl = c, .req = r, .fds = {-1, -1, -1}, .deadline_ms = now_ms() + STREAMS_WAIT_MS};
+  return NULL;
+}
+
+/* Network mode: starts pending spawn i, whose streams have all come. */
+static void launch(int i) {
+  struct pending p = pendings[i];
+  pendings[i] = pendings[--npending];
+  int failed = 0;
+  if (!(p.req.flags & 1) && (p.fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    failed = errno;
+  }
+  start(p.ctl, &p.req, p.fds[0], p.fds[1], p.fds[2], failed);
+}
+
+static const char *gate(int c, const unsigned char *payload, uint32_t len, int go) {
+  if (len != 4) return "short go or cancel";
+  struct proc *p = find(c, get32(payload));
   if (p == NULL || p->go < 0) {
     /* It may have ended already (cancelled, killed): nothing to do. */
-    return;
+    return NULL;
   }
   if (go) {
     ssize_t n;
     do {
       n = write(p->go, "g", 1);
     } while (n < 0 && errno == EINTR);
-  } else {
-    kill(p->pid, SIGKILL);
+    /* Should that fail, the process sees its gate close instead and ends: 'X' tells. */
+  } else if (!network && kill(p->pid, SIGKILL) < 0) {
+    /* Not reaped yet, so it exists: only a broken kernel lands here. */
+    fprintf(stderr, "box-agent: cannot kill %d: %s\n", (int)p->pid, strerror(errno));
   }
-  close(p->go);
+  /* A keeper whose gate closes without go exits without running anything. */
+  drop_fd(p->go);
   p->go = -1;
+  return NULL;
 }
 
-static void request(void) {
+/* Network mode: has the keeper of p kill its tree; it is our child until reaped. */
+static void end_keeper(const struct proc *p) {
+  if (kill(p->pid, SIGTERM) < 0) {
+    fprintf(stderr, "box-agent: cannot signal keeper %d: %s\n", (int)p->pid, strerror(errno));
+  }
+}
+
+static const char *kill_request(int c, const unsigned char *payload, uint32_t len) {
+  if (len != 4) return "short kill";
+  uint32_t id = get32(payload);
+  struct proc *p = find(c, id);
+  if (p != NULL) {
+    end_keeper(p);
+    return NULL;
+  }
+  int i = find_pending(c, id);
+  if (i >= 0) {
+    drop_pending(i);
+    send2(c, 'F', id, ECANCELED);
+  }
+  send1(c, 'Q', id);
+  return NULL;
+}
+
+/* Serves one frame of control c: NULL, CLOSED, BROKEN or what was wrong with it. */
+static const char *request(int c) {
   unsigned char head[5];
-  if (!read_all(head, sizeof head)) _exit(0);
+  int got = read_all(controls[c].fd, head, sizeof head);
+  if (got <= 0) return got == 0 ? CLOSED : BROKEN;
   uint32_t len = get32(head);
-  if (len < 1 || len > MAX_FRAME) bad("frame length");
+  if (len < 1 || len > MAX_FRAME) return "frame length";
   len -= 1;
   unsigned char *payload = malloc(len ? len : 1);
   if (payload == NULL) die("malloc");
-  if (!read_all(payload, len)) _exit(0);
-  switch (head[4]) {
-    case 'S':
-      spawn(payload, len);
-      break;
-    case 'G':
-      gate(payload, len, 1);
-      break;
-    case 'C':
-      gate(payload, len, 0);
-      break;
-    default:
-      bad("unknown type");
+  const char *wrong = NULL;
+  if (read_all(controls[c].fd, payload, len) != 1) {
+    wrong = BROKEN;
+  } else if (head[4] == 'S') {
+    wrong = network ? offer(c, payload, len) : spawn(c, payload, len);
+  } else if (head[4] == 'G' || head[4] == 'C') {
+    wrong = gate(c, payload, len, head[4] == 'G');
+  } else if (head[4] == 'K' && network) {
+    wrong = kill_request(c, payload, len);
+  } else {
+    wrong = "unknown type";
   }
   free(payload);
+  return wrong;
+}
+
+/* Network mode: the report of p's keeper, if it has come: 'X'. */
+static void take_report(struct proc *p) {
+  if (p->report < 0) return;
+  unsigned char b[4];
+  ssize_t n;
+  do {
+    n = read(p->report, b, sizeof b);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EAGAIN) return;
+  /* A pipe write of 4 bytes is atomic: anything but 4 is the keeper gone without a word. */
+  if (n == (ssize_t)sizeof b) {
+    send2(p->ctl, 'X', p->id, get32(b));
+    p->reported = 1;
+  }
+  drop_fd(p->report);
+  p->report = -1;
+}
+
+/* Network mode: p's keeper was reaped with `status`. */
+static void keeper_ended(struct proc *p, int status) {
+  take_report(p);
+  int quiet = p->reported && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!p->reported) send2(p->ctl, 'X', p->id, (uint32_t)status);
+  send1(p->ctl, quiet ? 'Q' : 'L', p->id);
 }
 
 /* Reaps every child that ended: those the server started are reported, orphans only reaped. */
@@ -334,8 +750,11 @@ static void reap(int sigfd) {
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     for (int i = 0; i < nprocs; i++) {
       if (procs[i].pid == pid) {
-        send2('X', procs[i].id, (uint32_t)status);
-        if (procs[i].go >= 0) close(procs[i].go);
+        if (network) {
+          keeper_ended(&procs[i], status);
+        } else {
+          send2(procs[i].ctl, 'X', procs[i].id, (uint32_t)status);
+        }
         forget(&procs[i]);
         break;
       }
@@ -343,36 +762,256 @@ static void reap(int sigfd) {
   }
 }
 
-int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: box-agent SOCKET\n");
-    return 2;
+/* Network mode: closes control c; its processes' trees are killed, its pending spawns dropped. */
+static void drop_control(int c) {
+  drop_fd(controls[c].fd);
+  controls[c] = (struct control){.fd = -1};
+  for (int i = npending - 1; i >= 0; i--) {
+    if (pendings[i].ctl == c) drop_pending(i);
   }
-  if (strlen(argv[1]) >= sizeof addr.sun_path) {
-    fprintf(stderr, "box-agent: socket path too long\n");
-    return 2;
+  for (int i = 0; i < nprocs; i++) {
+    if (procs[i].ctl == c) {
+      procs[i].ctl = -1;
+      end_keeper(&procs[i]);
+    }
   }
-  strcpy(addr.sun_path, argv[1]);
-  sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (sock < 0) die("socket");
-  if (connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
-  signal(SIGPIPE, SIG_IGN);
-  /* Other processes of the sandbox user may not read this one's memory (the tokens). */
-  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("prctl");
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0) die("sigprocmask");
-  int sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-  if (sigfd < 0) die("signalfd");
-  send2('H', AGENT_VERSION, (uint32_t)getpid());
+}
+
+/* Network mode: closes the controls that ended or failed. */
+static void sweep(void) {
+  for (int c = 0; c < MAX_CONTROLS; c++) {
+    if (controls[c].fd >= 0 && controls[c].dead) drop_control(c);
+  }
+}
+
+/* Network mode: serves one frame of control c; a wrong one closes c. */
+static void serve_control(int c) {
+  const char *wrong = request(c);
+  if (wrong == NULL) return;
+  if (wrong != CLOSED) fprintf(stderr, "box-agent: control %d closed: %s\n", c, wrong);
+  controls[c].dead = 1;
+}
+
+static int set_timeout(int s, int option, int seconds) {
+  struct timeval t = {.tv_sec = seconds};
+  return setsockopt(s, SOL_SOCKET, option, &t, sizeof t);
+}
+
+static void open_control(int s) {
+  for (int c = 0; c < MAX_CONTROLS; c++) {
+    if (controls[c].fd < 0) {
+      /* A control that stops reading cannot stall the agent for long either. */
+      if (set_timeout(s, SO_SNDTIMEO, STALL_SECONDS) < 0) break;
+      controls[c] = (struct control){.fd = s};
+      send2(c, 'H', AGENT_VERSION, (uint32_t)getpid());
+      return;
+    }
+  }
+  drop_fd(s);
+}
+
+/* Gives stream connection s, whose header follows, to the pending spawn it names. */
+static void attach_stream(int s) {
+  unsigned char h[13];
+  if (read_all(s, h, sizeof h) != 1 || set_timeout(s, SO_RCVTIMEO, 0) < 0) {
+    drop_fd(s);
+    return;
+  }
+  uint32_t id = get32(h);
+  unsigned char fd = h[12];
+  for (int i = 0; i < npending; i++) {
+    struct pending *p = &pendings[i];
+    int fits = same(p->req.token, h + 4, 8);
+    if (fits && p->req.id == id && fd <= 2 && p->fds[fd] < 0 && (fd != 0 || p->req.flags & 1)) {
+      p->fds[fd] = s;
+      if (p->fds[1] >= 0 && p->fds[2] >= 0 && (p->fds[0] >= 0 || !(p->req.flags & 1))) {
+        launch(i);
+      }
+      return;
+    }
+  }
+  drop_fd(s);
+}
+
+/* Accepts one connection and reads its header: a control, a stream, or closed. */
+static void admit(int listener) {
+  int s = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+  if (s < 0) {
+    if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+      fprintf(stderr, "box-agent: accept: %s\n", strerror(errno));
+    }
+    return;
+  }
+  unsigned char h[HEADER_SIZE];
+  if (set_timeout(s, SO_RCVTIMEO, STALL_SECONDS) < 0 || read_all(s, h, sizeof h) != 1) {
+    drop_fd(s);
+    return;
+  }
+  int authentic = same(h + 4, secret, SECRET_SIZE);
+  if (authentic && memcmp(h, "BOXA", 4) == 0 && h[HEADER_SIZE - 1] == 'C') {
+    open_control(s);
+  } else if (authentic && memcmp(h, "BOXA", 4) == 0 && h[HEADER_SIZE - 1] == 'O') {
+    attach_stream(s);
+  } else {
+    drop_fd(s);
+  }
+}
+
+/* Network mode: 'F' ETIMEDOUT for the spawns whose streams did not come in time; the next
+ * deadline as a poll timeout. */
+static int expire(void) {
+  int64_t now = now_ms();
+  int64_t next = -1;
+  for (int i = npending - 1; i >= 0; i--) {
+    if (pendings[i].deadline_ms <= now) {
+      send2(pendings[i].ctl, 'F', pendings[i].req.id, ETIMEDOUT);
+      drop_pending(i);
+    } else if (next < 0 || pendings[i].deadline_ms - now < next) {
+      next = pendings[i].deadline_ms - now;
+    }
+  }
+  return (int)next;
+}
+
+static int listen_on(int family, uint16_t port) {
+  int s = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (s < 0) return -1;
+  int on = 1, off = 0;
+  struct sockaddr_in6 six = {.sin6_family = AF_INET6, .sin6_port = htons(port),
+                             .sin6_addr = in6addr_any};
+  struct sockaddr_in four = {.sin_family = AF_INET, .sin_port = htons(port),
+                             .sin_addr = {.s_addr = htonl(INADDR_ANY)}};
+  int ok = setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) == 0;
+  if (ok && family == AF_INET6) {
+    ok = setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
+         bind(s, (struct sockaddr *)&six, sizeof six) == 0;
+  } else if (ok) {
+    ok = bind(s, (struct sockaddr *)&four, sizeof four) == 0;
+  }
+  if (!ok || listen(s, 64) < 0) {
+    int e = errno;
+    drop_fd(s);
+    errno = e;
+    return -1;
+  }
+  return s;
+}
+
+static void read_secret(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) die(path);
+  unsigned char buf[SECRET_SIZE + 1];
+  size_t got = 0;
+  while (got < sizeof buf) {
+    ssize_t n = read(fd, buf + got, sizeof buf - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) die(path);
+    if (n == 0) break;
+    got += (size_t)n;
+  }
+  if (close(fd) < 0) die(path);
+  if (got != SECRET_SIZE) {
+    fprintf(stderr, "box-agent: %s must hold exactly %d bytes\n", path, SECRET_SIZE);
+    _exit(2);
+  }
+  memcpy(secret, buf, SECRET_SIZE);
+}
+
+/* Network mode: listens on port and serves controls until killed. */
+static void serve_network(const char *port_arg, const char *secret_path, int sigfd) {
+  char *end;
+  errno = 0;
+  unsigned long port = strtoul(port_arg, &end, 10);
+  if (errno != 0 || *end != 0 || port < 1 || port > 65535) {
+    fprintf(stderr, "box-agent: bad port %s\n", port_arg);
+    _exit(2);
+  }
+  read_secret(secret_path);
+  int listener = listen_on(AF_INET6, (uint16_t)port);
+  if (listener < 0) listener = listen_on(AF_INET, (uint16_t)port);
+  if (listener < 0) die("listen");
+  static struct pollfd fds[2 + MAX_CONTROLS + MAX_PROCS];
+  const int first_report = 2 + MAX_CONTROLS;
   for (;;) {
-    struct pollfd fds[2] = {{.fd = sock, .events = POLLIN}, {.fd = sigfd, .events = POLLIN}};
+    fds[0] = (struct pollfd){.fd = listener, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    for (int c = 0; c < MAX_CONTROLS; c++) {
+      fds[2 + c] = (struct pollfd){.fd = controls[c].fd, .events = POLLIN};
+    }
+    int reports = nprocs;
+    for (int i = 0; i < reports; i++) {
+      fds[first_report + i] = (struct pollfd){.fd = procs[i].report, .events = POLLIN};
+    }
+    if (poll(fds, (nfds_t)(first_report + reports), expire()) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    /* Reports before reaping, which reorders procs. */
+    for (int i = 0; i < reports; i++) {
+      if (fds[first_report + i].revents != 0) take_report(&procs[i]);
+    }
+    if (fds[1].revents & POLLIN) reap(sigfd);
+    for (int c = 0; c < MAX_CONTROLS; c++) {
+      if (controls[c].fd >= 0 && !controls[c].dead && fds[2 + c].revents != 0) serve_control(c);
+    }
+    /* Closed controls free their slots before a new one may take one, and again after. */
+    sweep();
+    if (fds[0].revents & POLLIN) admit(listener);
+    sweep();
+  }
+}
+
+/* Unix mode: connects to socket_path and serves the server until it closes the connection. */
+static void serve_unix(const char *socket_path, int sigfd) {
+  if (strlen(socket_path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "box-agent: socket path too long\n");
+    _exit(2);
+  }
+  strcpy(addr.sun_path, socket_path);
+  controls[0].fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (controls[0].fd < 0) die("socket");
+  if (connect(controls[0].fd, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
+  send2(0, 'H', AGENT_VERSION, (uint32_t)getpid());
+  for (;;) {
+    struct pollfd fds[2] = {{.fd = controls[0].fd, .events = POLLIN},
+                            {.fd = sigfd, .events = POLLIN}};
     if (poll(fds, 2, -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
     if (fds[1].revents & POLLIN) reap(sigfd);
-    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) request();
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      const char *wrong = request(0);
+      if (wrong == CLOSED || wrong == BROKEN) _exit(0);
+      if (wrong != NULL) bad(wrong);
+    }
   }
+}
+
+int main(int argc, char **argv) {
+  network = argc == 4 && strcmp(argv[1], "--listen") == 0;
+  if (argc != 2 && !network) {
+    fprintf(stderr, "usage: box-agent SOCKET | box-agent --listen PORT SECRET_FILE\n");
+    return 2;
+  }
+  for (int c = 0; c < MAX_CONTROLS; c++) controls[c] = (struct control){.fd = -1};
+  /* In network mode the agent logs to stderr and lives on: when it started with 0-2 closed,
+   * those must not become its connections. */
+  for (int fd = 0; network && fd < 3; fd++) {
+    if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd) die("/dev/null");
+  }
+  if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) die("signal");
+  /* Other processes of the sandbox user may not read this one's memory (tokens, secret). */
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("prctl");
+  sigset_t chld;
+  if (sigemptyset(&chld) < 0 || sigaddset(&chld, SIGCHLD) < 0) die("sigset");
+  if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0) die("sigprocmask");
+  int sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (sigfd < 0) die("signalfd");
+  if (network) {
+    serve_network(argv[2], argv[3], sigfd);
+  } else {
+    serve_unix(argv[1], sigfd);
+  }
+  return 0;
 }

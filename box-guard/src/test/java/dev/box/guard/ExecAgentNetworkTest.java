@@ -1,0 +1,293 @@
+package dev.box.guard;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.box.guard.NetworkAgentClient.Control;
+import dev.box.guard.NetworkAgentClient.Frame;
+import dev.box.guard.NetworkAgentClient.Started;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real {@code box-agent} in network mode ({@code --listen PORT SECRET_FILE}), on this host and
+ * outside any sandbox, with a test that plays the server over loopback TCP: only connections with
+ * the secret are served, streams are dialled by the server, every process runs under a keeper that
+ * accounts for its whole tree, and nothing a connection does ends the agent.
+ */
+class ExecAgentNetworkTest {
+  private static final int ETIMEDOUT = 110;
+  private static final int KILLED = 9;
+  private static final Duration GENEROUS = Duration.ofSeconds(30);
+
+  @TempDir Path dir;
+  private final List<AutoCloseable> opened = new ArrayList<>();
+  private final List<Long> pids = new ArrayList<>();
+  private final byte[] secret = new byte[32];
+  private @Nullable Process agent;
+  private NetworkAgentClient client = new NetworkAgentClient(0, secret, opened);
+
+  @BeforeEach
+  void startAgent() throws Exception {
+    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
+    assumeTrue(installed.available(), installed.reason());
+    ThreadLocalRandom.current().nextBytes(secret);
+    Path secretFile = Files.write(dir.resolve("secret"), secret);
+    int port;
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    agent =
+        new ProcessBuilder(
+                Objects.requireNonNull(installed.binary()).toString(),
+                "--listen",
+                Integer.toString(port),
+                secretFile.toString())
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    client = new NetworkAgentClient(port, secret, opened);
+    await().atMost(GENEROUS).ignoreExceptions().until(this::greetsANewControl);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    // Closing the controls has the agent kill their trees; whatever is left is killed here.
+    for (AutoCloseable c : opened) {
+      c.close();
+    }
+    List<ProcessHandle> left = new ArrayList<>();
+    if (agent != null) {
+      agent.descendants().forEach(left::add);
+      agent.destroyForcibly().waitFor();
+    }
+    pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(left::add));
+    left.forEach(ProcessHandle::destroyForcibly);
+  }
+
+  @Test
+  void aWrongSecret_isClosedWithoutHello() throws Exception {
+    byte[] wrong = secret.clone();
+    wrong[31] ^= 1;
+    Control impostor = new Control(client.dial(wrong, 'C', new byte[0]));
+
+    assertThat(impostor.closedByAgent()).isTrue();
+    assertStillServes();
+  }
+
+  @Test
+  void aControl_getsHelloWithTheAgentsPid() throws Exception {
+    Frame hello = client.control().next();
+
+    assertThat(hello).isEqualTo(new Frame('H', 1, (int) Objects.requireNonNull(agent).pid()));
+  }
+
+  @Test
+  void aProcess_writesToItsStreams_thenExitsAndItsTreeEnds() throws Exception {
+    Control control = helloed();
+
+    Started p = client.start(control, 7, false, "/bin/sh", "-c", "echo out; echo err >&2; exit 3");
+    pids.add((long) p.keeper());
+
+    assertThat(NetworkAgentClient.readAll(p.out())).isEqualTo("out\n");
+    assertThat(NetworkAgentClient.readAll(p.err())).isEqualTo("err\n");
+    assertThat(control.next()).isEqualTo(new Frame('X', 7, 3 << 8));
+    assertThat(control.next()).isEqualTo(new Frame('Q', 7, 0));
+  }
+
+  @Test
+  void aProcess_readsItsStdinConnection() throws Exception {
+    Control control = helloed();
+
+    Started p = client.start(control, 1, true, "/bin/cat");
+    pids.add((long) p.keeper());
+    Socket in = Objects.requireNonNull(p.in());
+    in.getOutputStream().write("through stdin\n".getBytes(StandardCharsets.UTF_8));
+    in.shutdownOutput();
+
+    assertThat(NetworkAgentClient.readAll(p.out())).isEqualTo("through stdin\n");
+    assertThat(control.next()).isEqualTo(new Frame('X', 1, 0));
+    assertThat(control.next()).isEqualTo(new Frame('Q', 1, 0));
+  }
+
+  @Test
+  void aSpawnWhoseStreamsNeverCome_failsWithETIMEDOUT() throws Exception {
+    Control control = helloed();
+
+    control.spawn(4, new byte[8], false, "/bin/true");
+
+    assertThat(control.next()).isEqualTo(new Frame('F', 4, ETIMEDOUT));
+    assertStillServes();
+  }
+
+  @Test
+  void kill_endsTheWholeTree_evenWhatWasDoubleForkedAway() throws Exception {
+    Control control = helloed();
+    Started p =
+        client.start(
+            control,
+            2,
+            false,
+            "/bin/sh",
+            "-c",
+            "echo $$; sleep 1000 & echo $!; sleep 1000 & echo $!;"
+                + " (setsid sleep 1000 & echo $!); wait");
+    pids.add((long) p.keeper());
+    List<Long> tree = readPids(p.out(), 4);
+
+    control.send('K', 2);
+
+    assertThat(control.next()).isEqualTo(new Frame('X', 2, KILLED));
+    assertThat(control.next()).isEqualTo(new Frame('Q', 2, 0));
+    assertThat(tree).noneMatch(ExecAgentNetworkTest::exists);
+    assertStillServes();
+  }
+
+  @Test
+  void kill_ofAnUnknownId_isAnsweredAtOnce() throws Exception {
+    Control control = helloed();
+
+    control.send('K', 99);
+
+    assertThat(control.next()).isEqualTo(new Frame('Q', 99, 0));
+  }
+
+  @Test
+  void aKeeperKilledFromOutside_losesItsTree() throws Exception {
+    Control control = helloed();
+    Started p = client.start(control, 3, false, "/bin/sh", "-c", "echo $$; exec sleep 1000");
+    pids.add((long) p.keeper());
+    readPids(p.out(), 1);
+
+    ProcessHandle.of(p.keeper()).ifPresent(ProcessHandle::destroyForcibly);
+
+    assertThat(control.next()).isEqualTo(new Frame('X', 3, KILLED));
+    assertThat(control.next()).isEqualTo(new Frame('L', 3, 0));
+    assertStillServes();
+  }
+
+  @Test
+  void twoControls_eachHearOfTheirOwnProcesses_underTheSameId() throws Exception {
+    Control first = helloed();
+    Control second = helloed();
+
+    pids.add((long) client.start(first, 1, false, "/bin/sh", "-c", "exit 5").keeper());
+    pids.add((long) client.start(second, 1, false, "/bin/sh", "-c", "exit 6").keeper());
+
+    assertThat(first.next()).isEqualTo(new Frame('X', 1, 5 << 8));
+    assertThat(second.next()).isEqualTo(new Frame('X', 1, 6 << 8));
+    assertThat(first.next()).isEqualTo(new Frame('Q', 1, 0));
+    assertThat(second.next()).isEqualTo(new Frame('Q', 1, 0));
+  }
+
+  @Test
+  void closingAControl_killsTheTreesOfItsProcesses() throws Exception {
+    Control control = helloed();
+    Started p =
+        client.start(control, 1, false, "/bin/sh", "-c", "echo $$; sleep 1000 & echo $!; wait");
+    pids.add((long) p.keeper());
+    List<Long> tree = readPids(p.out(), 2);
+
+    control.close();
+
+    await().atMost(GENEROUS).until(() -> tree.stream().noneMatch(ExecAgentNetworkTest::exists));
+    assertStillServes();
+  }
+
+  @Test
+  void aBadFrame_closesOnlyItsControl() throws Exception {
+    Control bad = helloed();
+    Control good = helloed();
+
+    bad.send('Z', 1);
+
+    assertThat(bad.closedByAgent()).isTrue();
+    pids.add((long) client.start(good, 1, false, "/bin/true").keeper());
+    assertThat(good.next()).isEqualTo(new Frame('X', 1, 0));
+  }
+
+  @Test
+  void controlsBeyondEight_areClosed_untilOneEnds() throws Exception {
+    List<Control> eight = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      eight.add(helloed());
+    }
+
+    assertThat(client.control().closedByAgent()).isTrue();
+    eight.get(0).close();
+    await().atMost(GENEROUS).ignoreExceptions().until(this::greetsANewControl);
+  }
+
+  @Test
+  void aStreamMatchingNothing_isClosed() throws Exception {
+    Socket stray = client.stream(42, new byte[8], 1);
+
+    assertThat(stray.getInputStream().read()).isEqualTo(-1);
+    assertStillServes();
+  }
+
+  /** A new control whose hello has been read. */
+  private Control helloed() throws IOException {
+    Control control = client.control();
+    hello(control);
+    return control;
+  }
+
+  /** Reads the hello of {@code control}; the agent's pid. */
+  private static int hello(Control control) throws IOException {
+    Frame hello = control.next();
+    assertThat(hello.type()).isEqualTo('H');
+    return hello.value();
+  }
+
+  /** The agent is alive and greets a new control. */
+  private void assertStillServes() throws IOException {
+    assertThat(Objects.requireNonNull(agent).isAlive()).isTrue();
+    assertThat(greetsANewControl()).isTrue();
+  }
+
+  /** Whether a new control gets the agent's hello; the control is closed again. */
+  private boolean greetsANewControl() throws IOException {
+    Control control = client.control();
+    try {
+      return hello(control) == Objects.requireNonNull(agent).pid();
+    } finally {
+      control.close();
+    }
+  }
+
+  /** The first {@code count} lines of {@code stream}, each a pid; each is killed after the test. */
+  private List<Long> readPids(Socket stream, int count) throws IOException {
+    BufferedReader lines =
+        new BufferedReader(
+            new InputStreamReader(stream.getInputStream(), StandardCharsets.US_ASCII));
+    List<Long> read = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      read.add(Long.parseLong(Objects.requireNonNull(lines.readLine())));
+    }
+    pids.addAll(read);
+    return read;
+  }
+
+  private static boolean exists(long pid) {
+    return Files.exists(Path.of("/proc", Long.toString(pid)));
+  }
+}
