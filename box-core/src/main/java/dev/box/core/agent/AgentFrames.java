@@ -54,6 +54,11 @@ final class AgentFrames {
     return small('C', id);
   }
 
+  /** Kills the tree of process {@code id} (network mode). */
+  static byte[] kill(int id) {
+    return small('K', id);
+  }
+
   private static byte[] small(char type, int id) {
     return withLength(
         new byte[] {

@@ -16,6 +16,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -25,6 +26,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -45,6 +47,13 @@ import org.slf4j.LoggerFactory;
  * never by asking the agent. Stream connections must name a process that is waiting for them, with
  * its random token; anything else is closed, and at most {@value #MAX_UNCLAIMED} unclaimed
  * connections are served at once.
+ *
+ * <p>Where the server cannot reach the sandbox (a pod of a cluster), the agent runs in network mode
+ * instead ({@link #dial}): the server connects to it, control and streams alike, each connection
+ * opening with the sandbox's secret ({@link AgentAddress}); nothing is admitted into a cgroup, and
+ * every process runs under a keeper in the sandbox that kills its whole tree on request ({@link
+ * #spawn(List, Map, boolean)}). The agent is no more trusted for that: a tree it cannot account
+ * for, or a kill it does not confirm in time, breaks the link and so ends the sandbox.
  */
 public final class AgentLink implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AgentLink.class);
@@ -77,10 +86,15 @@ public final class AgentLink implements AutoCloseable {
   }
 
   private final String name;
-  private final Path socket;
-  private final ServerSocketChannel server;
+  private final @Nullable Path socket;
+  private final @Nullable ServerSocketChannel server;
+  private final @Nullable AgentAddress remote;
   private final Duration replyTimeout;
   private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
+
+  /** In network mode, the trees not yet ended, each completed true when it ended, false if lost. */
+  private final Map<Integer, CompletableFuture<Boolean>> trees = new ConcurrentHashMap<>();
+
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger unclaimed = new AtomicInteger();
   private final Object writeLock = new Object();
@@ -89,10 +103,16 @@ public final class AgentLink implements AutoCloseable {
   private volatile Runnable onBroken = () -> {};
   private volatile long agentPid;
 
-  private AgentLink(String name, Path socket, ServerSocketChannel server, Duration replyTimeout) {
+  private AgentLink(
+      String name,
+      @Nullable Path socket,
+      @Nullable ServerSocketChannel server,
+      @Nullable AgentAddress remote,
+      Duration replyTimeout) {
     this.name = name;
     this.socket = socket;
     this.server = server;
+    this.remote = remote;
     this.replyTimeout = replyTimeout;
   }
 
@@ -116,7 +136,17 @@ public final class AgentLink implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new AgentLink(name, socket, server, replyTimeout);
+    return new AgentLink(name, socket, server, null, replyTimeout);
+  }
+
+  /**
+   * Connects to the agent of sandbox {@code name} in network mode, at {@code remote}, when {@link
+   * #awaitAgent} is called.
+   *
+   * @param replyTimeout how long the agent may take to answer
+   */
+  public static AgentLink dial(String name, AgentAddress remote, Duration replyTimeout) {
+    return new AgentLink(name, null, null, remote, replyTimeout);
   }
 
   /**
@@ -127,15 +157,7 @@ public final class AgentLink implements AutoCloseable {
    */
   public void awaitAgent(Duration timeout, Runnable onBroken) throws IOException {
     this.onBroken = onBroken;
-    ScheduledFuture<?> deadline = closeAfter(server, timeout);
-    SocketChannel agent;
-    try {
-      agent = server.accept();
-    } catch (IOException e) {
-      throw new IOException("no exec agent connected within " + timeout.toSeconds() + " s", e);
-    } finally {
-      deadline.cancel(false);
-    }
+    SocketChannel agent = remote != null ? remote.control(timeout) : accept(timeout);
     ScheduledFuture<?> hello = closeAfter(agent, timeout);
     try {
       ByteBuffer frame = readFrame(agent);
@@ -151,7 +173,22 @@ public final class AgentLink implements AutoCloseable {
     }
     control = agent;
     Thread.ofVirtual().name("box-agent-" + name).start(() -> readAgent(agent));
-    Thread.ofVirtual().name("box-agent-streams-" + name).start(this::acceptStreams);
+    ServerSocketChannel listening = server;
+    if (listening != null) {
+      Thread.ofVirtual().name("box-agent-streams-" + name).start(() -> acceptStreams(listening));
+    }
+  }
+
+  private SocketChannel accept(Duration timeout) throws IOException {
+    ServerSocketChannel listening = Objects.requireNonNull(server);
+    ScheduledFuture<?> deadline = closeAfter(listening, timeout);
+    try {
+      return listening.accept();
+    } catch (IOException e) {
+      throw new IOException("no exec agent connected within " + timeout.toSeconds() + " s", e);
+    } finally {
+      deadline.cancel(false);
+    }
   }
 
   /**
@@ -202,17 +239,35 @@ public final class AgentLink implements AutoCloseable {
       boolean stdin,
       Admission admission,
       AgentProcess.Tree tree) {
+    return spawn(argv, env, stdin, admission, tree, assigned -> {});
+  }
+
+  private AgentProcess spawn(
+      List<String> argv,
+      Map<String, String> env,
+      boolean stdin,
+      Admission admission,
+      AgentProcess.Tree tree,
+      IntConsumer assigned) {
     int id = ids.incrementAndGet();
+    assigned.accept(id);
     byte[] token = new byte[8];
     RANDOM.nextBytes(token);
     AgentProcess.Pending p = new AgentProcess.Pending(id, token, stdin);
     pending.put(id, p);
     long sandboxPid;
+    if (remote != null) {
+      trees.put(id, new CompletableFuture<>());
+    }
     try {
       send(AgentFrames.spawn(id, token, stdin, argv, env));
+      dialStreams(p, token);
       sandboxPid = await(p.pid());
     } catch (RuntimeException e) {
       pending.remove(id);
+      if (remote != null && usable()) {
+        killTree(id);
+      }
       throw usable() ? e : gone();
     }
     try {
@@ -238,6 +293,85 @@ public final class AgentLink implements AutoCloseable {
           BoxErrorCode.INTERNAL_ERROR,
           "cannot start a process in sandbox " + name + ": " + e.getMessage(),
           e);
+    }
+  }
+
+  /**
+   * Starts {@code argv} with {@code env} through an agent in network mode: the agent's keeper in
+   * the sandbox ends the process's tree on {@link SandboxProcess#killTree}; terminating is killing
+   * there, as the keeper knows no gentler end.
+   *
+   * @throws BoxException when the link is broken, or breaks now
+   */
+  public AgentProcess spawn(List<String> argv, Map<String, String> env, boolean stdin) {
+    if (remote == null) {
+      throw new IllegalStateException("the agent of " + name + " kills by cgroup: name the tree");
+    }
+    int[] id = new int[1];
+    AgentProcess.Tree tree =
+        new AgentProcess.Tree() {
+          @Override
+          public void terminate() {
+            killTree(id[0]);
+          }
+
+          @Override
+          public void kill() {
+            killTree(id[0]);
+          }
+
+          @Override
+          public void release() {}
+        };
+    return spawn(argv, env, stdin, sandboxPid -> {}, tree, assigned -> id[0] = assigned);
+  }
+
+  /** In network mode, connects the streams of {@code p}, which the agent waits for. */
+  private void dialStreams(AgentProcess.Pending p, byte[] token) {
+    AgentAddress agent = remote;
+    if (agent == null) {
+      return;
+    }
+    int[] fds = p.wantsStdin() ? new int[] {1, 2, 0} : new int[] {1, 2};
+    for (int fd : fds) {
+      SocketChannel stream;
+      try {
+        stream = agent.stream(p.id(), token, fd, replyTimeout);
+      } catch (IOException e) {
+        breakLink("took no stream connection: " + e.getMessage());
+        throw failure();
+      }
+      if (!p.claim(token, fd, stream)) {
+        closeQuietly(stream);
+      }
+    }
+  }
+
+  /**
+   * Kills the tree of process {@code id} through the agent (network mode) and waits for it to end;
+   * a tree the agent lost, or does not end in time, breaks the link.
+   */
+  private void killTree(int id) {
+    CompletableFuture<Boolean> ended = trees.get(id);
+    if (ended == null || !usable()) {
+      return;
+    }
+    sendQuietly(AgentFrames.kill(id));
+    boolean quiet;
+    try {
+      quiet = ended.get(replyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      breakLink("did not end a process tree within " + replyTimeout.toMillis() + " ms");
+      return;
+    } catch (ExecutionException e) {
+      return;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      breakLink("was interrupted while ending a process tree");
+      return;
+    }
+    if (!quiet) {
+      breakLink("lost a process tree");
     }
   }
 
@@ -325,10 +459,14 @@ public final class AgentLink implements AutoCloseable {
   /** Acts on one frame of the agent's; what was wrong with it, or null. */
   private @Nullable String handle(ByteBuffer frame) {
     byte type = frame.get();
-    if (frame.remaining() != 8) {
+    boolean treeFrame = type == 'Q' || type == 'L';
+    if (frame.remaining() != (treeFrame ? 4 : 8)) {
       return "sent a frame of the wrong size";
     }
     int id = frame.getInt();
+    if (treeFrame) {
+      return treeEnded(id, type == 'Q');
+    }
     int value = frame.getInt();
     AgentProcess.Pending p = pending.get(id);
     if (p == null) {
@@ -361,17 +499,35 @@ public final class AgentLink implements AutoCloseable {
     return null;
   }
 
+  /**
+   * A tree ended ('Q') or was lost ('L'); an id the link no longer tracks is one whose end was
+   * reported already (a kill crossed its natural end).
+   */
+  private @Nullable String treeEnded(int id, boolean quiet) {
+    if (remote == null) {
+      return "sent a frame of network mode";
+    }
+    CompletableFuture<Boolean> ended = trees.remove(id);
+    if (ended != null) {
+      ended.complete(quiet);
+      if (!quiet) {
+        return "lost a process tree (its keeper was killed from within the sandbox)";
+      }
+    }
+    return null;
+  }
+
   /** The exit code of a wait status: the code, or 128+N when killed by signal N. */
   static int exitCode(int status) {
     int signal = status & 0x7f;
     return signal == 0 ? (status >> 8) & 0xff : 128 + signal;
   }
 
-  private void acceptStreams() {
+  private void acceptStreams(ServerSocketChannel listening) {
     while (broken == null) {
       SocketChannel stream;
       try {
-        stream = server.accept();
+        stream = listening.accept();
       } catch (IOException e) {
         return;
       }
@@ -450,6 +606,8 @@ public final class AgentLink implements AutoCloseable {
     BoxException failure = failure();
     pending.values().forEach(p -> p.fail(failure));
     pending.clear();
+    trees.values().forEach(t -> t.complete(false));
+    trees.clear();
     try {
       onBroken.run();
     } catch (RuntimeException e) {
@@ -463,11 +621,15 @@ public final class AgentLink implements AutoCloseable {
       closeQuietly(channel);
     }
     closeQuietly(server);
+    Path path = socket;
+    if (path == null) {
+      return;
+    }
     try {
-      Files.deleteIfExists(socket);
-      Files.deleteIfExists(socket.getParent());
+      Files.deleteIfExists(path);
+      Files.deleteIfExists(path.getParent());
     } catch (IOException e) {
-      log.debug("cannot remove {}: {}", socket, e.toString());
+      log.debug("cannot remove {}: {}", path, e.toString());
     }
   }
 

@@ -59,6 +59,10 @@ public final class AgentProcess implements SandboxProcess {
       return id;
     }
 
+    boolean wantsStdin() {
+      return stdin;
+    }
+
     CompletableFuture<Long> pid() {
       return pid;
     }

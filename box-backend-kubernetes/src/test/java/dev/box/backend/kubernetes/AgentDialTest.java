@@ -1,0 +1,158 @@
+package dev.box.backend.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.box.core.agent.AgentAddress;
+import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.AgentProcess;
+import dev.box.guard.ExecAgent;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The server's side of an agent in network mode, as the backend uses it in a pod: the real {@code
+ * box-agent --listen} on loopback, dialled by {@link AgentLink#dial}.
+ */
+class AgentDialTest {
+  private static final Duration TIMEOUT = Duration.ofSeconds(5);
+
+  @TempDir Path dir;
+  private final byte[] secret = new byte[AgentAddress.SECRET_BYTES];
+  private final List<AgentLink> links = new ArrayList<>();
+  private Process agent;
+  private int port;
+
+  @BeforeEach
+  void startAgent() throws IOException {
+    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
+    assumeTrue(installed.available(), installed.reason());
+    new SecureRandom().nextBytes(secret);
+    Path secretFile = dir.resolve("secret");
+    Files.write(secretFile, secret);
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = probe.getLocalPort();
+    }
+    agent =
+        new ProcessBuilder(
+                Objects.requireNonNull(installed.binary()).toString(),
+                "--listen",
+                Integer.toString(port),
+                secretFile.toString())
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .redirectError(ProcessBuilder.Redirect.INHERIT)
+            .start();
+    await().atMost(Duration.ofSeconds(10)).until(this::listening);
+  }
+
+  @AfterEach
+  void stopAgent() {
+    links.forEach(AgentLink::close);
+    agent.descendants().forEach(ProcessHandle::destroyForcibly);
+    agent.destroyForcibly();
+  }
+
+  private boolean listening() {
+    try (var s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private AgentLink link(byte[] key, Runnable onBroken) throws IOException {
+    AgentLink link =
+        AgentLink.dial(
+            "pod-1",
+            new AgentAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), key),
+            TIMEOUT);
+    links.add(link);
+    link.awaitAgent(TIMEOUT, onBroken);
+    return link;
+  }
+
+  @Test
+  void aProcessRunsWithItsStreams_andItsExitCodeComesBack() throws Exception {
+    AgentLink link = link(secret, () -> {});
+    AgentProcess p =
+        link.spawn(
+            List.of("/bin/sh", "-c", "read x; echo out $x; echo err >&2; exit 3"), Map.of(), true);
+    p.stdin().write("in\n".getBytes(StandardCharsets.UTF_8));
+    p.stdin().close();
+    assertThat(new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("out in\n");
+    assertThat(new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("err\n");
+    assertThat(p.waitFor(TIMEOUT)).hasValue(3);
+    assertThat(link.usable()).isTrue();
+  }
+
+  @Test
+  void killingATreeEndsEverythingItStarted_detachedChildrenToo() throws Exception {
+    AgentLink link = link(secret, () -> {});
+    AgentProcess p =
+        link.spawn(
+            List.of(
+                "/bin/sh",
+                "-c",
+                "sleep 1000 & echo $!; setsid sh -c 'sleep 1000 & echo $!; wait' & wait"),
+            Map.of(),
+            false);
+    var out =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+    long first = Long.parseLong(out.readLine().strip());
+    long detached = Long.parseLong(out.readLine().strip());
+    assertThat(ProcessHandle.of(first)).isPresent();
+    assertThat(ProcessHandle.of(detached)).isPresent();
+
+    p.killTree();
+
+    assertThat(ProcessHandle.of(first).filter(ProcessHandle::isAlive)).isEmpty();
+    assertThat(ProcessHandle.of(detached).filter(ProcessHandle::isAlive)).isEmpty();
+    assertThat(p.waitFor(TIMEOUT)).isPresent();
+    assertThat(link.usable()).isTrue();
+    AgentProcess next = link.spawn(List.of("/bin/echo", "still here"), Map.of(), false);
+    assertThat(new String(next.stdout().readAllBytes(), StandardCharsets.UTF_8))
+        .isEqualTo("still here\n");
+  }
+
+  @Test
+  void aWrongSecretGetsNoAgent() {
+    byte[] wrong = secret.clone();
+    wrong[0] ^= 1;
+    assertThatThrownBy(() -> link(wrong, () -> {})).isInstanceOf(IOException.class);
+  }
+
+  @Test
+  void aTreeTheSandboxTookAwayEndsTheLink() throws Exception {
+    AtomicBoolean broken = new AtomicBoolean();
+    AgentLink link = link(secret, () -> broken.set(true));
+    AgentProcess p =
+        link.spawn(List.of("/bin/sh", "-c", "echo $PPID; sleep 1000"), Map.of(), false);
+    var out =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+    long keeper = Long.parseLong(out.readLine().strip());
+    ProcessHandle.of(keeper).orElseThrow().destroyForcibly();
+
+    await().atMost(Duration.ofSeconds(10)).untilTrue(broken);
+    assertThat(link.usable()).isFalse();
+  }
+}
