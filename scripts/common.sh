@@ -77,6 +77,8 @@ box_ensure_tools() {
   PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+  # kubectl renders deploy/kubernetes for the offline check of its manifests (no cluster).
+  command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
   # mkfs.ext4 makes the file system of a private workspace with a quota (workspace_quota_mb).
   PATH="$PATH:/usr/sbin:/sbin" command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
   [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
