@@ -2,7 +2,6 @@ package dev.box.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.guard.NetworkAgentClient.Control;
 import dev.box.guard.NetworkAgentClient.Frame;
@@ -10,8 +9,6 @@ import dev.box.guard.NetworkAgentClient.Started;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -41,30 +37,16 @@ class ExecAgentNetworkTest {
   @TempDir Path dir;
   private final List<AutoCloseable> opened = new ArrayList<>();
   private final List<Long> pids = new ArrayList<>();
-  private final byte[] secret = new byte[32];
-  private @Nullable Process agent;
+  private byte[] secret = new byte[32];
+  private @Nullable ListeningAgent agent;
   private NetworkAgentClient client = new NetworkAgentClient(0, secret, opened);
 
   @BeforeEach
   void startAgent() throws Exception {
-    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
-    assumeTrue(installed.available(), installed.reason());
-    ThreadLocalRandom.current().nextBytes(secret);
-    Path secretFile = Files.write(dir.resolve("secret"), secret);
-    int port;
-    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = probe.getLocalPort();
-    }
-    agent =
-        new ProcessBuilder(
-                Objects.requireNonNull(installed.binary()).toString(),
-                "--listen",
-                Integer.toString(port),
-                secretFile.toString())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .start();
-    client = new NetworkAgentClient(port, secret, opened);
+    ListeningAgent started = ListeningAgent.start(dir);
+    agent = started;
+    secret = started.secret();
+    client = new NetworkAgentClient(started.port(), secret, opened);
     await().atMost(GENEROUS).ignoreExceptions().until(this::greetsANewControl);
   }
 
@@ -76,8 +58,8 @@ class ExecAgentNetworkTest {
     }
     List<ProcessHandle> left = new ArrayList<>();
     if (agent != null) {
-      agent.descendants().forEach(left::add);
-      agent.destroyForcibly().waitFor();
+      agent.process().descendants().forEach(left::add);
+      agent.close();
     }
     pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(left::add));
     left.forEach(ProcessHandle::destroyForcibly);
@@ -97,7 +79,8 @@ class ExecAgentNetworkTest {
   void aControl_getsHelloWithTheAgentsPid() throws Exception {
     Frame hello = client.control().next();
 
-    assertThat(hello).isEqualTo(new Frame('H', 1, (int) Objects.requireNonNull(agent).pid()));
+    assertThat(hello)
+        .isEqualTo(new Frame('H', 1, (int) Objects.requireNonNull(agent).process().pid()));
   }
 
   @Test
@@ -260,7 +243,7 @@ class ExecAgentNetworkTest {
 
   /** The agent is alive and greets a new control. */
   private void assertStillServes() throws IOException {
-    assertThat(Objects.requireNonNull(agent).isAlive()).isTrue();
+    assertThat(Objects.requireNonNull(agent).process().isAlive()).isTrue();
     assertThat(greetsANewControl()).isTrue();
   }
 
@@ -268,7 +251,7 @@ class ExecAgentNetworkTest {
   private boolean greetsANewControl() throws IOException {
     Control control = client.control();
     try {
-      return hello(control) == Objects.requireNonNull(agent).pid();
+      return hello(control) == Objects.requireNonNull(agent).process().pid();
     } finally {
       control.close();
     }

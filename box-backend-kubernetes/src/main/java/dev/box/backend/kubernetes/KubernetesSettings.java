@@ -2,8 +2,10 @@ package dev.box.backend.kubernetes;
 
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,26 +32,34 @@ public record KubernetesSettings(
     @Nullable String storageClass,
     String agentImage,
     String seccompProfile) {
-  private static final String NAMESPACE = "k8s_namespace";
-  private static final String RUNTIME_CLASS = "k8s_runtime_class";
-  private static final String PULL_POLICY = "k8s_image_pull_policy";
-  private static final String NODE_SELECTOR = "k8s_node_selector";
-  private static final String TOLERATIONS = "k8s_tolerations";
-  private static final String STORAGE_CLASS = "k8s_storage_class";
-  private static final String AGENT_IMAGE = "k8s_agent_image";
-  private static final String SECCOMP = "k8s_seccomp_profile";
+  /** A configuration key of the backend, as a flag, variable or file entry spells it. */
+  enum Key {
+    NAMESPACE,
+    RUNTIME_CLASS,
+    IMAGE_PULL_POLICY,
+    NODE_SELECTOR,
+    TOLERATIONS,
+    STORAGE_CLASS,
+    AGENT_IMAGE,
+    SECCOMP_PROFILE;
+
+    /** The key's text: {@code k8s_} and its name in lower case. */
+    String text() {
+      return "k8s_" + name().toLowerCase(Locale.ROOT);
+    }
+
+    @Nullable String in(Map<String, String> values) {
+      return values.get(text());
+    }
+
+    @Override
+    public String toString() {
+      return text();
+    }
+  }
 
   /** The keys {@link #read} reads. */
-  public static final List<String> KEYS =
-      List.of(
-          NAMESPACE,
-          RUNTIME_CLASS,
-          PULL_POLICY,
-          NODE_SELECTOR,
-          TOLERATIONS,
-          STORAGE_CLASS,
-          AGENT_IMAGE,
-          SECCOMP);
+  public static final List<String> KEYS = Stream.of(Key.values()).map(Key::text).toList();
 
   /** The namespace when none is configured. */
   public static final String DEFAULT_NAMESPACE = "box-sandboxes";
@@ -76,14 +86,15 @@ public record KubernetesSettings(
     /** Checks the parts. */
     public Toleration {
       if (!LABEL_KEY.matcher(key).matches()) {
-        throw new IllegalArgumentException(TOLERATIONS + ": '" + key + "' is not a taint key");
+        throw new IllegalArgumentException(Key.TOLERATIONS + ": '" + key + "' is not a taint key");
       }
       if (value != null && !LABEL_VALUE.matcher(value).matches()) {
-        throw new IllegalArgumentException(TOLERATIONS + ": '" + value + "' is not a taint value");
+        throw new IllegalArgumentException(
+            Key.TOLERATIONS + ": '" + value + "' is not a taint value");
       }
       if (!EFFECTS.contains(effect)) {
         throw new IllegalArgumentException(
-            TOLERATIONS + ": the effect must be one of " + EFFECTS + ", not '" + effect + "'");
+            Key.TOLERATIONS + ": the effect must be one of " + EFFECTS + ", not '" + effect + "'");
       }
     }
 
@@ -91,7 +102,7 @@ public record KubernetesSettings(
       int colon = text.lastIndexOf(':');
       if (colon < 0) {
         throw new IllegalArgumentException(
-            TOLERATIONS + ": '" + text + "' is not key[=value]:Effect");
+            Key.TOLERATIONS + ": '" + text + "' is not key[=value]:Effect");
       }
       String keyValue = text.substring(0, colon);
       int eq = keyValue.indexOf('=');
@@ -106,36 +117,40 @@ public record KubernetesSettings(
   public KubernetesSettings {
     if (!DNS_LABEL.matcher(namespace).matches()) {
       throw new IllegalArgumentException(
-          NAMESPACE + ": '" + namespace + "' is not a namespace name");
+          Key.NAMESPACE + ": '" + namespace + "' is not a namespace name");
     }
     if (runtimeClass != null && !DNS_SUBDOMAIN.matcher(runtimeClass).matches()) {
       throw new IllegalArgumentException(
-          RUNTIME_CLASS + ": '" + runtimeClass + "' is not a RuntimeClass name");
+          Key.RUNTIME_CLASS + ": '" + runtimeClass + "' is not a RuntimeClass name");
     }
     if (!List.of("Always", "IfNotPresent", "Never").contains(imagePullPolicy)) {
       throw new IllegalArgumentException(
-          PULL_POLICY + ": Always, IfNotPresent or Never, not '" + imagePullPolicy + "'");
+          Key.IMAGE_PULL_POLICY + ": Always, IfNotPresent or Never, not '" + imagePullPolicy + "'");
     }
     nodeSelector.forEach(
         (k, v) -> {
           if (!LABEL_KEY.matcher(k).matches() || !LABEL_VALUE.matcher(v).matches()) {
             throw new IllegalArgumentException(
-                NODE_SELECTOR + ": '" + k + "=" + v + "' is not a node label");
+                Key.NODE_SELECTOR + ": '" + k + "=" + v + "' is not a node label");
           }
         });
     nodeSelector = Map.copyOf(nodeSelector);
     tolerations = List.copyOf(tolerations);
     if (storageClass != null && !DNS_SUBDOMAIN.matcher(storageClass).matches()) {
       throw new IllegalArgumentException(
-          STORAGE_CLASS + ": '" + storageClass + "' is not a StorageClass name");
+          Key.STORAGE_CLASS + ": '" + storageClass + "' is not a StorageClass name");
     }
     if (agentImage.isBlank() || agentImage.chars().anyMatch(c -> c <= ' ')) {
-      throw new IllegalArgumentException(AGENT_IMAGE + ": '" + agentImage + "' is not an image");
+      throw new IllegalArgumentException(
+          Key.AGENT_IMAGE + ": '" + agentImage + "' is not an image");
     }
     if (!seccompProfile.equals("RuntimeDefault")
         && !LOCALHOST_PROFILE.matcher(seccompProfile).matches()) {
       throw new IllegalArgumentException(
-          SECCOMP + ": RuntimeDefault or localhost/<profile>, not '" + seccompProfile + "'");
+          Key.SECCOMP_PROFILE
+              + ": RuntimeDefault or localhost/<profile>, not '"
+              + seccompProfile
+              + "'");
     }
   }
 
@@ -146,14 +161,14 @@ public record KubernetesSettings(
    */
   public static KubernetesSettings read(Map<String, String> values) {
     return new KubernetesSettings(
-        orDefault(values.get(NAMESPACE), DEFAULT_NAMESPACE),
-        blankToNull(values.get(RUNTIME_CLASS)),
-        orDefault(values.get(PULL_POLICY), "IfNotPresent"),
-        pairs(values.get(NODE_SELECTOR)),
-        words(values.get(TOLERATIONS)).stream().map(Toleration::parse).toList(),
-        blankToNull(values.get(STORAGE_CLASS)),
-        orDefault(values.get(AGENT_IMAGE), DEFAULT_AGENT_IMAGE),
-        orDefault(values.get(SECCOMP), "RuntimeDefault"));
+        orDefault(Key.NAMESPACE.in(values), DEFAULT_NAMESPACE),
+        blankToNull(Key.RUNTIME_CLASS.in(values)),
+        orDefault(Key.IMAGE_PULL_POLICY.in(values), "IfNotPresent"),
+        pairs(Key.NODE_SELECTOR.in(values)),
+        words(Key.TOLERATIONS.in(values)).stream().map(Toleration::parse).toList(),
+        blankToNull(Key.STORAGE_CLASS.in(values)),
+        orDefault(Key.AGENT_IMAGE.in(values), DEFAULT_AGENT_IMAGE),
+        orDefault(Key.SECCOMP_PROFILE.in(values), "RuntimeDefault"));
   }
 
   /** The settings with their defaults. */
@@ -166,7 +181,7 @@ public record KubernetesSettings(
     for (String word : words(text)) {
       int eq = word.indexOf('=');
       if (eq <= 0) {
-        throw new IllegalArgumentException(NODE_SELECTOR + ": '" + word + "' is not key=value");
+        throw new IllegalArgumentException(Key.NODE_SELECTOR + ": '" + word + "' is not key=value");
       }
       pairs.put(word.substring(0, eq), word.substring(eq + 1));
     }

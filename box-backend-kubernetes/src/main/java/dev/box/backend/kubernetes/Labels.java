@@ -13,12 +13,8 @@ import java.util.Locale;
 final class Labels {
   static final String MANAGED_BY = "app.kubernetes.io/managed-by";
   static final String BOX = "box";
-  static final String TENANT = "box.dev/tenant";
   static final String POD = "box.dev/pod";
-  static final String POOL = "box.dev/pool";
   static final String SESSION_ID = "box.dev/session-id";
-  static final String LEASE_UNTIL = "box.dev/lease-until";
-  static final String PERSISTENT = "box.dev/persistent";
 
   private Labels() {}
 

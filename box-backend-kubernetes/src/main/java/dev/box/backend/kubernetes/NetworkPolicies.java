@@ -32,23 +32,29 @@ final class NetworkPolicies {
   private static final List<Cidr> LINK_LOCAL =
       List.of(Cidr.parse("169.254.0.0/16"), Cidr.parse("fe80::/10"));
 
-  private NetworkPolicies() {}
+  private final String namespace;
+  private final String boxNamespace;
+  private final List<Cidr> clusterRanges;
 
   /**
-   * The policy of the pod {@code podName}.
-   *
-   * @param clusterRanges the blocks the cluster's pods, services and API server live in
+   * @param namespace the namespace of the sandbox pods
    * @param boxNamespace the namespace of Box's own pods
+   * @param clusterRanges the blocks the cluster's pods, services and API server live in
    */
-  static NetworkPolicy forPod(
-      String podName,
-      String namespace,
-      String boxNamespace,
-      List<Cidr> clusterRanges,
-      BoxNetworkMode network,
-      BoxEgress egress) {
+  NetworkPolicies(String namespace, String boxNamespace, List<Cidr> clusterRanges) {
+    this.namespace = namespace;
+    this.boxNamespace = boxNamespace;
+    this.clusterRanges = List.copyOf(clusterRanges);
+  }
+
+  /**
+   * The policy of the pod {@code podName}. Network on, the cluster's DNS stays reachable (port 53
+   * of the {@code kube-dns} pods), or no name would resolve.
+   */
+  NetworkPolicy forPod(String podName, BoxNetworkMode network, BoxEgress egress) {
     List<NetworkPolicyEgressRule> rules = new ArrayList<>();
     if (network == BoxNetworkMode.ON) {
+      rules.add(clusterDns());
       List<Cidr> forbidden = new ArrayList<>(clusterRanges);
       forbidden.addAll(LINK_LOCAL);
       List<Cidr> denied = new ArrayList<>(forbidden);
@@ -88,6 +94,27 @@ final class NetworkPolicies {
         .endIngress()
         .withEgress(rules)
         .endSpec()
+        .build();
+  }
+
+  private static NetworkPolicyEgressRule clusterDns() {
+    return new NetworkPolicyEgressRuleBuilder()
+        .addNewTo()
+        .withNewNamespaceSelector()
+        .withMatchLabels(Map.of("kubernetes.io/metadata.name", "kube-system"))
+        .endNamespaceSelector()
+        .withNewPodSelector()
+        .withMatchLabels(Map.of("k8s-app", "kube-dns"))
+        .endPodSelector()
+        .endTo()
+        .addNewPort()
+        .withProtocol("UDP")
+        .withPort(new IntOrString(53))
+        .endPort()
+        .addNewPort()
+        .withProtocol("TCP")
+        .withPort(new IntOrString(53))
+        .endPort()
         .build();
   }
 

@@ -3,25 +3,20 @@ package dev.box.backend.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentProcess;
-import dev.box.guard.ExecAgent;
+import dev.box.guard.ListeningAgent;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,42 +31,25 @@ class AgentDialTest {
   private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
   @TempDir Path dir;
-  private final byte[] secret = new byte[AgentAddress.SECRET_BYTES];
   private final List<AgentLink> links = new ArrayList<>();
-  private Process agent;
-  private int port;
+  private ListeningAgent agent;
+  private byte[] secret = new byte[0];
 
   @BeforeEach
   void startAgent() throws IOException {
-    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
-    assumeTrue(installed.available(), installed.reason());
-    new SecureRandom().nextBytes(secret);
-    Path secretFile = dir.resolve("secret");
-    Files.write(secretFile, secret);
-    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = probe.getLocalPort();
-    }
-    agent =
-        new ProcessBuilder(
-                Objects.requireNonNull(installed.binary()).toString(),
-                "--listen",
-                Integer.toString(port),
-                secretFile.toString())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .redirectError(ProcessBuilder.Redirect.INHERIT)
-            .start();
+    agent = ListeningAgent.start(dir);
+    secret = agent.secret();
     await().atMost(Duration.ofSeconds(10)).until(this::listening);
   }
 
   @AfterEach
-  void stopAgent() {
+  void stopAgent() throws InterruptedException {
     links.forEach(AgentLink::close);
-    agent.descendants().forEach(ProcessHandle::destroyForcibly);
-    agent.destroyForcibly();
+    agent.close();
   }
 
   private boolean listening() {
-    try (var s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
+    try (var s = new java.net.Socket(InetAddress.getLoopbackAddress(), agent.port())) {
       return true;
     } catch (IOException e) {
       return false;
@@ -82,7 +60,8 @@ class AgentDialTest {
     AgentLink link =
         AgentLink.dial(
             "pod-1",
-            new AgentAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), key),
+            new AgentAddress(
+                new InetSocketAddress(InetAddress.getLoopbackAddress(), agent.port()), key),
             TIMEOUT);
     links.add(link);
     link.awaitAgent(TIMEOUT, onBroken);

@@ -188,13 +188,8 @@ class DeployManifestsTest {
     Deployment deployment = one(Deployment.class, "box");
     assertThat(deployment.getMetadata().getNamespace()).isEqualTo(BOX_NAMESPACE);
     NetworkPolicyPeer admitted =
-        NetworkPolicies.forPod(
-                "box-s1",
-                KubernetesSettings.DEFAULT_NAMESPACE,
-                BOX_NAMESPACE,
-                List.of(),
-                BoxNetworkMode.OFF,
-                BoxEgress.NONE)
+        new NetworkPolicies(KubernetesSettings.DEFAULT_NAMESPACE, BOX_NAMESPACE, List.of())
+            .forPod("box-s1", BoxNetworkMode.OFF, BoxEgress.NONE)
             .getSpec()
             .getIngress()
             .getFirst()

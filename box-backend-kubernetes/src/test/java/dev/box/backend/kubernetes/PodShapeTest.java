@@ -23,6 +23,9 @@ import org.junit.jupiter.api.Test;
  * is sent, as a real one does after defaulting.
  */
 class PodShapeTest {
+  private static final NetworkPolicies POLICIES =
+      new NetworkPolicies("sandboxes", "box", List.of(Cidr.parse("10.0.0.0/8")));
+
   private final ApiServer server = new ApiServer();
   private final KubernetesClient client = server.client();
 
@@ -144,14 +147,7 @@ class PodShapeTest {
 
   @Test
   void networkOffAllowsNoEgress_andOnlyBoxsPodsReachTheAgent() {
-    NetworkPolicy policy =
-        NetworkPolicies.forPod(
-            "box-s1",
-            "sandboxes",
-            "box",
-            List.of(Cidr.parse("10.0.0.0/8")),
-            BoxNetworkMode.OFF,
-            BoxEgress.NONE);
+    NetworkPolicy policy = POLICIES.forPod("box-s1", BoxNetworkMode.OFF, BoxEgress.NONE);
     client.network().networkPolicies().inNamespace("sandboxes").resource(policy).create();
     NetworkPolicy stored =
         client.network().networkPolicies().inNamespace("sandboxes").withName("box-s1").get();
@@ -171,16 +167,16 @@ class PodShapeTest {
         new BoxEgress(
             List.of(Cidr.parse("10.1.0.0/16"), Cidr.parse("203.0.113.7/32")),
             List.of(Cidr.parse("198.51.100.0/24")));
-    NetworkPolicy policy =
-        NetworkPolicies.forPod(
-            "box-s1",
-            "sandboxes",
-            "box",
-            List.of(Cidr.parse("10.0.0.0/8")),
-            BoxNetworkMode.ON,
-            egress);
+    NetworkPolicy policy = POLICIES.forPod("box-s1", BoxNetworkMode.ON, egress);
+    var dns = policy.getSpec().getEgress().getFirst();
+    assertThat(dns.getTo().getFirst().getPodSelector().getMatchLabels())
+        .containsEntry("k8s-app", "kube-dns");
+    assertThat(dns.getPorts()).extracting(p -> p.getPort().getIntVal()).containsExactly(53, 53);
     var blocks =
-        policy.getSpec().getEgress().stream().map(r -> r.getTo().getFirst().getIpBlock()).toList();
+        policy.getSpec().getEgress().stream()
+            .skip(1)
+            .map(r -> r.getTo().getFirst().getIpBlock())
+            .toList();
     assertThat(blocks.getFirst().getCidr()).isEqualTo("0.0.0.0/0");
     assertThat(blocks.getFirst().getExcept())
         .containsExactly("10.0.0.0/8", "169.254.0.0/16", "198.51.100.0/24");
