@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
@@ -27,9 +28,7 @@ import org.jspecify.annotations.Nullable;
  * @param guard whether the process starts under box-guard's filter
  */
 public record Launcher(Path setpriv, Path nsenter, boolean guard) {
-  private static final String LAUNCHER =
-      "read -r _ || exit 125; for f do if [ \"$f\" = -- ]; then shift; break; fi;"
-          + " echo $$ > \"$f\" || exit 125; shift; done; exec \"$@\"";
+  private static final String LAUNCHER = ShellScript.load(Launcher.class, "launcher.sh");
 
   static final Map<String, String> BASE_ENV =
       Map.of(

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.api.internal.ShellScript;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,12 +31,10 @@ public final class ParentDeath {
    * Kills its process group on TERM; exits unless its parent is the server whose pid is {@code $1};
    * else runs the rest, standard input included, and exits as it does.
    */
-  private static final String SUPERVISOR =
-      "trap 'kill -KILL 0' TERM; [ \"$PPID\" = \"$1\" ] || exit 125; shift;"
-          + " exec 3<&0; \"$@\" <&3 3<&- & exec 3<&-; wait $!";
+  private static final String SUPERVISOR = ShellScript.load(ParentDeath.class, "supervise-jail.sh");
 
   /** Without setsid: dies with the server, but what the command forks is on its own. */
-  private static final String CHECK = "[ \"$PPID\" = \"$1\" ] || exit 125; shift; exec \"$@\"";
+  private static final String CHECK = ShellScript.load(ParentDeath.class, "check-parent.sh");
 
   /** The exit status of a command whose server was gone before it could run. */
   static final int SERVER_GONE = 125;

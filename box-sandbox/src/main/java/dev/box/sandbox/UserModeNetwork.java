@@ -1,6 +1,7 @@
 package dev.box.sandbox;
 
 import dev.box.api.Cidr;
+import dev.box.api.internal.ShellScript;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -37,14 +38,9 @@ public final class UserModeNetwork {
 
   private static final long READY_SECONDS = 10;
 
-  /**
-   * A fixed script: fd 3 is the original stdout (the ready byte), fd 4 the standard input (its end
-   * ends slirp4netns), and slirp4netns's own messages go to stderr. The binary and the pid are its
-   * arguments.
-   */
+  /** A fixed script; the binary and the pid are its arguments. */
   private static final String SCRIPT =
-      "exec 3>&1 1>&2 4<&0; exec \"$1\" --configure --mtu=65520 --disable-host-loopback"
-          + " --enable-sandbox --enable-seccomp --ready-fd=3 --exit-fd=4 \"$2\" tap0";
+      ShellScript.load(UserModeNetwork.class, "user-mode-network.sh");
 
   private UserModeNetwork() {}
 

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.HostCommand;
 import dev.box.guard.HostMounter;
 import java.io.IOException;
@@ -33,12 +34,8 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
   private static final Logger log = LoggerFactory.getLogger(WorkspaceSlots.class);
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
-  private static final String OPEN =
-      "mount --bind \"$1\" \"$1\" && mount --make-shared \"$1\""
-          + " && mount --bind \"$2\" \"$2\" && mount --make-private \"$2\"";
-
-  private static final String BIND =
-      "mount --rbind -o nosuid,nodev \"$1\" \"$2\" && mount --move \"$2\" \"$3\"";
+  private static final String OPEN = ShellScript.load(WorkspaceSlots.class, "open-slots.sh");
+  private static final String BIND = ShellScript.load(WorkspaceSlots.class, "bind-workspace.sh");
 
   private final Path root;
   private final Path slots;

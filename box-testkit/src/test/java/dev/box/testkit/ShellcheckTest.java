@@ -49,6 +49,8 @@ class ShellcheckTest {
             "box-core/src/main/resources/dev/box/core/backend/process-prelude.sh",
             "box-core/src/main/resources/dev/box/core/files/read.sh",
             "box-backend-e2b/src/main/resources/dev/box/backend/e2b/prepare-mounts.sh",
+            "box-sandbox/src/main/resources/dev/box/sandbox/launcher.sh",
+            "box-backend-docker/src/main/resources/dev/box/backend/docker/lease-holder.sh",
             "scripts/common.sh");
   }
 

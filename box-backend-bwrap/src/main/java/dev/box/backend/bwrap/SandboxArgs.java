@@ -1,6 +1,7 @@
 package dev.box.backend.bwrap;
 
 import dev.box.api.BoxNetworkMode;
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.guard.ExecAgent;
@@ -28,14 +29,11 @@ import org.jspecify.annotations.Nullable;
  * through {@link Privileges}.
  */
 final class SandboxArgs {
-  /** What the sandbox runs until it is destroyed; "ready" tells the backend setup is complete. */
-  private static final String HOLDER =
-      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec sleep infinity";
-
-  /** The holder when processes start through the exec agent: the agent, once set up. */
-  private static final String AGENT_HOLDER =
-      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec "
-          + String.join(" ", ExecAgent.sandboxCommand());
+  /**
+   * What the sandbox runs until it is destroyed; "ready" tells the backend setup is complete. It
+   * then execs its arguments: {@code sleep infinity}, or the exec agent.
+   */
+  private static final String HOLDER = ShellScript.load(SandboxArgs.class, "holder.sh");
 
   /** Files of /proc that tell too much about the host or touch the kernel, as Docker masks them. */
   private static final List<String> PROC_MASKED_FILES =
@@ -153,7 +151,8 @@ final class SandboxArgs {
     add(a, "--chdir", "/");
     a.add("--");
     a.addAll(Privileges.dropToSandboxUser(guard != null));
-    add(a, "/bin/sh", "-c", agent != null ? AGENT_HOLDER : HOLDER);
+    add(a, "/bin/sh", "-c", HOLDER, "box-holder");
+    a.addAll(agent != null ? List.of(ExecAgent.sandboxCommand()) : List.of("sleep", "infinity"));
     return a;
   }
 

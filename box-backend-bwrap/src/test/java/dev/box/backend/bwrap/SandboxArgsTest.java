@@ -6,6 +6,7 @@ import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.sandbox.NamespaceStart;
 import java.nio.file.Path;
 import java.util.Collections;
 import java.util.List;
@@ -73,6 +74,29 @@ class SandboxArgsTest {
         .contains("/usr/bin/setpriv --reuid 1000 --regid 1000 --clear-groups --bounding-set -all")
         .contains("--no-new-privs -- /bin/sh -c")
         .doesNotContain("box-guard");
+  }
+
+  @Test
+  void theHolder_isOneFixedScript_thatExecsItsArguments_sleepOrTheAgent() throws Exception {
+    SandboxSpec spec = spec(BoxNetworkMode.OFF, List.of());
+    List<String> plain = argv(spec, null);
+    List<String> withAgent =
+        SandboxArgs.build(
+            Path.of("/usr/bin/bwrap"),
+            spec,
+            ETC,
+            "box-x/inst_s-1",
+            null,
+            new NamespaceStart.AgentMounts(
+                Path.of("/srv/box/bin/box-agent"), Path.of("/srv/box/agents/inst_s-1")));
+
+    List<String> plainHolder = plain.subList(plain.size() - 5, plain.size());
+    List<String> agentHolder = withAgent.subList(withAgent.size() - 5, withAgent.size());
+    assertThat(plainHolder.get(0)).isEqualTo("-c");
+    assertThat(agentHolder.get(1)).isEqualTo(plainHolder.get(1)).contains("echo ready");
+    assertThat(plainHolder.subList(2, 5)).containsExactly("box-holder", "sleep", "infinity");
+    assertThat(agentHolder.subList(2, 5))
+        .containsExactly("box-holder", "/.box/box-agent", "/.box/agent/socket");
   }
 
   @Test

@@ -12,6 +12,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,21 +39,17 @@ record ContainerAgent(AgentLink link, ContainerCgroup cgroup, BooleanSupplier ru
   private static final AtomicLong TREES = new AtomicLong();
 
   /**
-   * The holder with the agent: {@code leaseHolder} keeps the container running, and beside it a
-   * loop runs the agent, again whenever it ends (within a second), until the container ends.
+   * The holder with the agent: {@code leaseHolder} keeps the container running, and beside it runs
+   * the agent, its command given as more arguments, again whenever it ends (within a second), until
+   * the container ends.
    */
   static List<String> holder(List<String> leaseHolder) {
-    if (leaseHolder.size() != 3 || !leaseHolder.get(0).equals("/bin/sh")) {
+    if (leaseHolder.size() < 3 || !leaseHolder.subList(0, 2).equals(List.of("/bin/sh", "-c"))) {
       throw new IllegalArgumentException("the lease holder must be a /bin/sh -c script");
     }
-    String agent = String.join(" ", ExecAgent.sandboxCommand());
-    return List.of(
-        "/bin/sh",
-        "-c",
-        "while :; do "
-            + agent
-            + "; sleep 1; done </dev/null >/dev/null 2>&1 & "
-            + leaseHolder.get(2));
+    List<String> holder = new ArrayList<>(leaseHolder);
+    holder.addAll(List.of(ExecAgent.sandboxCommand()));
+    return List.copyOf(holder);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.box.backend.docker;
 
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.SandboxMount;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -33,6 +34,8 @@ final class SandboxLease implements AutoCloseable {
   /** Where a container sees the counter. */
   static final String SANDBOX_PATH = "/.box/lease";
 
+  private static final String HOLDER = ShellScript.load(SandboxLease.class, "lease-holder.sh");
+
   private final Path file;
   private final Duration lease;
   private final Duration interval;
@@ -60,19 +63,19 @@ final class SandboxLease implements AutoCloseable {
   /**
    * The command that keeps a container running while its server beats: it reads the counter every
    * interval and exits when it has not changed for the lease (a missing file counts as no beat).
+   * Words added after it are a command it runs beside the watch, again whenever it ends ({@link
+   * ContainerAgent#holder}).
    */
   List<String> holder() {
     long misses = Math.max(2, lease.toSeconds() / interval.toSeconds());
-    String script =
-        "last=; still=0; while :; do sleep "
-            + interval.toSeconds()
-            + "; now=; read -r now < "
-            + SANDBOX_PATH
-            + " 2>/dev/null; if [ -n \"$now\" ] && [ \"$now\" != \"$last\" ];"
-            + " then still=0; last=$now; else still=$((still+1)); fi; [ $still -lt "
-            + misses
-            + " ] || exit 0; done";
-    return List.of("/bin/sh", "-c", script);
+    return List.of(
+        "/bin/sh",
+        "-c",
+        HOLDER,
+        "box-lease",
+        SANDBOX_PATH,
+        Long.toString(interval.toSeconds()),
+        Long.toString(misses));
   }
 
   /** Beats once now and then every interval, until {@link #close()}; idempotent. */

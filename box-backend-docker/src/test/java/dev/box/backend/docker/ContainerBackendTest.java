@@ -182,10 +182,9 @@ class ContainerBackendTest {
             // Two filters each: the engine's profile and box-guard's.
             assertThat(seen)
                 .startsWith("Seccomp:\t2\nSeccomp_filters:\t2\nSeccomp:\t2\nSeccomp_filters:\t2\n")
-                .contains(
-                    "/.box/box-guard --init -- /bin/sh -c while :; do /.box/box-agent /.box/agent/socket;")
-                .contains(" < " + SandboxLease.SANDBOX_PATH + " ")
-                .endsWith("; done ");
+                .contains("/.box/box-guard --init -- /bin/sh -c ")
+                .contains(" box-lease " + SandboxLease.SANDBOX_PATH + " ")
+                .endsWith(" /.box/box-agent /.box/agent/socket ");
             assertThat(run(sandbox, "unshare -U true; echo $?")).endsWith("1\n");
             // The engine execs nothing of the image's own (a HEALTHCHECK would run unfiltered).
             EngineClient.Response inspect =

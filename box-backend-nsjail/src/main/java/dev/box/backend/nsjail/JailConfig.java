@@ -1,5 +1,6 @@
 package dev.box.backend.nsjail;
 
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.SandboxMount;
 import dev.box.guard.ExecAgent;
 import dev.box.sandbox.NamespaceStart;
@@ -32,13 +33,13 @@ import org.jspecify.annotations.Nullable;
  */
 final class JailConfig {
   /** What the jail runs until it is destroyed: pid 1 of the jail, reaping orphans. */
-  static final String HOLDER =
-      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready; while :; do sleep 86400 & wait; done";
+  static final String HOLDER = ShellScript.load(JailConfig.class, "holder.sh");
 
-  /** The holder when processes start through the exec agent: the agent, as pid 1 of the jail. */
-  static final String AGENT_HOLDER =
-      "mkdir -p -m 0700 /home/box 2>/dev/null; echo ready && exec "
-          + String.join(" ", ExecAgent.sandboxCommand());
+  /**
+   * The holder when processes start through the exec agent: the agent, as pid 1 of the jail; the
+   * agent's command is its arguments.
+   */
+  static final String AGENT_HOLDER = ShellScript.load(JailConfig.class, "agent-holder.sh");
 
   private static final List<String> DEVICES =
       List.of("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty");
@@ -61,7 +62,8 @@ final class JailConfig {
    * @param setpriv the host's setpriv, which is the jail's too (/usr is the host's)
    * @param agent the exec agent's mounts, or null: then the holder runs under the guard, which the
    *     agent and everything it forks inherit
-   * @param command the holder's command, run by /bin/sh
+   * @param command the holder's script, run by /bin/sh with the jail's name as {@code $0} and, with
+   *     an {@code agent}, the agent's command as its arguments
    */
   static String render(
       String name,
@@ -156,12 +158,13 @@ final class JailConfig {
       c.text.append(" arg: ").append(quote(guardInSandbox)).append(" arg: \"--\"");
     }
     c.text.append(" arg: \"/bin/sh\" arg: \"-c\"");
-    c.text
-        .append(" arg: ")
-        .append(quote(command))
-        .append(" arg: ")
-        .append(quote(name))
-        .append(" }\n");
+    c.text.append(" arg: ").append(quote(command)).append(" arg: ").append(quote(name));
+    if (agent != null) {
+      for (String word : ExecAgent.sandboxCommand()) {
+        c.text.append(" arg: ").append(quote(word));
+      }
+    }
+    c.text.append(" }\n");
     return c.text.toString();
   }
 

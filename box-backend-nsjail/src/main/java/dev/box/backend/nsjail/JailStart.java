@@ -2,6 +2,7 @@ package dev.box.backend.nsjail;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.internal.ShellScript;
 import dev.box.core.backend.HostCommand;
 import dev.box.sandbox.NamespaceHost;
 import dev.box.sandbox.ParentDeath;
@@ -28,17 +29,10 @@ final class JailStart {
   private static final Duration MASK_TIMEOUT = Duration.ofSeconds(10);
 
   /**
-   * Hides the files of /proc that tell too much about the host or touch the kernel, as Docker masks
-   * them; run as host root in the jail's mount namespace, since nsjail cannot mount over files of a
-   * /proc it mounts itself. A fixed script, read from stdin.
+   * Hides the files of /proc that tell too much about the host, as Docker masks them; run as host
+   * root in the jail's mount namespace. A fixed script, read from stdin.
    */
-  private static final String MASK_PROC =
-      "for f in /proc/kcore /proc/keys /proc/key-users /proc/latency_stats /proc/timer_list"
-          + " /proc/timer_stats /proc/sched_debug /proc/kallsyms /proc/sysrq-trigger; do"
-          + " if [ -e \"$f\" ]; then mount --bind /dev/null \"$f\" || exit 1; fi; done\n"
-          + "for d in /proc/acpi /proc/scsi /proc/asound /proc/driver; do"
-          + " if [ -d \"$d\" ]; then mount -t tmpfs -o ro,mode=0555 tmpfs \"$d\" || exit 1; fi;"
-          + " done\n";
+  private static final String MASK_PROC = ShellScript.load(JailStart.class, "mask-proc.sh");
 
   private JailStart() {}
 

@@ -53,7 +53,9 @@ class JailConfigTest {
         .contains(
             "arg: \"--pdeathsig\" arg: \"KILL\" arg: \"--\" arg: \"/.box/guard\" arg: \"--\""
                 + " arg: \"/bin/sh\" arg: \"-c\"")
-        .contains("exec /.box/box-agent /.box/agent/socket");
+        .contains(
+            " arg: \"box-nsjail-x/inst_s-1\" arg: \"/.box/box-agent\" arg: \"/.box/agent/socket\""
+                + " }\n");
   }
 
   @Test

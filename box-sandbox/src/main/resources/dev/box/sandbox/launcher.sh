@@ -1,0 +1,13 @@
+# shellcheck shell=sh
+# Starts a process in a sandbox, as `sh -c SCRIPT box-launch PROCS_FILE ... -- COMMAND [ARG ...]`:
+# waits for a go line on stdin (the backend takes over the output pipes first), writes its own pid
+# into every cgroup.procs file PROCS_FILE, then execs the command, so the process and all it forks
+# are limited and killable from its first instruction. Exits 125 when stdin ends first or a write
+# fails.
+read -r _ || exit 125
+for f do
+  if [ "$f" = -- ]; then shift; break; fi
+  echo $$ > "$f" || exit 125
+  shift
+done
+exec "$@"
