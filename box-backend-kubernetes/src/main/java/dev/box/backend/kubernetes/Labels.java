@@ -13,6 +13,7 @@ import java.util.Locale;
 final class Labels {
   static final String MANAGED_BY = "app.kubernetes.io/managed-by";
   static final String BOX = "box";
+  static final String TENANT = "box.dev/tenant";
   static final String POD = "box.dev/pod";
   static final String SESSION_ID = "box.dev/session-id";
 

@@ -1,0 +1,162 @@
+package dev.box.backend.kubernetes;
+
+import dev.box.api.BoxCapabilities;
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxValidationException;
+import dev.box.api.Cidr;
+import dev.box.core.agent.AgentAddress;
+import dev.box.core.agent.AgentLink;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Sessions as pods of a Kubernetes cluster (see {@link PodShape} for what each pod is, and
+ * docs/KUBERNETES.md). A session's pod, Secret and NetworkPolicy are named after the session and
+ * its tenant only, so that every replica of Box configured with the same namespace and control
+ * token finds them; processes start through the pod's agent on its pod port.
+ */
+public final class KubernetesBackend implements SandboxBackend {
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** How long the agent may take to answer a request. */
+  private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(10);
+
+  private final KubernetesSettings settings;
+  private final KubernetesClient client;
+  private final Pods pods;
+  private final NetworkPolicies policies;
+  private final String tenant;
+  private final Duration startTimeout;
+
+  /**
+   * @param client the cluster's API, which the backend closes
+   * @param controlToken the control token of the server: with the namespace, it names the tenant
+   *     whose sessions this server serves
+   * @param boxNamespace the namespace of Box's own pods, the only ones that reach the agents
+   * @param clusterRanges the address blocks of the cluster (pods, services, API server), which
+   *     network-on sessions may not reach
+   * @param startTimeout how long a pod may take to run (an image pull included)
+   */
+  public KubernetesBackend(
+      KubernetesSettings settings,
+      KubernetesClient client,
+      String controlToken,
+      String boxNamespace,
+      List<Cidr> clusterRanges,
+      Duration startTimeout) {
+    this.settings = settings;
+    this.client = client;
+    this.pods = new Pods(client, settings.namespace());
+    this.policies = new NetworkPolicies(settings.namespace(), boxNamespace, clusterRanges);
+    this.tenant = Labels.tenant(settings.namespace(), controlToken);
+    this.startTimeout = startTimeout;
+  }
+
+  @Override
+  public String name() {
+    return "kubernetes";
+  }
+
+  @Override
+  public BackendStatus status() {
+    Map<String, String> enforced = new LinkedHashMap<>();
+    enforced.put("memory", "pod limit (the kubelet's cgroup)");
+    enforced.put("cpu", "pod limit (the kubelet's cgroup)");
+    enforced.put("pids", "none: the kubelet's pod pids limit, where the cluster sets one");
+    enforced.put("network", "NetworkPolicy: enforced only by a network plugin that implements it");
+    enforced.put("egress", "NetworkPolicy ipBlocks: as network");
+    enforced.put("timeout", "kill (the pod's agent ends the whole tree)");
+    enforced.put("output", "bounded");
+    enforced.put("host_mounts", "refused: a cluster has no host paths to offer");
+    try {
+      client.pods().inNamespace(settings.namespace()).withLabel(Labels.MANAGED_BY).list();
+    } catch (KubernetesClientException e) {
+      return new BackendStatus(
+          name(), false, "the cluster's API server does not answer: " + e.getMessage(), enforced);
+    }
+    return new BackendStatus(
+        name(),
+        true,
+        "pods in namespace " + settings.namespace() + "; processes through the pods' agents",
+        enforced,
+        java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    SandboxMount workspace = spec.workspace();
+    if (!spec.extraMounts().isEmpty() || (workspace != null && !workspace.boxOwned())) {
+      throw new BoxValidationException(
+          "host_path and mounts are not available on the kubernetes backend: a cluster has no"
+              + " host paths to offer");
+    }
+    String name = Labels.podName(tenant, spec.sessionId());
+    Map<String, String> labels =
+        Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
+    byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
+    RANDOM.nextBytes(fresh);
+    try {
+      byte[] secret = pods.createSecret(name, labels, fresh);
+      pods.createPolicy(policies.forPod(name, spec.network(), spec.egress()));
+      PodShape shape =
+          new PodShape(
+              name,
+              labels,
+              Map.of(Labels.SESSION_ID, spec.sessionId()),
+              spec.image(),
+              spec.readOnlyRootfs(),
+              spec.cpus(),
+              spec.memoryMb(),
+              1024,
+              null,
+              spec.network());
+      pods.createPod(shape.pod(settings));
+      String ip = pods.awaitRunning(name, startTimeout);
+      AgentLink link =
+          AgentLink.dial(
+              name,
+              new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
+              REPLY_TIMEOUT);
+      try {
+        link.awaitAgent(startTimeout, () -> pods.remove(name));
+      } catch (IOException e) {
+        link.close();
+        throw e;
+      }
+      return new PodSandbox(name, link, pods);
+    } catch (IOException | IllegalStateException | KubernetesClientException e) {
+      pods.remove(name);
+      throw new BoxException(
+          BoxErrorCode.RUNTIME_UNAVAILABLE,
+          "cannot start the pod of session " + spec.sessionId() + ": " + e.getMessage(),
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      pods.remove(name);
+      throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
+    }
+  }
+
+  @Override
+  public void removeOrphans() {
+    // Sessions belong to the tenant, not to this replica: another replica may be serving them.
+  }
+
+  @Override
+  public void close() {
+    client.close();
+  }
+}

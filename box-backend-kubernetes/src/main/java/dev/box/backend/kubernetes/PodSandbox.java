@@ -1,0 +1,58 @@
+package dev.box.backend.kubernetes;
+
+import dev.box.core.agent.AgentLink;
+import dev.box.core.backend.ProcessPrelude;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The sandbox of one session: its pod, and the link to the pod's agent, through which every process
+ * starts and every process tree is killed.
+ */
+final class PodSandbox implements Sandbox {
+  /** The environment every process starts from, before the spec's own. */
+  static final Map<String, String> BASE_ENV =
+      Map.of(
+          "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+          "HOME", PodShape.HOME,
+          "LANG", "C.UTF-8",
+          "PYTHONUNBUFFERED", "1");
+
+  private final String pod;
+  private final AgentLink link;
+  private final Pods pods;
+
+  PodSandbox(String pod, AgentLink link, Pods pods) {
+    this.pod = pod;
+    this.link = link;
+    this.pods = pods;
+  }
+
+  @Override
+  public String id() {
+    return pod;
+  }
+
+  @Override
+  public boolean isAlive() {
+    return link.usable();
+  }
+
+  @Override
+  public SandboxProcess spawn(ProcessSpec spec) {
+    Map<String, String> env = new LinkedHashMap<>(BASE_ENV);
+    env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
+    return link.spawn(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"), env, spec.stdin());
+  }
+
+  /** Closes the link (the agent kills every tree of it at once), then removes the pod. */
+  @Override
+  public void destroy() {
+    link.close();
+    pods.remove(pod);
+  }
+}

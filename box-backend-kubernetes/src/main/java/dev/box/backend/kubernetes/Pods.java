@@ -1,0 +1,141 @@
+package dev.box.backend.kubernetes;
+
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecretBuilder;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.net.HttpURLConnection;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The API calls for a session's objects in the sandbox namespace: its Secret, its NetworkPolicy and
+ * its pod, made and removed together. Creating an object that exists already is not an error: a
+ * second replica that creates the same session at the same moment takes what the first made.
+ */
+final class Pods {
+  private static final Logger log = LoggerFactory.getLogger(Pods.class);
+
+  private final KubernetesClient client;
+  private final String namespace;
+
+  Pods(KubernetesClient client, String namespace) {
+    this.client = client;
+    this.namespace = namespace;
+  }
+
+  /**
+   * The secret of pod {@code name}: the one {@code secret} if this call created it, else the one
+   * another replica created first.
+   */
+  byte[] createSecret(String name, Map<String, String> labels, byte[] secret) {
+    Secret made =
+        new SecretBuilder()
+            .withNewMetadata()
+            .withName(name)
+            .withNamespace(namespace)
+            .withLabels(labels)
+            .endMetadata()
+            .withType("Opaque")
+            .withImmutable(true)
+            .withData(Map.of(PodShape.SECRET_KEY, Base64.getEncoder().encodeToString(secret)))
+            .build();
+    try {
+      client.secrets().inNamespace(namespace).resource(made).create();
+      return secret;
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
+        throw e;
+      }
+      Secret existing = client.secrets().inNamespace(namespace).withName(name).get();
+      if (existing == null || existing.getData() == null) {
+        throw e;
+      }
+      return Base64.getDecoder().decode(existing.getData().get(PodShape.SECRET_KEY));
+    }
+  }
+
+  /** Creates {@code policy}, or leaves the one that exists. */
+  void createPolicy(NetworkPolicy policy) {
+    try {
+      client.network().networkPolicies().inNamespace(namespace).resource(policy).create();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
+        throw e;
+      }
+    }
+  }
+
+  /** Creates {@code pod}, or leaves the one that exists. */
+  void createPod(Pod pod) {
+    try {
+      client.pods().inNamespace(namespace).resource(pod).create();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * Waits until pod {@code name} runs and is ready, and returns its IP.
+   *
+   * @throws IllegalStateException when it failed, went, or did not run within {@code timeout}
+   */
+  String awaitRunning(String name, Duration timeout) throws InterruptedException {
+    Pod ready =
+        client
+            .pods()
+            .inNamespace(namespace)
+            .withName(name)
+            .waitUntilCondition(
+                p -> p == null || isReady(p) || isOver(p),
+                timeout.toMillis(),
+                TimeUnit.MILLISECONDS);
+    if (ready == null) {
+      throw new IllegalStateException("the pod " + name + " was deleted while it started");
+    }
+    if (!isReady(ready)) {
+      throw new IllegalStateException(
+          "the pod " + name + " ended before it ran: " + ready.getStatus().getPhase());
+    }
+    return ready.getStatus().getPodIP();
+  }
+
+  private static boolean isReady(Pod p) {
+    return p.getStatus() != null
+        && "Running".equals(p.getStatus().getPhase())
+        && p.getStatus().getPodIP() != null
+        && p.getStatus().getConditions().stream()
+            .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
+  }
+
+  private static boolean isOver(Pod p) {
+    return p.getStatus() != null
+        && ("Failed".equals(p.getStatus().getPhase())
+            || "Succeeded".equals(p.getStatus().getPhase()));
+  }
+
+  /** The pod named {@code name}, or null. */
+  @Nullable Pod get(String name) {
+    return client.pods().inNamespace(namespace).withName(name).get();
+  }
+
+  /** Removes the pod, its policy and its secret at once (no grace period); logs a failure. */
+  void remove(String name) {
+    try {
+      client.pods().inNamespace(namespace).withName(name).withGracePeriod(0).delete();
+      client.network().networkPolicies().inNamespace(namespace).withName(name).delete();
+      client.secrets().inNamespace(namespace).withName(name).delete();
+    } catch (KubernetesClientException e) {
+      log.warn("cannot remove the pod {} and its objects: {}", name, e.getMessage());
+    }
+  }
+}

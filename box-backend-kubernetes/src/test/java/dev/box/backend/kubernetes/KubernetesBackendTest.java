@@ -1,0 +1,171 @@
+package dev.box.backend.kubernetes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.box.api.BoxEgress;
+import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxValidationException;
+import dev.box.api.Cidr;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The backend end to end on the stand-in cluster: the API server stand-in stores the session's
+ * Secret, NetworkPolicy and pod, the stand-in kubelet runs the pod as a real container (its init
+ * container copying the agent from the agent image that {@code scripts/agent-image} builds), and
+ * the backend's processes run through the pod's agent on its pod IP. Needs the Docker engine, the
+ * test image and the agent image.
+ */
+class KubernetesBackendTest {
+  private static final String IMAGE =
+      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
+  private static final String AGENT_IMAGE =
+      System.getenv().getOrDefault("BOX_TEST_AGENT_IMAGE", "box-agent:latest");
+  private static final String NS = "box-sandboxes";
+
+  private final ApiServer server = new ApiServer();
+  private final KubernetesClient client = server.client();
+  @TempDir Path root;
+  private StandInKubelet kubelet;
+  private KubernetesBackend backend;
+  private @Nullable Sandbox sandbox;
+
+  @BeforeEach
+  void start() throws Exception {
+    kubelet = new StandInKubelet(client, NS, root);
+    kubelet.awaitSynced();
+    KubernetesSettings settings =
+        KubernetesSettings.read(
+            Map.of(
+                "k8s_namespace", NS,
+                "k8s_agent_image", AGENT_IMAGE,
+                "k8s_image_pull_policy", "Never"));
+    backend =
+        new KubernetesBackend(
+            settings,
+            server.client(),
+            "control-token",
+            "box",
+            List.of(Cidr.parse("10.0.0.0/8")),
+            Duration.ofSeconds(90));
+  }
+
+  @AfterEach
+  void stop() {
+    if (sandbox != null) {
+      sandbox.destroy();
+    }
+    backend.close();
+    kubelet.close();
+    client.close();
+    server.close();
+  }
+
+  private static SandboxSpec spec(String session, @Nullable SandboxMount workspace) {
+    return new SandboxSpec(
+        session,
+        "unused",
+        "instance",
+        IMAGE,
+        BoxNetworkMode.OFF,
+        workspace,
+        List.of(),
+        true,
+        1,
+        256,
+        64,
+        BoxEgress.NONE,
+        false);
+  }
+
+  private static String run(Sandbox sandbox, String script) throws Exception {
+    SandboxProcess p =
+        sandbox.spawn(
+            new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), false));
+    String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(Duration.ofSeconds(30))).hasValue(0);
+    return out;
+  }
+
+  @Test
+  void aSessionIsAPod_whoseProcessesRunThroughItsAgent_asTheSandboxUser() throws Exception {
+    sandbox = backend.start(spec("s1", null));
+
+    assertThat(run(sandbox, "id -u; echo hi > f; cat f; pwd; touch /etc/x 2>/dev/null || echo ro"))
+        .isEqualTo("1000\nhi\n/workspace\nro\n");
+    String pod = sandbox.id();
+    assertThat(client.pods().inNamespace(NS).withName(pod).get().getMetadata().getAnnotations())
+        .containsEntry(Labels.SESSION_ID, "s1");
+    assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNotNull();
+    assertThat(client.network().networkPolicies().inNamespace(NS).withName(pod).get()).isNotNull();
+  }
+
+  @Test
+  void killingAProcessTreeEndsItInThePod_andTheSandboxGoesOn() throws Exception {
+    sandbox = backend.start(spec("s2", null));
+    SandboxProcess p =
+        sandbox.spawn(
+            new ProcessSpec(
+                new ProcessSpec.Shell("sleep 1000 & setsid sleep 1000 & echo started; wait"),
+                "/workspace",
+                Map.of(),
+                false));
+    assertThat(new String(p.stdout().readNBytes(8), StandardCharsets.UTF_8)).isEqualTo("started\n");
+
+    p.killTree();
+
+    assertThat(p.waitFor(Duration.ofSeconds(30))).isPresent();
+    assertThat(run(sandbox, "ps -eo comm | grep -c '^sleep' || true")).isEqualTo("0\n");
+  }
+
+  @Test
+  void destroyRemovesThePodItsSecretAndItsPolicy() throws Exception {
+    Sandbox s = backend.start(spec("s3", null));
+    String pod = s.id();
+
+    s.destroy();
+
+    assertThat(client.pods().inNamespace(NS).withName(pod).get()).isNull();
+    assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNull();
+    assertThat(client.network().networkPolicies().inNamespace(NS).withName(pod).get()).isNull();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        Docker.run(
+                            List.of(
+                                "ps",
+                                "--all",
+                                "--quiet",
+                                "--filter",
+                                "name=" + StandInKubelet.container(pod))))
+                    .isBlank());
+  }
+
+  @Test
+  void aHostPathIsRefused_andNothingIsCreated() {
+    SandboxMount hostPath = new SandboxMount(root, "/workspace", false, false);
+
+    assertThatThrownBy(() -> backend.start(spec("s4", hostPath)))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessageContaining("host_path");
+    assertThat(client.pods().inNamespace(NS).list().getItems()).isEmpty();
+  }
+}
