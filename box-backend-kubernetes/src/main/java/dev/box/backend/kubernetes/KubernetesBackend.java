@@ -4,7 +4,6 @@ import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxValidationException;
-import dev.box.api.Cidr;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.backend.BackendStatus;
@@ -12,14 +11,17 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
 /**
@@ -45,24 +47,46 @@ public final class KubernetesBackend implements SandboxBackend {
    * @param client the cluster's API, which the backend closes
    * @param controlToken the control token of the server: with the namespace, it names the tenant
    *     whose sessions this server serves
-   * @param boxNamespace the namespace of Box's own pods, the only ones that reach the agents
-   * @param clusterRanges the address blocks of the cluster (pods, services, API server), which
-   *     network-on sessions may not reach
    * @param startTimeout how long a pod may take to run (an image pull included)
    */
   public KubernetesBackend(
       KubernetesSettings settings,
       KubernetesClient client,
       String controlToken,
-      String boxNamespace,
-      List<Cidr> clusterRanges,
       Duration startTimeout) {
     this.settings = settings;
     this.client = client;
     this.pods = new Pods(client, settings.namespace());
-    this.policies = new NetworkPolicies(settings.namespace(), boxNamespace, clusterRanges);
+    this.policies =
+        new NetworkPolicies(
+            settings.namespace(), settings.boxNamespace(), settings.clusterRanges());
     this.tenant = Labels.tenant(settings.namespace(), controlToken);
     this.startTimeout = startTimeout;
+  }
+
+  /**
+   * The backend on the cluster {@code settings} name: its kubeconfig, else the standard places.
+   *
+   * @throws IllegalArgumentException when the kubeconfig cannot be read
+   */
+  public static KubernetesBackend open(KubernetesSettings settings, String controlToken) {
+    Config config;
+    String kubeconfig = settings.kubeconfig();
+    if (kubeconfig != null) {
+      try {
+        config = Config.fromKubeconfig(Files.readString(Path.of(kubeconfig)));
+      } catch (IOException | RuntimeException e) {
+        throw new IllegalArgumentException(
+            "k8s_kubeconfig: cannot read " + kubeconfig + ": " + e.getMessage(), e);
+      }
+    } else {
+      config = Config.autoConfigure(null);
+    }
+    return new KubernetesBackend(
+        settings,
+        new KubernetesClientBuilder().withConfig(config).build(),
+        controlToken,
+        Duration.ofMinutes(5));
   }
 
   @Override

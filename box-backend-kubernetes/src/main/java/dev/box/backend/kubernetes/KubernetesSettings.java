@@ -1,5 +1,6 @@
 package dev.box.backend.kubernetes;
 
+import dev.box.api.Cidr;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -22,6 +23,11 @@ import org.jspecify.annotations.Nullable;
  *     into every pod (see docs/KUBERNETES.md for how to publish it to a registry)
  * @param seccompProfile {@code RuntimeDefault}, or {@code localhost/<profile>} for a profile the
  *     operator installed on the nodes
+ * @param kubeconfig the kubeconfig file to reach the cluster with, or null for the standard places:
+ *     the pod's service account in a cluster, else {@code KUBECONFIG}, else {@code ~/.kube/config}
+ * @param boxNamespace the namespace of Box's own pods, the only ones that reach the agents
+ * @param clusterRanges the address blocks of the cluster (pods, services, the API server), which
+ *     network-on sessions may not reach
  */
 public record KubernetesSettings(
     String namespace,
@@ -31,7 +37,10 @@ public record KubernetesSettings(
     List<Toleration> tolerations,
     @Nullable String storageClass,
     String agentImage,
-    String seccompProfile) {
+    String seccompProfile,
+    @Nullable String kubeconfig,
+    String boxNamespace,
+    List<Cidr> clusterRanges) {
   /** A configuration key of the backend, as a flag, variable or file entry spells it. */
   enum Key {
     NAMESPACE,
@@ -41,7 +50,10 @@ public record KubernetesSettings(
     TOLERATIONS,
     STORAGE_CLASS,
     AGENT_IMAGE,
-    SECCOMP_PROFILE;
+    SECCOMP_PROFILE,
+    KUBECONFIG,
+    BOX_NAMESPACE,
+    CLUSTER_RANGES;
 
     /** The key's text: {@code k8s_} and its name in lower case. */
     String text() {
@@ -63,6 +75,13 @@ public record KubernetesSettings(
 
   /** The namespace when none is configured. */
   public static final String DEFAULT_NAMESPACE = "box-sandboxes";
+
+  /** The namespace of Box's pods when none is configured, as deploy/kubernetes has it. */
+  public static final String DEFAULT_BOX_NAMESPACE = "box";
+
+  /** The cluster's ranges when none are configured: every private range. */
+  public static final String DEFAULT_CLUSTER_RANGES =
+      "10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10, fc00::/7";
 
   /** The agent image when none is configured, as {@code scripts/agent-image} builds it. */
   public static final String DEFAULT_AGENT_IMAGE = "box-agent:latest";
@@ -144,6 +163,11 @@ public record KubernetesSettings(
       throw new IllegalArgumentException(
           Key.AGENT_IMAGE + ": '" + agentImage + "' is not an image");
     }
+    if (!DNS_LABEL.matcher(boxNamespace).matches()) {
+      throw new IllegalArgumentException(
+          Key.BOX_NAMESPACE + ": '" + boxNamespace + "' is not a namespace name");
+    }
+    clusterRanges = List.copyOf(clusterRanges);
     if (!seccompProfile.equals("RuntimeDefault")
         && !LOCALHOST_PROFILE.matcher(seccompProfile).matches()) {
       throw new IllegalArgumentException(
@@ -168,12 +192,23 @@ public record KubernetesSettings(
         words(Key.TOLERATIONS.in(values)).stream().map(Toleration::parse).toList(),
         blankToNull(Key.STORAGE_CLASS.in(values)),
         orDefault(Key.AGENT_IMAGE.in(values), DEFAULT_AGENT_IMAGE),
-        orDefault(Key.SECCOMP_PROFILE.in(values), "RuntimeDefault"));
+        orDefault(Key.SECCOMP_PROFILE.in(values), "RuntimeDefault"),
+        blankToNull(Key.KUBECONFIG.in(values)),
+        orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
+        ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)));
   }
 
   /** The settings with their defaults. */
   public static KubernetesSettings defaults() {
     return read(Map.of());
+  }
+
+  private static List<Cidr> ranges(String text) {
+    try {
+      return words(text).stream().map(Cidr::parse).toList();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(Key.CLUSTER_RANGES + ": " + e.getMessage());
+    }
   }
 
   private static Map<String, String> pairs(@Nullable String text) {

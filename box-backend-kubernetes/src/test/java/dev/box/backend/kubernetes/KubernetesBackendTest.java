@@ -7,7 +7,6 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxValidationException;
-import dev.box.api.Cidr;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
@@ -57,13 +56,7 @@ class KubernetesBackendTest {
                 "k8s_agent_image", AGENT_IMAGE,
                 "k8s_image_pull_policy", "Never"));
     backend =
-        new KubernetesBackend(
-            settings,
-            server.client(),
-            "control-token",
-            "box",
-            List.of(Cidr.parse("10.0.0.0/8")),
-            Duration.ofSeconds(90));
+        new KubernetesBackend(settings, server.client(), "control-token", Duration.ofSeconds(90));
   }
 
   @AfterEach
