@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -32,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * How the namespace backends (bubblewrap, nsjail) start a sandbox alike: they refuse the network
  * when it cannot be kept off the host, hand the mounts to the sandbox user, make the sandbox's
  * cgroups, put the egress firewall and slirp4netns in place around the backend's own jail, and tear
- * down what a start that failed left behind. It owns the backend's spawner and reader threads.
+ * down what a start that failed left behind. It owns the backend's spawner, reader and agent timer
+ * threads.
  */
 public final class NamespaceStart {
   private static final Logger log = LoggerFactory.getLogger(NamespaceStart.class);
@@ -46,6 +48,7 @@ public final class NamespaceStart {
   private final CgroupDriver cgroups;
   private final ExecutorService spawner;
   private final ExecutorService readers;
+  private final ScheduledExecutorService agentTimers;
   private final Function<Exception, BoxException> failure;
   private final @Nullable Path agent;
   private final Path agents;
@@ -76,7 +79,7 @@ public final class NamespaceStart {
    * @param failure the error a start that failed with an unexpected exception reports
    * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
    *     used only with cgroups, which admit what it forks
-   * @param runtime the clock of the cgroup waits, and the spawner and reader threads
+   * @param runtime the clock of the cgroup waits, and the spawner, reader and agent timer threads
    */
   public NamespaceStart(
       String backend,
@@ -104,6 +107,7 @@ public final class NamespaceStart {
     // it (ParentDeath), so jails must not be forked by pool threads that may retire.
     this.spawner = runtime.singleThread("box-" + backend + "-spawner");
     this.readers = runtime.cachedThreads("box-" + backend + "-reader");
+    this.agentTimers = runtime.timer("box-" + backend + "-agent-timer");
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents =
@@ -253,7 +257,8 @@ public final class NamespaceStart {
       if (agent != null) {
         Path dir = agents.resolve(AgentSockets.dirName(spec.instanceId(), spec.sandboxName()));
         link =
-            AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
+            AgentLink.listen(
+                spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT, agentTimers);
         attempt.agentMounts = new AgentMounts(agent, dir);
       }
       long initPid = jail.start(attempt);
@@ -301,6 +306,7 @@ public final class NamespaceStart {
   public void close() {
     spawner.shutdownNow();
     readers.shutdownNow();
+    agentTimers.shutdownNow();
     cgroups.close();
   }
 

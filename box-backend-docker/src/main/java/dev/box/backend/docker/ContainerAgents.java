@@ -88,7 +88,8 @@ final class ContainerAgents {
     if (binary == null || unusable != null) {
       return null;
     }
-    return AgentLink.listen(name, dirOf(name), ExecAgent.SOCKET_NAME, REPLY_TIMEOUT);
+    return AgentLink.listen(
+        name, dirOf(name), ExecAgent.SOCKET_NAME, REPLY_TIMEOUT, client.threads().deadlines());
   }
 
   /**
@@ -119,7 +120,13 @@ final class ContainerAgents {
     }
     AgentLink link = null;
     try {
-      link = AgentLink.listen(sandbox.id(), agentDir, ExecAgent.SOCKET_NAME, REPLY_TIMEOUT);
+      link =
+          AgentLink.listen(
+              sandbox.id(),
+              agentDir,
+              ExecAgent.SOCKET_NAME,
+              REPLY_TIMEOUT,
+              client.threads().deadlines());
       attach(sandbox, link);
     } catch (IOException e) {
       if (link != null) {

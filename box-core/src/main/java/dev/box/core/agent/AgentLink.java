@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -59,10 +58,6 @@ public final class AgentLink implements AutoCloseable {
   private static final int VERSION = 1;
   private static final int STREAM_HEADER = 18;
 
-  private static final ScheduledExecutorService TIMERS =
-      Executors.newSingleThreadScheduledExecutor(
-          Thread.ofPlatform().name("box-agent-timer").daemon().factory());
-
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Moves a process the agent forked into its cgroup before it runs. */
@@ -80,6 +75,7 @@ public final class AgentLink implements AutoCloseable {
   private final Path socket;
   private final ServerSocketChannel server;
   private final Duration replyTimeout;
+  private final ScheduledExecutorService timers;
   private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger unclaimed = new AtomicInteger();
@@ -89,11 +85,17 @@ public final class AgentLink implements AutoCloseable {
   private volatile Runnable onBroken = () -> {};
   private volatile long agentPid;
 
-  private AgentLink(String name, Path socket, ServerSocketChannel server, Duration replyTimeout) {
+  private AgentLink(
+      String name,
+      Path socket,
+      ServerSocketChannel server,
+      Duration replyTimeout,
+      ScheduledExecutorService timers) {
     this.name = name;
     this.socket = socket;
     this.server = server;
     this.replyTimeout = replyTimeout;
+    this.timers = timers;
   }
 
   /**
@@ -101,8 +103,15 @@ public final class AgentLink implements AutoCloseable {
    * 0755) and the socket is left connectable by the sandbox user.
    *
    * @param replyTimeout how long the agent may take to answer
+   * @param timers runs the link's deadlines; the backend that owns the link owns them, so that
+   *     servers in one JVM share no timer and one that closes stops only its own
    */
-  public static AgentLink listen(String name, Path dir, String socketName, Duration replyTimeout)
+  public static AgentLink listen(
+      String name,
+      Path dir,
+      String socketName,
+      Duration replyTimeout,
+      ScheduledExecutorService timers)
       throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -116,7 +125,7 @@ public final class AgentLink implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new AgentLink(name, socket, server, replyTimeout);
+    return new AgentLink(name, socket, server, replyTimeout, timers);
   }
 
   /**
@@ -280,7 +289,7 @@ public final class AgentLink implements AutoCloseable {
     }
     // An agent that stops reading would block the writer: the deadline breaks the link instead.
     ScheduledFuture<?> deadline =
-        TIMERS.schedule(
+        timers.schedule(
             () -> breakLink("stopped reading its requests"),
             replyTimeout.toNanos(),
             TimeUnit.NANOSECONDS);
@@ -485,8 +494,8 @@ public final class AgentLink implements AutoCloseable {
     pending.clear();
   }
 
-  private static ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
-    return TIMERS.schedule(() -> closeQuietly(channel), timeout.toNanos(), TimeUnit.NANOSECONDS);
+  private ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
+    return timers.schedule(() -> closeQuietly(channel), timeout.toNanos(), TimeUnit.NANOSECONDS);
   }
 
   static void closeQuietly(@Nullable AutoCloseable closeable) {
