@@ -5,6 +5,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
+import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
@@ -22,7 +23,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -48,7 +48,7 @@ public final class NamespaceStart {
   private final CgroupDriver cgroups;
   private final ExecutorService spawner;
   private final ExecutorService readers;
-  private final ScheduledExecutorService agentTimers;
+  private final LinkDeadlines agentDeadlines;
   private final Function<Exception, BoxException> failure;
   private final @Nullable Path agent;
   private final Path agents;
@@ -107,7 +107,8 @@ public final class NamespaceStart {
     // it (ParentDeath), so jails must not be forked by pool threads that may retire.
     this.spawner = runtime.singleThread("box-" + backend + "-spawner");
     this.readers = runtime.cachedThreads("box-" + backend + "-reader");
-    this.agentTimers = runtime.timer("box-" + backend + "-agent-timer");
+    this.agentDeadlines =
+        new LinkDeadlines(AGENT_REPLY_TIMEOUT, runtime.timer("box-" + backend + "-agent-timer"));
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents =
@@ -256,9 +257,7 @@ public final class NamespaceStart {
     try {
       if (agent != null) {
         Path dir = agents.resolve(AgentSockets.dirName(spec.instanceId(), spec.sandboxName()));
-        link =
-            AgentLink.listen(
-                spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT, agentTimers);
+        link = AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, agentDeadlines);
         attempt.agentMounts = new AgentMounts(agent, dir);
       }
       long initPid = jail.start(attempt);
@@ -306,7 +305,7 @@ public final class NamespaceStart {
   public void close() {
     spawner.shutdownNow();
     readers.shutdownNow();
-    agentTimers.shutdownNow();
+    agentDeadlines.timers().shutdownNow();
     cgroups.close();
   }
 

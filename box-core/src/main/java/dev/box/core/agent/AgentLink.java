@@ -19,7 +19,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -74,8 +73,7 @@ public final class AgentLink implements AutoCloseable {
   private final String name;
   private final Path socket;
   private final ServerSocketChannel server;
-  private final Duration replyTimeout;
-  private final ScheduledExecutorService timers;
+  private final LinkDeadlines deadlines;
   private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger unclaimed = new AtomicInteger();
@@ -85,33 +83,20 @@ public final class AgentLink implements AutoCloseable {
   private volatile Runnable onBroken = () -> {};
   private volatile long agentPid;
 
-  private AgentLink(
-      String name,
-      Path socket,
-      ServerSocketChannel server,
-      Duration replyTimeout,
-      ScheduledExecutorService timers) {
+  private AgentLink(String name, Path socket, ServerSocketChannel server, LinkDeadlines deadlines) {
     this.name = name;
     this.socket = socket;
     this.server = server;
-    this.replyTimeout = replyTimeout;
-    this.timers = timers;
+    this.deadlines = deadlines;
   }
 
   /**
    * Listens on {@code dir/socket} for the agent of sandbox {@code name}; {@code dir} is made (mode
    * 0755) and the socket is left connectable by the sandbox user.
    *
-   * @param replyTimeout how long the agent may take to answer
-   * @param timers runs the link's deadlines; the backend that owns the link owns them, so that
-   *     servers in one JVM share no timer and one that closes stops only its own
+   * @param deadlines how long the agent may take to answer, on the timer of the link's owner
    */
-  public static AgentLink listen(
-      String name,
-      Path dir,
-      String socketName,
-      Duration replyTimeout,
-      ScheduledExecutorService timers)
+  public static AgentLink listen(String name, Path dir, String socketName, LinkDeadlines deadlines)
       throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -125,7 +110,7 @@ public final class AgentLink implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new AgentLink(name, socket, server, replyTimeout, timers);
+    return new AgentLink(name, socket, server, deadlines);
   }
 
   /**
@@ -270,9 +255,9 @@ public final class AgentLink implements AutoCloseable {
 
   private <T> T await(CompletableFuture<T> future) {
     try {
-      return future.get(replyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      return future.get(deadlines.reply().toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      breakLink("did not answer within " + replyTimeout.toMillis() + " ms");
+      breakLink("did not answer within " + deadlines.reply().toMillis() + " ms");
       throw failure();
     } catch (ExecutionException e) {
       throw e.getCause() instanceof BoxException box ? box : failure();
@@ -289,10 +274,7 @@ public final class AgentLink implements AutoCloseable {
     }
     // An agent that stops reading would block the writer: the deadline breaks the link instead.
     ScheduledFuture<?> deadline =
-        timers.schedule(
-            () -> breakLink("stopped reading its requests"),
-            replyTimeout.toNanos(),
-            TimeUnit.NANOSECONDS);
+        deadlines.after(deadlines.reply(), () -> breakLink("stopped reading its requests"));
     try {
       synchronized (writeLock) {
         ByteBuffer buffer = ByteBuffer.wrap(frame);
@@ -395,7 +377,7 @@ public final class AgentLink implements AutoCloseable {
 
   /** Reads a stream connection's header and hands it to its process; anything else is closed. */
   private void claim(SocketChannel stream) {
-    ScheduledFuture<?> deadline = closeAfter(stream, replyTimeout);
+    ScheduledFuture<?> deadline = closeAfter(stream, deadlines.reply());
     boolean claimed = false;
     try {
       ByteBuffer header = ByteBuffer.allocate(STREAM_HEADER);
@@ -495,7 +477,7 @@ public final class AgentLink implements AutoCloseable {
   }
 
   private ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
-    return timers.schedule(() -> closeQuietly(channel), timeout.toNanos(), TimeUnit.NANOSECONDS);
+    return deadlines.after(timeout, () -> closeQuietly(channel));
   }
 
   static void closeQuietly(@Nullable AutoCloseable closeable) {
