@@ -53,7 +53,7 @@ public final class AgentHost implements AutoCloseable {
   private final Sleeper sleeper;
   private @Nullable Thread monitor;
 
-  private AgentHost(Builder b) {
+  private AgentHost(Builder b, Sleeper sleeper, Clock clock) {
     this.client = b.client;
     this.profile = b.profile;
     this.forcedTemplate = b.forcedTemplate;
@@ -62,12 +62,12 @@ public final class AgentHost implements AutoCloseable {
     this.workspaceQuotaMb = b.workspaceQuotaMb;
     this.outputLimit = b.outputLimit;
     this.quota = new AdvisoryWorkspaceQuota(b.maxWorkspaceEntries);
-    this.errors = new ErrorRing(b.errorCapacity, b.clock);
-    this.sleeper = b.sleeper;
+    this.errors = new ErrorRing(b.errorCapacity, clock);
+    this.sleeper = sleeper;
     this.availability =
         new Availability(
             client::health,
-            b.sleeper,
+            sleeper,
             b.backoff,
             new Availability.Listener() {
               @Override
@@ -281,8 +281,8 @@ public final class AgentHost implements AutoCloseable {
     private int maxWorkspaceEntries = AdvisoryWorkspaceQuota.DEFAULT_MAX_ENTRIES;
     private int errorCapacity = ErrorRing.DEFAULT_CAPACITY;
     private Backoff backoff = Backoff.RECONNECT;
-    private Sleeper sleeper = Sleeper.system();
-    private Clock clock = Clock.systemUTC();
+    private @Nullable Sleeper sleeper;
+    private @Nullable Clock clock;
 
     private Builder(BoxClient client) {
       this.client = client;
@@ -383,9 +383,15 @@ public final class AgentHost implements AutoCloseable {
       return this;
     }
 
-    /** The agent host; call {@link AgentHost#start()} to connect. */
+    /**
+     * The agent host, on this JVM's sleep and UTC clock unless given others; call {@link
+     * AgentHost#start()} to connect.
+     */
     public AgentHost build() {
-      return new AgentHost(this);
+      return new AgentHost(
+          this,
+          sleeper != null ? sleeper : Sleeper.system(),
+          clock != null ? clock : Clock.systemUTC());
     }
   }
 }

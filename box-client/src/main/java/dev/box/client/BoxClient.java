@@ -293,8 +293,8 @@ public final class BoxClient implements AutoCloseable {
     private final URI baseUri;
     private @Nullable String controlToken;
     private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
-    private Ticker ticker = Ticker.system();
-    private Sleeper sleeper = Sleeper.system();
+    private @Nullable Ticker ticker;
+    private @Nullable Sleeper sleeper;
 
     private Builder(URI baseUri) {
       String scheme = baseUri.getScheme();
@@ -387,9 +387,14 @@ public final class BoxClient implements AutoCloseable {
       return this;
     }
 
-    /** A client with these settings. */
+    /** A client with these settings, on this JVM's ticker and sleep unless given others. */
     public BoxClient build() {
-      return new BoxClient(baseUri, controlToken, requestTimeout, ticker, sleeper);
+      return new BoxClient(
+          baseUri,
+          controlToken,
+          requestTimeout,
+          ticker != null ? ticker : Ticker.system(),
+          sleeper != null ? sleeper : Sleeper.system());
     }
   }
 }

@@ -50,9 +50,8 @@ public final class BoxFiles {
    * directories and replacing any file there.
    */
   public BoxFileWritten write(String sessionId, String path, InputStream data) {
-    return http.read(
-        send("PUT", route(sessionId, "/files", path), BodyPublishers.ofInputStream(() -> data)),
-        BoxFileWritten.class);
+    return put(
+        sessionId, "/files", path, BodyPublishers.ofInputStream(() -> data), BoxFileWritten.class);
   }
 
   /**
@@ -60,8 +59,7 @@ public final class BoxFiles {
    * InputStream)}.
    */
   public BoxFileWritten upload(String sessionId, Path local, String path) {
-    return http.read(
-        send("PUT", route(sessionId, "/files", path), ofFile(local)), BoxFileWritten.class);
+    return put(sessionId, "/files", path, ofFile(local), BoxFileWritten.class);
   }
 
   /**
@@ -115,8 +113,11 @@ public final class BoxFiles {
    * nothing.
    */
   public BoxArchiveExtracted extract(String sessionId, String path, InputStream tar) {
-    return http.read(
-        send("PUT", route(sessionId, "/archive", path), BodyPublishers.ofInputStream(() -> tar)),
+    return put(
+        sessionId,
+        "/archive",
+        path,
+        BodyPublishers.ofInputStream(() -> tar),
         BoxArchiveExtracted.class);
   }
 
@@ -124,8 +125,13 @@ public final class BoxFiles {
    * Extracts the local tar file {@code local}; see {@link #extract(String, String, InputStream)}.
    */
   public BoxArchiveExtracted uploadArchive(String sessionId, Path local, String path) {
-    return http.read(
-        send("PUT", route(sessionId, "/archive", path), ofFile(local)), BoxArchiveExtracted.class);
+    return put(sessionId, "/archive", path, ofFile(local), BoxArchiveExtracted.class);
+  }
+
+  /** Uploads {@code body} to the {@code resource} of {@code path} and reads the JSON answer. */
+  private <T> T put(
+      String sessionId, String resource, String path, BodyPublisher body, Class<T> answer) {
+    return http.read(send("PUT", route(sessionId, resource, path), body), answer);
   }
 
   private HttpResponse<InputStream> send(String method, String route, BodyPublisher body) {

@@ -3,6 +3,7 @@ package dev.box.sandbox;
 import dev.box.api.time.Ticker;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
 
@@ -37,5 +38,13 @@ public record BackendRuntime(Ticker ticker, Function<String, ThreadFactory> thre
    */
   public ExecutorService cachedThreads(String name) {
     return Executors.newCachedThreadPool(threads.apply(name));
+  }
+
+  /**
+   * One thread that runs deadlines, such as those of exec agent links; its owner shuts it down when
+   * it closes, so that no two owners share a timer.
+   */
+  public ScheduledExecutorService timer(String name) {
+    return Executors.newSingleThreadScheduledExecutor(threads.apply(name));
   }
 }

@@ -5,6 +5,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
+import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
@@ -32,7 +33,8 @@ import org.slf4j.LoggerFactory;
  * How the namespace backends (bubblewrap, nsjail) start a sandbox alike: they refuse the network
  * when it cannot be kept off the host, hand the mounts to the sandbox user, make the sandbox's
  * cgroups, put the egress firewall and slirp4netns in place around the backend's own jail, and tear
- * down what a start that failed left behind. It owns the backend's spawner and reader threads.
+ * down what a start that failed left behind. It owns the backend's spawner, reader and agent timer
+ * threads.
  */
 public final class NamespaceStart {
   private static final Logger log = LoggerFactory.getLogger(NamespaceStart.class);
@@ -46,6 +48,7 @@ public final class NamespaceStart {
   private final CgroupDriver cgroups;
   private final ExecutorService spawner;
   private final ExecutorService readers;
+  private final LinkDeadlines agentDeadlines;
   private final Function<Exception, BoxException> failure;
   private final @Nullable Path agent;
   private final Path agents;
@@ -76,7 +79,7 @@ public final class NamespaceStart {
    * @param failure the error a start that failed with an unexpected exception reports
    * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
    *     used only with cgroups, which admit what it forks
-   * @param runtime the clock of the cgroup waits, and the spawner and reader threads
+   * @param runtime the clock of the cgroup waits, and the spawner, reader and agent timer threads
    */
   public NamespaceStart(
       String backend,
@@ -104,6 +107,8 @@ public final class NamespaceStart {
     // it (ParentDeath), so jails must not be forked by pool threads that may retire.
     this.spawner = runtime.singleThread("box-" + backend + "-spawner");
     this.readers = runtime.cachedThreads("box-" + backend + "-reader");
+    this.agentDeadlines =
+        new LinkDeadlines(AGENT_REPLY_TIMEOUT, runtime.timer("box-" + backend + "-agent-timer"));
     this.failure = failure;
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents =
@@ -252,8 +257,7 @@ public final class NamespaceStart {
     try {
       if (agent != null) {
         Path dir = agents.resolve(AgentSockets.dirName(spec.instanceId(), spec.sandboxName()));
-        link =
-            AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, AGENT_REPLY_TIMEOUT);
+        link = AgentLink.listen(spec.sandboxName(), dir, ExecAgent.SOCKET_NAME, agentDeadlines);
         attempt.agentMounts = new AgentMounts(agent, dir);
       }
       long initPid = jail.start(attempt);
@@ -301,6 +305,7 @@ public final class NamespaceStart {
   public void close() {
     spawner.shutdownNow();
     readers.shutdownNow();
+    agentDeadlines.timers().shutdownNow();
     cgroups.close();
   }
 

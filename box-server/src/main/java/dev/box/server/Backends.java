@@ -130,7 +130,11 @@ final class Backends {
     return switch (name) {
       case "e2b" ->
           new E2bBackend(
-              config.e2b(), config.stateDir(), instanceId, config.isolation().sandboxUid());
+              config.e2b(),
+              config.stateDir(),
+              instanceId,
+              config.isolation().sandboxUid(),
+              runtime.timer("e2b-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(
               new ContainerSettings(

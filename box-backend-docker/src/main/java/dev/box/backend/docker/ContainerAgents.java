@@ -2,6 +2,7 @@ package dev.box.backend.docker;
 
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
+import dev.box.core.agent.LinkDeadlines;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -32,6 +33,11 @@ final class ContainerAgents {
   private final Path root;
   private final String instanceId;
 
+  /**
+   * The links' deadlines, on the engine client's deadline thread, which closes with the backend.
+   */
+  private final LinkDeadlines deadlines;
+
   /** Why containers no longer get the exec agent, or null while they do. */
   private volatile @Nullable String unusable;
 
@@ -52,6 +58,7 @@ final class ContainerAgents {
     this.binary = binary;
     this.root = root;
     this.instanceId = instanceId;
+    this.deadlines = new LinkDeadlines(REPLY_TIMEOUT, client.threads().deadlines());
   }
 
   /**
@@ -88,7 +95,7 @@ final class ContainerAgents {
     if (binary == null || unusable != null) {
       return null;
     }
-    return AgentLink.listen(name, dirOf(name), ExecAgent.SOCKET_NAME, REPLY_TIMEOUT);
+    return AgentLink.listen(name, dirOf(name), ExecAgent.SOCKET_NAME, deadlines);
   }
 
   /**
@@ -119,7 +126,7 @@ final class ContainerAgents {
     }
     AgentLink link = null;
     try {
-      link = AgentLink.listen(sandbox.id(), agentDir, ExecAgent.SOCKET_NAME, REPLY_TIMEOUT);
+      link = AgentLink.listen(sandbox.id(), agentDir, ExecAgent.SOCKET_NAME, deadlines);
       attach(sandbox, link);
     } catch (IOException e) {
       if (link != null) {

@@ -22,7 +22,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -68,8 +67,15 @@ public final class E2bBackend implements SandboxBackend {
    * @param dataDir the server's state directory (its hash tags the sandboxes)
    * @param instanceId the running server instance, which tags its sandboxes
    * @param sandboxUid the host uid that owns files the sandbox creates in read-write host mounts
+   * @param timer sets live sandboxes' timeouts again; the composition root makes it, this backend
+   *     shuts it down when closed
    */
-  public E2bBackend(E2bSettings settings, Path dataDir, String instanceId, int sandboxUid) {
+  public E2bBackend(
+      E2bSettings settings,
+      Path dataDir,
+      String instanceId,
+      int sandboxUid,
+      ScheduledExecutorService timer) {
     this.settings = settings;
     this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
@@ -81,9 +87,7 @@ public final class E2bBackend implements SandboxBackend {
             .connectTimeout(Duration.ofSeconds(20))
             .followRedirects(HttpClient.Redirect.NEVER)
             .build();
-    this.timer =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> Thread.ofPlatform().daemon().name("e2b-timeouts").unstarted(r));
+    this.timer = timer;
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.box.api.BoxValidationException;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -15,8 +16,7 @@ class E2bBackendStatusTest {
 
   @Test
   void withoutAKey_itIsUnavailableAndSaysHowToSetOne() {
-    try (E2bBackend backend =
-        new E2bBackend(E2bSettings.read(Map.of(), Map.of()), state, "i", 1000)) {
+    try (E2bBackend backend = unconfigured()) {
       assertThat(backend.status().available()).isFalse();
       assertThat(backend.status().reason()).contains("e2b_api_key").contains("E2B_API_KEY");
       assertThat(backend.status().enforced()).containsEntry("memory", "none");
@@ -25,8 +25,7 @@ class E2bBackendStatusTest {
 
   @Test
   void boxInitsSection_setsTheKeyUrlAndTemplate_andNeverShowsTheKey() {
-    try (E2bBackend backend =
-        new E2bBackend(E2bSettings.read(Map.of(), Map.of()), state, "i", 1000)) {
+    try (E2bBackend backend = unconfigured()) {
       backend.configure(
           Map.of("api_key", "k-123", "api_url", "https://api.cube.example", "template", "py"));
 
@@ -39,8 +38,7 @@ class E2bBackendStatusTest {
 
   @Test
   void anUnknownKeyOrABadUrl_isAValidationError() {
-    try (E2bBackend backend =
-        new E2bBackend(E2bSettings.read(Map.of(), Map.of()), state, "i", 1000)) {
+    try (E2bBackend backend = unconfigured()) {
       assertThatThrownBy(() -> backend.configure(Map.of("apikey", "x")))
           .isInstanceOf(BoxValidationException.class)
           .hasMessage("unknown e2b setting 'apikey' (known: api_key, api_url, template)");
@@ -48,5 +46,14 @@ class E2bBackendStatusTest {
           .isInstanceOf(BoxValidationException.class)
           .hasMessage("e2b_api_url must be an http(s) URL, not 'ftp://x'");
     }
+  }
+
+  private E2bBackend unconfigured() {
+    return new E2bBackend(
+        E2bSettings.read(Map.of(), Map.of()),
+        state,
+        "i",
+        1000,
+        Executors.newSingleThreadScheduledExecutor());
   }
 }

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -96,7 +97,12 @@ class E2bBackendTest {
   void aRefusedApiKey_isBackendUnavailable_withoutTheKeyInTheMessage() throws IOException {
     E2bSettings wrong = new E2bSettings("wrong-" + KEY, fake.apiUrl(), "base", fake.envdUrl());
     try (E2bBackend backend =
-        new E2bBackend(wrong, Files.createDirectory(temp.resolve("state")), "x", 1000)) {
+        new E2bBackend(
+            wrong,
+            Files.createDirectory(temp.resolve("state")),
+            "x",
+            1000,
+            Executors.newSingleThreadScheduledExecutor())) {
       assertThatThrownBy(() -> backend.start(spec("x", null)))
           .isInstanceOf(BoxException.class)
           .hasMessageContaining("401")
@@ -106,7 +112,11 @@ class E2bBackendTest {
 
   private E2bBackend backend(String instance, Path state) {
     return new E2bBackend(
-        new E2bSettings(KEY, fake.apiUrl(), "base", fake.envdUrl()), state, instance, 1000);
+        new E2bSettings(KEY, fake.apiUrl(), "base", fake.envdUrl()),
+        state,
+        instance,
+        1000,
+        Executors.newSingleThreadScheduledExecutor());
   }
 
   private static SandboxSpec spec(String instance, @Nullable SandboxMount workspace) {

@@ -6,6 +6,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxValidationException;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
@@ -23,6 +24,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * Sessions as pods of a Kubernetes cluster (see {@link PodShape} for what each pod is, and
@@ -42,20 +44,26 @@ public final class KubernetesBackend implements SandboxBackend {
   private final NetworkPolicies policies;
   private final String tenant;
   private final Duration startTimeout;
+  private final ScheduledExecutorService timers;
+  private final LinkDeadlines deadlines;
 
   /**
    * @param client the cluster's API, which the backend closes
    * @param controlToken the control token of the server: with the namespace, it names the tenant
    *     whose sessions this server serves
    * @param startTimeout how long a pod may take to run (an image pull included)
+   * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    */
   public KubernetesBackend(
       KubernetesSettings settings,
       KubernetesClient client,
       String controlToken,
-      Duration startTimeout) {
+      Duration startTimeout,
+      ScheduledExecutorService timers) {
     this.settings = settings;
     this.client = client;
+    this.timers = timers;
+    this.deadlines = new LinkDeadlines(REPLY_TIMEOUT, timers);
     this.pods = new Pods(client, settings.namespace());
     this.policies =
         new NetworkPolicies(
@@ -67,9 +75,11 @@ public final class KubernetesBackend implements SandboxBackend {
   /**
    * The backend on the cluster {@code settings} name: its kubeconfig, else the standard places.
    *
+   * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    * @throws IllegalArgumentException when the kubeconfig cannot be read
    */
-  public static KubernetesBackend open(KubernetesSettings settings, String controlToken) {
+  public static KubernetesBackend open(
+      KubernetesSettings settings, String controlToken, ScheduledExecutorService timers) {
     Config config;
     String kubeconfig = settings.kubeconfig();
     if (kubeconfig != null) {
@@ -86,7 +96,8 @@ public final class KubernetesBackend implements SandboxBackend {
         settings,
         new KubernetesClientBuilder().withConfig(config).build(),
         controlToken,
-        Duration.ofMinutes(5));
+        Duration.ofMinutes(5),
+        timers);
   }
 
   @Override
@@ -153,7 +164,7 @@ public final class KubernetesBackend implements SandboxBackend {
           AgentLink.dial(
               name,
               new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
-              REPLY_TIMEOUT);
+              deadlines);
       try {
         link.awaitAgent(startTimeout, () -> pods.remove(name));
       } catch (IOException e) {
@@ -182,5 +193,6 @@ public final class KubernetesBackend implements SandboxBackend {
   @Override
   public void close() {
     client.close();
+    timers.shutdownNow();
   }
 }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentProcess;
+import dev.box.core.agent.LinkDeadlines;
 import dev.box.guard.ListeningAgent;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -17,6 +18,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,6 +35,7 @@ class AgentDialTest {
 
   @TempDir Path dir;
   private final List<AgentLink> links = new ArrayList<>();
+  private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
   private ListeningAgent agent;
   private byte[] secret = new byte[0];
 
@@ -45,6 +49,7 @@ class AgentDialTest {
   @AfterEach
   void stopAgent() throws InterruptedException {
     links.forEach(AgentLink::close);
+    timers.shutdownNow();
     agent.close();
   }
 
@@ -62,7 +67,7 @@ class AgentDialTest {
             "pod-1",
             new AgentAddress(
                 new InetSocketAddress(InetAddress.getLoopbackAddress(), agent.port()), key),
-            TIMEOUT);
+            new LinkDeadlines(TIMEOUT, timers));
     links.add(link);
     link.awaitAgent(TIMEOUT, onBroken);
     return link;

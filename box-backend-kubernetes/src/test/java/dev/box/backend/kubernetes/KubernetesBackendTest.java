@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -56,7 +57,12 @@ class KubernetesBackendTest {
                 "k8s_agent_image", AGENT_IMAGE,
                 "k8s_image_pull_policy", "Never"));
     backend =
-        new KubernetesBackend(settings, server.client(), "control-token", Duration.ofSeconds(90));
+        new KubernetesBackend(
+            settings,
+            server.client(),
+            "control-token",
+            Duration.ofSeconds(90),
+            Executors.newSingleThreadScheduledExecutor());
   }
 
   @AfterEach

@@ -20,8 +20,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -68,10 +66,6 @@ public final class AgentLink implements AutoCloseable {
   private static final int VERSION = 1;
   private static final int STREAM_HEADER = 18;
 
-  private static final ScheduledExecutorService TIMERS =
-      Executors.newSingleThreadScheduledExecutor(
-          Thread.ofPlatform().name("box-agent-timer").daemon().factory());
-
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Moves a process the agent forked into its cgroup before it runs. */
@@ -89,7 +83,7 @@ public final class AgentLink implements AutoCloseable {
   private final @Nullable Path socket;
   private final @Nullable ServerSocketChannel server;
   private final @Nullable AgentAddress remote;
-  private final Duration replyTimeout;
+  private final LinkDeadlines deadlines;
   private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
 
   /** In network mode, the trees not yet ended, each completed true when it ended, false if lost. */
@@ -108,21 +102,21 @@ public final class AgentLink implements AutoCloseable {
       @Nullable Path socket,
       @Nullable ServerSocketChannel server,
       @Nullable AgentAddress remote,
-      Duration replyTimeout) {
+      LinkDeadlines deadlines) {
     this.name = name;
     this.socket = socket;
     this.server = server;
     this.remote = remote;
-    this.replyTimeout = replyTimeout;
+    this.deadlines = deadlines;
   }
 
   /**
    * Listens on {@code dir/socket} for the agent of sandbox {@code name}; {@code dir} is made (mode
    * 0755) and the socket is left connectable by the sandbox user.
    *
-   * @param replyTimeout how long the agent may take to answer
+   * @param deadlines how long the agent may take to answer, on the timer of the link's owner
    */
-  public static AgentLink listen(String name, Path dir, String socketName, Duration replyTimeout)
+  public static AgentLink listen(String name, Path dir, String socketName, LinkDeadlines deadlines)
       throws IOException {
     Files.createDirectories(dir);
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -136,17 +130,17 @@ public final class AgentLink implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new AgentLink(name, socket, server, null, replyTimeout);
+    return new AgentLink(name, socket, server, null, deadlines);
   }
 
   /**
    * Connects to the agent of sandbox {@code name} in network mode, at {@code remote}, when {@link
    * #awaitAgent} is called.
    *
-   * @param replyTimeout how long the agent may take to answer
+   * @param deadlines how long the agent may take to answer, on the timer of the link's owner
    */
-  public static AgentLink dial(String name, AgentAddress remote, Duration replyTimeout) {
-    return new AgentLink(name, null, null, remote, replyTimeout);
+  public static AgentLink dial(String name, AgentAddress remote, LinkDeadlines deadlines) {
+    return new AgentLink(name, null, null, remote, deadlines);
   }
 
   /**
@@ -336,7 +330,7 @@ public final class AgentLink implements AutoCloseable {
     for (int fd : fds) {
       SocketChannel stream;
       try {
-        stream = agent.stream(p.id(), token, fd, replyTimeout);
+        stream = agent.stream(p.id(), token, fd, deadlines.reply());
       } catch (IOException e) {
         breakLink("took no stream connection: " + e.getMessage());
         throw failure();
@@ -359,9 +353,9 @@ public final class AgentLink implements AutoCloseable {
     sendQuietly(AgentFrames.kill(id));
     boolean quiet;
     try {
-      quiet = ended.get(replyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      quiet = ended.get(deadlines.reply().toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      breakLink("did not end a process tree within " + replyTimeout.toMillis() + " ms");
+      breakLink("did not end a process tree within " + deadlines.reply().toMillis() + " ms");
       return;
     } catch (ExecutionException e) {
       return;
@@ -395,9 +389,9 @@ public final class AgentLink implements AutoCloseable {
 
   private <T> T await(CompletableFuture<T> future) {
     try {
-      return future.get(replyTimeout.toNanos(), TimeUnit.NANOSECONDS);
+      return future.get(deadlines.reply().toNanos(), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      breakLink("did not answer within " + replyTimeout.toMillis() + " ms");
+      breakLink("did not answer within " + deadlines.reply().toMillis() + " ms");
       throw failure();
     } catch (ExecutionException e) {
       throw e.getCause() instanceof BoxException box ? box : failure();
@@ -414,10 +408,7 @@ public final class AgentLink implements AutoCloseable {
     }
     // An agent that stops reading would block the writer: the deadline breaks the link instead.
     ScheduledFuture<?> deadline =
-        TIMERS.schedule(
-            () -> breakLink("stopped reading its requests"),
-            replyTimeout.toNanos(),
-            TimeUnit.NANOSECONDS);
+        deadlines.after(deadlines.reply(), () -> breakLink("stopped reading its requests"));
     try {
       synchronized (writeLock) {
         ByteBuffer buffer = ByteBuffer.wrap(frame);
@@ -542,7 +533,7 @@ public final class AgentLink implements AutoCloseable {
 
   /** Reads a stream connection's header and hands it to its process; anything else is closed. */
   private void claim(SocketChannel stream) {
-    ScheduledFuture<?> deadline = closeAfter(stream, replyTimeout);
+    ScheduledFuture<?> deadline = closeAfter(stream, deadlines.reply());
     boolean claimed = false;
     try {
       ByteBuffer header = ByteBuffer.allocate(STREAM_HEADER);
@@ -647,8 +638,8 @@ public final class AgentLink implements AutoCloseable {
     pending.clear();
   }
 
-  private static ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
-    return TIMERS.schedule(() -> closeQuietly(channel), timeout.toNanos(), TimeUnit.NANOSECONDS);
+  private ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
+    return deadlines.after(timeout, () -> closeQuietly(channel));
   }
 
   static void closeQuietly(@Nullable AutoCloseable closeable) {

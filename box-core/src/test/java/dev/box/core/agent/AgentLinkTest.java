@@ -17,7 +17,11 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +39,14 @@ class AgentLinkTest {
 
   private final AtomicInteger broken = new AtomicInteger();
 
+  /** The deadlines of this test's links, as a backend owns them: shut down after each test. */
+  private final ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
+
+  @AfterEach
+  void stopTimers() {
+    timers.shutdownNow();
+  }
+
   /** A link and its agent, which is this test. */
   private record Peer(AgentLink link, SocketChannel agent) implements AutoCloseable {
     @Override
@@ -46,7 +58,8 @@ class AgentLinkTest {
 
   /** A link whose agent is this test: it connects and says hello. */
   private Peer connect() throws Exception {
-    AgentLink link = AgentLink.listen("t", dir.resolve("agent"), "socket", REPLY);
+    AgentLink link =
+        AgentLink.listen("t", dir.resolve("agent"), "socket", new LinkDeadlines(REPLY, timers));
     CompletableFuture<Void> waiting =
         CompletableFuture.runAsync(
             () -> {
@@ -158,6 +171,29 @@ class AgentLinkTest {
       }
       assertThat(peer.link().usable()).isTrue();
       assertThat(broken).hasValue(0);
+    }
+  }
+
+  @Test
+  void linksOfTwoOwners_shareNoTimer_soClosingOneLeavesTheOthersDeadlinesRunning()
+      throws IOException {
+    ScheduledExecutorService mine = Executors.newSingleThreadScheduledExecutor();
+    try {
+      timers.shutdownNow();
+      try (AgentLink closedOwners =
+          AgentLink.listen("o", dir.resolve("o"), "socket", new LinkDeadlines(REPLY, timers))) {
+        assertThatThrownBy(() -> closedOwners.awaitAgent(REPLY, broken::incrementAndGet))
+            .isInstanceOf(RejectedExecutionException.class);
+      }
+      try (AgentLink own =
+          AgentLink.listen("m", dir.resolve("m"), "socket", new LinkDeadlines(REPLY, mine))) {
+        // No agent connects: only the deadline, on this owner's timer, can end the wait.
+        assertThatThrownBy(() -> own.awaitAgent(REPLY, broken::incrementAndGet))
+            .isInstanceOf(IOException.class)
+            .hasMessageContaining("no exec agent connected");
+      }
+    } finally {
+      mine.shutdownNow();
     }
   }
 
