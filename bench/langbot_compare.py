@@ -49,6 +49,11 @@ import sys
 import tempfile
 import time
 
+# LangBot's connector and default `box` section, shared with the interop test's driver.
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "box-cli", "src", "test",
+                    "resources", "langbot"))
+
 INSTANCE = "langbot-compare-instance"
 TARGET_RATIO = 0.5
 DOCKER_IMAGE = "box-debian:bookworm"
@@ -158,82 +163,35 @@ class Server:
 def langbot_box_config(host_root: str) -> dict:
     """LangBot's default `box` section for box_init, minus `runtime` and `backend` (each server
     keeps the backend it was started with)."""
-    return {
-        "enabled": True,
-        "limits": {"max_sessions": 64, "max_managed_processes": 64},
-        "local": {
-            "profile": "default",
-            "image": "",
-            "host_root": host_root,
-            "default_workspace": "",
-            "skills_root": "skills",
-            "allowed_mount_roots": [host_root, "/tmp"],
-            "workspace_quota_mb": None,
-        },
-        "default_memory_mb": 1536,
-        "docker": {"cpu_limit_enabled": True},
-    }
+    from langbot_connector import default_config
+
+    config = default_config(host_root)
+    del config["backend"]
+    return config
 
 
 class Runtime:
     """A connected runtime: the upstream ActionRPCBoxClient over its /rpc/ws."""
 
     def __init__(self, server: Server, token: str, host_root: str, image: str | None) -> None:
-        from langbot_plugin.box.client import ActionRPCBoxClient
-        from langbot_plugin.entities.io.context import ActionContext
+        from langbot_connector import Connector
+        from langbot_plugin.box.security import BOX_CONTROL_TOKEN_HEADER, BOX_INSTANCE_HEADER
 
         self.server = server
         self.label = server.label
-        self.token = token
         self.host_root = host_root
         self.image = image
-        self.client = ActionRPCBoxClient(logger=log)
+        self.connector = Connector(
+            langbot_box_config(host_root),
+            {BOX_INSTANCE_HEADER: INSTANCE, BOX_CONTROL_TOKEN_HEADER: token},
+            log,
+        )
+        self.client = self.connector.client
         self.context = self.workspace(0)
-        self.handler = None
-        self.controller = None
-        self._task: asyncio.Task | None = None
-        self._connected = asyncio.Event()
-        self._errors: list[BaseException] = []
 
     async def connect(self) -> None:
         """Like LangBot's BoxRuntimeConnector: a Handler on the connection, __ping, box_init."""
-        from langbot_plugin.box.actions import LangBotToBoxAction
-        from langbot_plugin.box.security import BOX_CONTROL_TOKEN_HEADER, BOX_INSTANCE_HEADER
-        from langbot_plugin.entities.io.actions.enums import CommonAction
-        from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
-        from langbot_plugin.runtime.io.handler import Handler
-
-        async def on_connection(connection) -> None:
-            handler = Handler(connection)
-            self.handler = handler
-            self.client.set_handler(handler)
-            handler_task = asyncio.create_task(handler.run())
-            try:
-                await handler.call_action(CommonAction.PING, {})
-                await handler.call_action(LangBotToBoxAction.INIT,
-                                          langbot_box_config(self.host_root))
-                self._connected.set()
-                await handler_task
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - the connection's failure
-                if not self._connected.is_set():
-                    self._errors.append(exc)
-                    self._connected.set()
-
-        async def on_failed(_controller, exc) -> None:
-            self._errors.append(exc or RuntimeError("connection failed"))
-            self._connected.set()
-
-        self.controller = WebSocketClientController(
-            ws_url=f"ws://127.0.0.1:{self.server.port}/rpc/ws",
-            make_connection_failed_callback=on_failed,
-            additional_headers={BOX_INSTANCE_HEADER: INSTANCE, BOX_CONTROL_TOKEN_HEADER: self.token},
-        )
-        self._task = asyncio.create_task(self.controller.run(on_connection))
-        await asyncio.wait_for(self._connected.wait(), timeout=60.0)
-        if self._errors:
-            raise self._errors[0]
+        await self.connector.connect_ws(f"ws://127.0.0.1:{self.server.port}/rpc/ws")
 
     @staticmethod
     def workspace(number: int):
@@ -246,7 +204,7 @@ class Runtime:
     async def backend_available(self) -> tuple[bool, str]:
         from langbot_plugin.box.actions import LangBotToBoxAction
 
-        data = await self.handler.call_action(LangBotToBoxAction.HEALTH, {})
+        data = await self.connector.handler.call_action(LangBotToBoxAction.HEALTH, {})
         return bool(data.get("available")), json.dumps(data)[:300]
 
     def spec(self, session_id: str, context):
@@ -278,12 +236,7 @@ class Runtime:
             await self.client.delete_session(session_id, context or self.context)
 
     async def close(self) -> None:
-        if self.handler is not None:
-            with contextlib.suppress(Exception):
-                await self.handler.close()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await self.connector.close()
 
 
 # -- the rows ---------------------------------------------------------------------------------------

@@ -29,7 +29,6 @@ import websockets
 
 from langbot_plugin.box import errors
 from langbot_plugin.box.actions import LangBotToBoxAction
-from langbot_plugin.box.client import ActionRPCBoxClient
 from langbot_plugin.box.models import (
     BoxExecutionStatus,
     BoxManagedProcessSpec,
@@ -49,9 +48,8 @@ from langbot_plugin.box.security import (
 from langbot_plugin.box.tenancy import box_namespace
 from langbot_plugin.entities.io.actions.enums import CommonAction
 from langbot_plugin.entities.io.context import ActionContext
-from langbot_plugin.runtime.io.controllers.stdio.client import StdioClientController
-from langbot_plugin.runtime.io.controllers.ws.client import WebSocketClientController
-from langbot_plugin.runtime.io.handler import Handler
+
+from langbot_connector import Connector, default_config
 
 GROUPS = (
     "core",
@@ -73,49 +71,6 @@ CONTEXT = ActionContext(
 STATE_WAIT_SEC = 30.0
 
 log = logging.getLogger("langbot-interop")
-
-
-def langbot_default_config(host_root: str) -> dict:
-    """LangBot's default `box` section (config.yaml) minus `runtime`, with `host_root` replaced."""
-    return {
-        "enabled": True,
-        "backend": "local",
-        "limits": {
-            "max_sessions": 64,
-            "max_managed_processes": 64,
-            "max_completed_processes": 256,
-            "max_workspace_entries": 100000,
-            "max_admission_records": 100000,
-            "max_rpc_file_bytes": 20971520,
-        },
-        "admission": {
-            "required": False,
-            "logical_session_id": "global",
-            "required_backend": "nsjail",
-            "max_sessions": 1,
-            "max_managed_processes": 0,
-            "max_grant_ttl_sec": 300,
-            "max_timeout_sec": 120,
-            "cpus": 1.0,
-            "memory_mb": 512,
-            "pids_limit": 128,
-            "read_only_rootfs": True,
-            "workspace_quota_mb": 0,
-            "readiness_cache_sec": 15,
-        },
-        "local": {
-            "profile": "default",
-            "image": "",
-            "host_root": host_root,
-            "default_workspace": "",
-            "skills_root": "skills",
-            "allowed_mount_roots": [host_root, "/tmp"],
-            "workspace_quota_mb": None,
-        },
-        "default_memory_mb": 1536,
-        "docker": {"cpu_limit_enabled": True},
-        "e2b": {"api_key": "", "api_url": "", "template": ""},
-    }
 
 
 class CheckFailed(AssertionError):
@@ -188,74 +143,6 @@ class Report:
         return "\n".join(lines)
 
 
-class Connector:
-    """Connects like LangBot's BoxRuntimeConnector: Handler, __ping, box_init, then serve it."""
-
-    def __init__(self, config: dict, control_headers: dict[str, str]) -> None:
-        self.config = config
-        self.control_headers = control_headers
-        self.client = ActionRPCBoxClient(logger=log)
-        self.handler: Handler | None = None
-        self.controller = None
-        self._task: asyncio.Task | None = None
-        self._connected = asyncio.Event()
-        self._error: list[BaseException] = []
-
-    async def _on_connection(self, connection) -> None:
-        handler = Handler(connection)
-        self.handler = handler
-        self.client.set_handler(handler)
-        handler_task = asyncio.create_task(handler.run())
-        try:
-            await handler.call_action(CommonAction.PING, {})
-            if self.config:
-                await handler.call_action(LangBotToBoxAction.INIT, self.config)
-            self._connected.set()
-            await handler_task
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - reported as the connection's failure
-            if not self._connected.is_set():
-                self._error.append(exc)
-                self._connected.set()
-
-    async def _on_failed(self, _controller, exc) -> None:
-        self._error.append(exc or RuntimeError("connection failed"))
-        self._connected.set()
-
-    async def connect_ws(self, url: str) -> None:
-        self.controller = WebSocketClientController(
-            ws_url=url,
-            make_connection_failed_callback=self._on_failed,
-            additional_headers=self.control_headers,
-        )
-        await self._start()
-
-    async def connect_stdio(self, command: list[str], env: dict[str, str], cwd: str) -> None:
-        self.controller = StdioClientController(
-            command=command[0], args=command[1:], env=env, working_dir=cwd
-        )
-        await self._start()
-
-    async def _start(self) -> None:
-        self._task = asyncio.create_task(self.controller.run(self._on_connection))
-        await asyncio.wait_for(self._connected.wait(), timeout=60.0)
-        if self._error:
-            raise self._error[0]
-
-    async def close(self) -> None:
-        if self.handler is not None:
-            with contextlib.suppress(Exception):
-                await self.handler.close()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-        close = getattr(self.controller, "close", None)
-        if close is not None:
-            with contextlib.suppress(Exception):
-                await close()
-
-
 class Driver:
     def __init__(self, args, connector: Connector, report: Report) -> None:
         self.args = args
@@ -280,6 +167,11 @@ class Driver:
     async def check(self, group: str, name: str, body) -> bool:
         return await self.report.check(group, name, body)
 
+    async def check_all(self, group: str, *bodies) -> None:
+        """Checks each of `bodies` in turn, each under its own name."""
+        for body in bodies:
+            await self.check(group, body.__name__, body)
+
     # -- core: every host action and the session life cycle ----------------------------------
 
     async def core(self) -> None:
@@ -298,7 +190,7 @@ class Driver:
             expect(isinstance(data.get("name"), str), f"box_health name: {data}")
             expect_equal(data.get("available"), True, "box_health available")
 
-        async def backend_info():
+        async def get_backend_info():
             info = await self.client.get_backend_info()
             expect(isinstance(info.get("name"), str) and info["name"], f"backend name: {info}")
             expect_equal(info.get("available"), True, "backend available")
@@ -361,7 +253,7 @@ class Driver:
             expect_equal(r.exit_code, None, "exit_code of a timed-out exec")
             expect(not r.ok, "ok must be false")
 
-        async def sessions():
+        async def session_create_get_list_delete():
             spec = BoxSpec(session_id="interop-session")
             info = await self.client.create_session(spec, CONTEXT)
             expect_equal(info.get("session_id"), "interop-session", "created session_id")
@@ -384,18 +276,11 @@ class Driver:
             listed = await self.client.get_sessions(CONTEXT)
             expect_equal(st["active_sessions"], len(listed), "active_sessions vs get_sessions")
 
-        await self.check(g, "ping", ping)
-        await self.check(g, "init", init)
-        await self.check(g, "health", health)
-        await self.check(g, "get_backend_info", backend_info)
-        await self.check(g, "status", status)
-        await self.check(g, "exec_stdout", exec_stdout)
-        await self.check(g, "exec_exit_code_and_stderr", exec_exit_code_and_stderr)
-        await self.check(g, "exec_env", exec_env)
-        await self.check(g, "exec_workdir", exec_workdir)
-        await self.check(g, "exec_timeout", exec_timeout)
-        await self.check(g, "session_create_get_list_delete", sessions)
-        await self.check(g, "status_counts_sessions", status_counts_sessions)
+        await self.check_all(
+            g, ping, init, health, get_backend_info, status, exec_stdout, exec_exit_code_and_stderr,
+            exec_env, exec_workdir, exec_timeout, session_create_get_list_delete,
+            status_counts_sessions,
+        )
 
     # -- workspace: an exec in the host_path LangBot builds for a Workspace --------------------
 
@@ -540,16 +425,13 @@ class Driver:
             info = await self.wait_for_exit(sid, "short")
             expect_equal(info.exit_code, 4, "exit_code")
 
-        async def delete():
+        async def delete_session():
             await self.client.delete_session(sid, CONTEXT)
 
-        await self.check(g, "start", start)
-        await self.check(g, "get", get)
-        await self.check(g, "relay_roundtrip", relay_roundtrip)
-        await self.check(g, "relay_refuses_a_wrong_token", relay_refuses_a_wrong_token)
-        await self.check(g, "stop", stop)
-        await self.check(g, "exit_is_seen", exit_is_seen)
-        await self.check(g, "delete_session", delete)
+        await self.check_all(
+            g, start, get, relay_roundtrip, relay_refuses_a_wrong_token, stop, exit_is_seen,
+            delete_session,
+        )
 
     async def wait_for_exit(self, sid: str, pid: str):
         loop = asyncio.get_running_loop()
@@ -567,7 +449,7 @@ class Driver:
     async def errors(self) -> None:
         g = "errors"
 
-        async def validation():
+        async def validation_error():
             await expect_raises(
                 errors.BoxValidationError,
                 self.client.execute(BoxSpec(cmd="   ", session_id="interop-err"), CONTEXT),
@@ -581,7 +463,7 @@ class Driver:
                 errors.BoxSessionNotFoundError, self.client.delete_session("no-such-session", CONTEXT)
             )
 
-        async def process_not_found():
+        async def managed_process_not_found():
             await self.client.create_session(BoxSpec(session_id="interop-err"), CONTEXT)
             await expect_raises(
                 errors.BoxManagedProcessNotFoundError,
@@ -599,11 +481,11 @@ class Driver:
                 contains="already exists",
             )
 
-        async def another_instance():
+        async def another_instance_is_refused():
             other = ActionContext(instance_uuid="another-instance", workspace_uuid="w")
             await expect_raises(errors.BoxError, self.client.get_sessions(other))
 
-        async def capacity():
+        async def capacity_exceeded():
             for s in await self.client.get_sessions(CONTEXT):
                 await self.client.delete_session(s["session_id"], CONTEXT)
             limits = dict(self.connector.config["limits"], max_sessions=1, max_managed_processes=0)
@@ -625,20 +507,17 @@ class Driver:
                 with contextlib.suppress(errors.BoxError):
                     await self.client.delete_session("interop-cap-a", CONTEXT)
 
-        async def invalid_limits():
+        async def invalid_limits_refused():
             await expect_raises(
                 errors.BoxError,
                 self.client.init({"limits": {"max_sessions": "many"}}),
                 contains="box.limits.max_sessions must be an integer",
             )
 
-        await self.check(g, "validation_error", validation)
-        await self.check(g, "session_not_found", session_not_found)
-        await self.check(g, "managed_process_not_found", process_not_found)
-        await self.check(g, "session_conflict", session_conflict)
-        await self.check(g, "another_instance_is_refused", another_instance)
-        await self.check(g, "capacity_exceeded", capacity)
-        await self.check(g, "invalid_limits_refused", invalid_limits)
+        await self.check_all(
+            g, validation_error, session_not_found, managed_process_not_found, session_conflict,
+            another_instance_is_refused, capacity_exceeded, invalid_limits_refused,
+        )
 
     # -- auth: who may open the control channel -------------------------------------------------
 
@@ -646,7 +525,7 @@ class Driver:
         g = "auth"
 
         async def refused(headers: dict[str, str]):
-            other = Connector({}, headers)
+            other = Connector({}, headers, log)
             try:
                 await other.connect_ws(self.args.url + "/rpc/ws")
             except Exception as exc:  # noqa: BLE001 - a refused handshake is what is expected
@@ -656,18 +535,16 @@ class Driver:
                 await other.close()
             raise CheckFailed(f"a connection with {sorted(headers)} was accepted")
 
-        async def no_token():
+        async def no_token_refused():
             await refused({BOX_INSTANCE_HEADER: INSTANCE})
 
-        async def wrong_token():
+        async def wrong_token_refused():
             await refused({BOX_INSTANCE_HEADER: INSTANCE, BOX_CONTROL_TOKEN_HEADER: "y" * 48})
 
-        async def another_instance():
+        async def another_instance_refused():
             await refused({**self.connector.control_headers, BOX_INSTANCE_HEADER: "another-instance"})
 
-        await self.check(g, "no_token_refused", no_token)
-        await self.check(g, "wrong_token_refused", wrong_token)
-        await self.check(g, "another_instance_refused", another_instance)
+        await self.check_all(g, no_token_refused, wrong_token_refused, another_instance_refused)
 
     # -- skills: the 11 skill actions -----------------------------------------------------------
 
@@ -703,7 +580,7 @@ class Driver:
             skill = await self.client.update_skill(name, {"description": "updated"}, CONTEXT)
             expect_equal(skill.get("description"), "updated", "description")
 
-        async def files():
+        async def write_list_read_files():
             written = await self.client.write_skill_file(name, "scripts/run.sh", "echo hi\n", CONTEXT)
             expect_equal(written.get("bytes_written"), 8, "bytes_written")
             listing = await self.client.list_skill_files(name, ".", action_context=CONTEXT)
@@ -717,7 +594,7 @@ class Driver:
                 self.client.read_skill_file(name, "../../escape.txt", CONTEXT),
             )
 
-        async def scan():
+        async def scan_directory():
             expect("root" in state, "no package_root: create failed")
             skill = await self.client.scan_skill_directory(state["root"], CONTEXT)
             expect_equal(skill.get("name"), name, "scanned name")
@@ -772,15 +649,10 @@ class Driver:
             expect_equal(await self.client.get_skill(name, CONTEXT), None, "deleted skill")
             await expect_raises(errors.BoxValidationError, self.client.delete_skill(name, CONTEXT))
 
-        await self.check(g, "create", create)
-        await self.check(g, "list_and_get", list_and_get)
-        await self.check(g, "update", update)
-        await self.check(g, "write_list_read_files", files)
-        await self.check(g, "scan_directory", scan)
-        await self.check(g, "zip_preview_and_install", zip_preview_and_install)
-        await self.check(g, "exec_with_skill_mount", exec_with_skill_mount)
-        await self.check(g, "invalid_name", invalid_name)
-        await self.check(g, "delete", delete)
+        await self.check_all(
+            g, create, list_and_get, update, write_list_read_files, scan_directory,
+            zip_preview_and_install, exec_with_skill_mount, invalid_name, delete,
+        )
 
     # -- admission: grant-enforced mode (leaves the runtime in it: run it on its own server) ----
 
@@ -816,12 +688,12 @@ class Driver:
         async def verify_shared_workspace():
             await self.verify_shared_workspace()
 
-        async def enforce():
+        async def enable_with_box_init():
             config = json.loads(json.dumps(self.connector.config))
             config["admission"]["required"] = True
             await self.client.init(config)
 
-        async def sandbox_actions_refused_without_readiness():
+        async def sandbox_actions_refused():
             # Box has no nsjail backend, so grant-enforced readiness cannot hold: refused as
             # LangBot maps it, whether readiness or the missing grant is checked first.
             calls = {
@@ -853,7 +725,7 @@ class Driver:
             expect_equal(data.get("mode"), "grant_enforced", "readiness mode")
             expect_equal(data.get("ready"), False, "ready without nsjail")
 
-        async def upsert_and_revoke():
+        async def upsert_and_revoke_grant():
             installed = await self.client.upsert_sandbox_admission_grant(grant(2))
             expect_equal(installed.get("installed"), True, "installed")
             expect_equal(installed.get("entitlement_revision"), 2, "entitlement_revision")
@@ -872,7 +744,7 @@ class Driver:
                 contains="revoked",
             )
 
-        async def cannot_be_disabled():
+        async def cannot_be_disabled_in_process():
             # box_init with required: false is accepted, but enforcement stays, and what needs
             # the admission policy now says why it is unusable.
             await self.client.init(self.connector.config)
@@ -886,13 +758,12 @@ class Driver:
                 self.client.execute(BoxSpec(cmd="true", session_id="global"), CONTEXT),
             )
 
-        await self.check(g, "grants_refused_when_not_enforced", grants_refused_when_not_enforced)
-        await self.check(g, "verify_shared_workspace", verify_shared_workspace)
-        if await self.check(g, "enable_with_box_init", enforce):
-            await self.check(g, "sandbox_actions_refused", sandbox_actions_refused_without_readiness)
-            await self.check(g, "health_reports_readiness", health_reports_readiness)
-            await self.check(g, "upsert_and_revoke_grant", upsert_and_revoke)
-            await self.check(g, "cannot_be_disabled_in_process", cannot_be_disabled)
+        await self.check_all(g, grants_refused_when_not_enforced, verify_shared_workspace)
+        if await self.check(g, "enable_with_box_init", enable_with_box_init):
+            await self.check_all(
+                g, sandbox_actions_refused, health_reports_readiness, upsert_and_revoke_grant,
+                cannot_be_disabled_in_process,
+            )
 
     # -- shutdown ------------------------------------------------------------------------------
 
@@ -920,18 +791,18 @@ async def run(args) -> int:
 
     if args.transport == "ws":
         host_root = os.path.abspath(args.host_root)
-        connector = Connector(langbot_default_config(host_root), headers)
+        connector = Connector(default_config(host_root), headers, log)
         connect = connector.connect_ws(args.url + "/rpc/ws")
     else:
         # As LangBot spawns its runtime: its own environment plus the three LANGBOT_BOX_*
         # variables, the `box` section with LangBot's defaults, in LangBot's working directory.
-        config = langbot_default_config("./data/box")
+        config = default_config("./data/box")
         config["local"]["allowed_mount_roots"] = ["./data/box", "/tmp"]
         env = os.environ.copy()
         env[BOX_CONTROL_TOKEN_ENV] = token
         env[BOX_TRUSTED_INSTANCE_ENV] = INSTANCE
         env["LANGBOT_BOX_CONFIG"] = json.dumps(config)
-        connector = Connector(config, headers)
+        connector = Connector(config, headers, log)
         command = json.loads(args.box_command) + ["-s", "--ws-control-port", str(args.port)]
         connect = connector.connect_stdio(command, env, os.getcwd())
 

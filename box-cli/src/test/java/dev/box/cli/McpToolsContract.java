@@ -216,8 +216,7 @@ abstract class McpToolsContract {
         .atMost(Duration.ofSeconds(30))
         .untilAsserted(
             () -> {
-              Map<String, Object> output =
-                  ok("process_output", "session_id", "proc", "process_id", id);
+              Map<String, Object> output = processOutput("proc", id);
               assertThat(output).containsEntry("running", true);
               seen.append(output.get("output"));
               assertThat(seen.toString()).contains("ready\n").contains("oops\n");
@@ -231,14 +230,7 @@ abstract class McpToolsContract {
 
   @Test
   void process_thatExits_reportsItsOutputOnceAndItsExitCode() {
-    ok(
-        "start_process",
-        "session_id",
-        "proc-exit",
-        "process_id",
-        "counter",
-        "cmd",
-        "for i in 1 2 3; do echo line$i; done; exit 7");
+    startProcess("proc-exit", "counter", "for i in 1 2 3; do echo line$i; done; exit 7");
     StringBuilder seen = new StringBuilder();
     AtomicReference<Map<String, Object>> last = new AtomicReference<>(Map.of());
 
@@ -246,8 +238,7 @@ abstract class McpToolsContract {
         .atMost(Duration.ofSeconds(30))
         .until(
             () -> {
-              Map<String, Object> output =
-                  ok("process_output", "session_id", "proc-exit", "process_id", "counter");
+              Map<String, Object> output = processOutput("proc-exit", "counter");
               seen.append(output.get("output"));
               last.set(output);
               return Boolean.FALSE.equals(output.get("running"));
@@ -259,14 +250,7 @@ abstract class McpToolsContract {
 
   @Test
   void process_thatFloodsItsOutput_isCutForAModel_andEveryCharacterIsShownOrCounted() {
-    ok(
-        "start_process",
-        "session_id",
-        "proc-flood",
-        "process_id",
-        "flood",
-        "cmd",
-        "head -c 1000000 /dev/zero | tr '\\0' z; echo END");
+    startProcess("proc-flood", "flood", "head -c 1000000 /dev/zero | tr '\\0' z; echo END");
     Pattern notice =
         Pattern.compile("\n\n\\.\\.\\. \\[(\\d+) characters truncated\\] \\.\\.\\.\n\n");
     long[] accounted = {0};
@@ -276,8 +260,7 @@ abstract class McpToolsContract {
         .atMost(Duration.ofSeconds(60))
         .until(
             () -> {
-              Map<String, Object> output =
-                  ok("process_output", "session_id", "proc-flood", "process_id", "flood");
+              Map<String, Object> output = processOutput("proc-flood", "flood");
               String text = (String) Objects.requireNonNull(output.get("output"));
               assertThat(text).hasSizeLessThanOrEqualTo(4000);
               Matcher cut = notice.matcher(text);
@@ -321,6 +304,14 @@ abstract class McpToolsContract {
   }
 
   /** Calls a tool that must succeed and returns its structured answer. */
+  private Map<String, Object> startProcess(String session, String processId, String cmd) {
+    return ok("start_process", "session_id", session, "process_id", processId, "cmd", cmd);
+  }
+
+  private Map<String, Object> processOutput(String session, String processId) {
+    return ok("process_output", "session_id", session, "process_id", processId);
+  }
+
   final Map<String, Object> ok(String tool, Object... arguments) {
     CallToolResult result = call(tool, arguments);
     assertThat(result.isError()).as("%s: %s", tool, result.content()).isFalse();

@@ -41,14 +41,8 @@ class ServeProcessTest {
   @Test
   void sigterm_stopsEverySandboxAndRemovesItsCgroups() throws Exception {
     String marker = "box-sigterm-" + UUID.randomUUID();
-    Server server = Server.start(dataDir);
-    try (BoxClient client = server.client(dataDir)) {
-      client.exec(background("one", marker));
-      client.exec(background("two", marker));
-      // A shell that forked its sleep shows the marker in the child too, until the child execs.
-      await().untilAsserted(() -> assertThat(hostProcessesContaining(marker)).hasSize(2));
-      assertThat(hostProcessesContaining(dataDir.toString())).isNotEmpty();
-    }
+    Server server = serverRunningSleepers(marker, "one", "two");
+    assertThat(hostProcessesContaining(dataDir.toString())).isNotEmpty();
 
     server.process.destroy(); // SIGTERM
 
@@ -62,11 +56,7 @@ class ServeProcessTest {
   @Test
   void afterAServerIsKilled_itsSandboxesDie_andTheNextServerRemovesWhatWasLeft() throws Exception {
     String marker = "box-sigkill-" + UUID.randomUUID();
-    Server first = Server.start(dataDir);
-    try (BoxClient client = first.client(dataDir)) {
-      client.exec(background("crash", marker));
-    }
-    await().untilAsserted(() -> assertThat(hostProcessesContaining(marker)).hasSize(1));
+    Server first = serverRunningSleepers(marker, "crash");
 
     first.process.destroyForcibly(); // SIGKILL: no shutdown hook runs
     first.process.waitFor();
@@ -154,6 +144,23 @@ class ServeProcessTest {
       server.process.destroy();
       server.process.waitFor();
     }
+  }
+
+  /**
+   * Starts a server on {@link #dataDir} and, through it, a background sleep marked {@code marker}
+   * in each of {@code sessions}; returns once every sleep runs.
+   */
+  private Server serverRunningSleepers(String marker, String... sessions) throws IOException {
+    Server server = Server.start(dataDir);
+    try (BoxClient client = server.client(dataDir)) {
+      for (String session : sessions) {
+        client.exec(background(session, marker));
+      }
+    }
+    // A shell that forked its sleep shows the marker in the child too, until the child execs.
+    await()
+        .untilAsserted(() -> assertThat(hostProcessesContaining(marker)).hasSize(sessions.length));
+    return server;
   }
 
   private static BoxSpec background(String session, String marker) {

@@ -2,6 +2,7 @@ package dev.box.langbot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -10,8 +11,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Base64;
+import org.assertj.core.api.AbstractStringAssert;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * {@code __file_chunk} as LangBot sends it (16 KiB chunks, the first truncating, each later one
@@ -47,6 +51,23 @@ class RpcFilesTest {
         .put("chunk_size", 16 * 1024);
   }
 
+  /**
+   * Fails unless receiving {@code chunk} is refused with an {@link ActionError} of {@code message};
+   * returns an assertion on the error's LangBot class name.
+   */
+  private static AbstractStringAssert<?> assertRefused(
+      RpcFiles files, ObjectNode chunk, String message) {
+    ActionError error = catchThrowableOfType(ActionError.class, () -> files.receive(chunk));
+    assertThat(error).as("refused").isNotNull().hasMessage(message);
+    return assertThat(error.className());
+  }
+
+  /** Fails unless the transfer of {@link #KEY} is over and its file is gone. */
+  private static void assertAbandoned(RpcFiles files) {
+    assertThat(files.activeTransfers()).isZero();
+    assertThat(Files.exists(files.fileOf(KEY))).isFalse();
+  }
+
   @Test
   void chunks_areAppendedInOrder_andTheFirstTruncates() throws Exception {
     RpcFiles files = files(1024);
@@ -76,42 +97,45 @@ class RpcFilesTest {
     assertThat(Files.exists(dataDir.resolve("escape"))).isFalse();
   }
 
-  @Test
-  void aFileOverTheLimit_isRefused_byItsLengthOrItsBytes() throws Exception {
-    RpcFiles files = files(8);
-    assertThatThrownBy(() -> files.receive(chunk(KEY, 9, "123456789", 0, 1)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("file " + KEY + " is 9 bytes, over max_rpc_file_bytes (8)");
-
-    files.receive(chunk(KEY, 8, "12345", 0, 2));
-    assertThatThrownBy(() -> files.receive(chunk(KEY, 8, "67890", 1, 2)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("file " + KEY + " exceeds max_rpc_file_bytes (8) at chunk 1");
-    assertThat(files.activeTransfers()).isZero();
-    assertThat(Files.exists(files.fileOf(KEY))).isFalse();
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "8    | 9 | 123456789 | 0 | 1 | file %s is 9 bytes, over max_rpc_file_bytes (8)",
+        "1024 | 3 | b         | 1 | 3 | chunk 1 of file %s is out of order (expected 0)",
+      })
+  void aChunkThatCannotStartATransfer_isRefused(
+      int maxBytes, long length, String raw, int index, int amount, String message)
+      throws Exception {
+    RpcFiles files = files(maxBytes);
+    assertRefused(files, chunk(KEY, length, raw, index, amount), message.formatted(KEY));
+    assertAbandoned(files);
   }
 
-  @Test
-  void aChunkOutOfOrder_abandonsTheTransfer() throws Exception {
-    RpcFiles files = files(1024);
-    assertThatThrownBy(() -> files.receive(chunk(KEY, 3, "b", 1, 3)))
-        .hasMessage("chunk 1 of file " + KEY + " is out of order (expected 0)");
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "8    | 8 | 12345 | 67890 | 1 | 2 | file %s exceeds max_rpc_file_bytes (8) at chunk 1",
+        "1024 | 3 | a     | c     | 2 | 3 | chunk 2 of file %s is out of order (expected 1 of 3)",
+      })
+  void aLaterChunkOverTheLimitOrOutOfOrder_abandonsTheTransfer(
+      int maxBytes, long length, String first, String later, int index, int amount, String message)
+      throws Exception {
+    RpcFiles files = files(maxBytes);
+    files.receive(chunk(KEY, length, first, 0, amount));
 
-    files.receive(chunk(KEY, 3, "a", 0, 3));
-    assertThatThrownBy(() -> files.receive(chunk(KEY, 3, "c", 2, 3)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("chunk 2 of file " + KEY + " is out of order (expected 1 of 3)");
-    assertThat(files.activeTransfers()).isZero();
-    assertThat(Files.exists(files.fileOf(KEY))).isFalse();
+    assertRefused(files, chunk(KEY, length, later, index, amount), message.formatted(KEY));
+    assertAbandoned(files);
   }
 
   @Test
   void invalidBase64_isAValidationError() {
     RpcFiles files = files(1024);
-    assertThatThrownBy(() -> files.receive(encodedChunk(KEY, 3, "not base64!", 0, 1)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("chunk 0 of file " + KEY + " is not valid base64")
-        .extracting(e -> ((ActionError) e).className())
+    assertRefused(
+            files,
+            encodedChunk(KEY, 3, "not base64!", 0, 1),
+            "chunk 0 of file " + KEY + " is not valid base64")
         .isEqualTo("BoxValidationError");
   }
 
@@ -121,10 +145,8 @@ class RpcFilesTest {
     for (int i = 0; i < RpcFiles.MAX_ACTIVE; i++) {
       files.receive(chunk("f" + i, 2, "a", 0, 2));
     }
-    assertThatThrownBy(() -> files.receive(chunk("one-more", 2, "a", 0, 2)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("too many active file transfers (max 128)")
-        .extracting(e -> ((ActionError) e).className())
+    assertRefused(
+            files, chunk("one-more", 2, "a", 0, 2), "too many active file transfers (max 128)")
         .isEqualTo("BoxCapacityExceededError");
 
     files.receive(chunk("f0", 2, "b", 1, 2));
@@ -139,9 +161,7 @@ class RpcFilesTest {
     Files.createDirectories(dataDir.resolve("rpc-files"));
     Files.createSymbolicLink(dataDir.resolve("rpc-files").resolve("link"), outside);
 
-    assertThatThrownBy(() -> files.receive(chunk("link", 1, "x", 0, 1)))
-        .isInstanceOf(ActionError.class)
-        .hasMessage("file_key 'link' names a symbolic link");
+    assertRefused(files, chunk("link", 1, "x", 0, 1), "file_key 'link' names a symbolic link");
     assertThat(Files.readString(outside)).isEqualTo("keep");
   }
 }

@@ -13,6 +13,8 @@ import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Skill ZIP preview and install with real archives built in the test, the malicious ones among them
@@ -28,6 +30,11 @@ class SkillUploadsTest {
   @BeforeEach
   void setUp() {
     store = new SkillStore(dir, Tenancy.namespace("instance", "ws"));
+  }
+
+  /** An archive with the demo skill's SKILL.md, to add the entry under test to. */
+  private static TestZip demoSkill() {
+    return new TestZip().file("demo/SKILL.md", SKILL);
   }
 
   private List<Skill> install(byte[] zip) throws IOException {
@@ -130,7 +137,7 @@ class SkillUploadsTest {
 
   @Test
   void targetSuffix_cannotClimbOutOfTheWorkspace() throws IOException {
-    byte[] zip = new TestZip().file("demo/SKILL.md", SKILL).bytes();
+    byte[] zip = demoSkill().bytes();
     Skill installed =
         SkillUploads.install(
                 store,
@@ -143,71 +150,49 @@ class SkillUploadsTest {
     assertThat(installed.packageRoot().getFileName().toString()).isEqualTo("evil-x");
   }
 
-  @Test
-  void zipSlip_absolute_andDrivePaths_areRefused() throws IOException {
-    assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("demo/../../evil.txt", "x").bytes(),
-        "Archive contains an unsafe path: demo/../../evil.txt");
-    assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("/etc/evil", "x").bytes(),
-        "Archive contains an unsafe path: /etc/evil");
-    assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("C:\\evil.txt", "x").bytes(),
-        "Archive contains an unsafe path: C:\\evil.txt");
-    assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("..\\evil.txt", "x").bytes(),
-        "Archive contains an unsafe path: ..\\evil.txt");
+  @ParameterizedTest
+  @ValueSource(strings = {"demo/../../evil.txt", "/etc/evil", "C:\\evil.txt", "..\\evil.txt"})
+  void zipSlip_absolute_andDrivePaths_areRefused(String path) throws IOException {
+    assertRefused(demoSkill().file(path, "x").bytes(), "Archive contains an unsafe path: " + path);
     assertThat(dir.resolve("evil.txt")).doesNotExist();
   }
 
   @Test
   void symlinkAndDeviceEntries_areRefused_byTheirUnixMode() throws IOException {
     assertRefused(
-        new TestZip()
-            .file("demo/SKILL.md", SKILL)
-            .entry("demo/link", "/etc/passwd".getBytes(), false, 0120777)
-            .bytes(),
+        demoSkill().entry("demo/link", "/etc/passwd".getBytes(), false, 0120777).bytes(),
         "Archive contains a symbolic link: demo/link");
     assertRefused(
-        new TestZip()
-            .file("demo/SKILL.md", SKILL)
-            .entry("demo/fifo", new byte[0], false, 0010644)
-            .bytes(),
+        demoSkill().entry("demo/fifo", new byte[0], false, 0010644).bytes(),
         "Archive contains a non-regular entry: demo/fifo");
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"demo/SKILL.md", "demo/./SKILL.md"})
+  void aSecondEntryOfTheSamePath_isRefused(String path) throws IOException {
+    assertRefused(
+        demoSkill().file(path, "second").bytes(), "Archive contains a duplicate path: " + path);
+  }
+
   @Test
-  void duplicatePaths_areRefused() throws IOException {
+  void anEntryBelowAFile_isRefusedAsADuplicatePath() throws IOException {
     assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("demo/SKILL.md", "second").bytes(),
-        "Archive contains a duplicate path: demo/SKILL.md");
-    assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("demo/./SKILL.md", "second").bytes(),
-        "Archive contains a duplicate path: demo/./SKILL.md");
-    assertRefused(
-        new TestZip()
-            .file("demo/SKILL.md", SKILL)
-            .file("demo/x", "f")
-            .file("demo/x/y", "g")
-            .bytes(),
+        demoSkill().file("demo/x", "f").file("demo/x/y", "g").bytes(),
         "Archive contains a duplicate path: demo/x/y");
   }
 
   @Test
   void bombs_tooManyEntries_andOversizeArchives_areRefused() throws IOException {
     assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).file("demo/zeros", new byte[1 << 20]).bytes(),
+        demoSkill().file("demo/zeros", new byte[1 << 20]).bytes(),
         "Archive entry exceeds the compression ratio limit: demo/zeros");
-    TestZip many = new TestZip().file("demo/SKILL.md", SKILL);
+    TestZip many = demoSkill();
     for (int i = 0; i < 10_000; i++) {
       many.entry("demo/f" + i, new byte[0], false, 0100644);
     }
     assertRefused(many.bytes(), "Archive contains too many entries (maximum 512)");
     assertRefused(
-        new TestZip()
-            .file("demo/SKILL.md", SKILL)
-            .entry("demo/big", new byte[17 * 1024 * 1024], false, 0100644)
-            .bytes(),
+        demoSkill().entry("demo/big", new byte[17 * 1024 * 1024], false, 0100644).bytes(),
         "Archive entry exceeds the uncompressed size limit: demo/big");
     assertRefused(
         new byte[SkillZip.MAX_COMPRESSED_BYTES + 1],
@@ -218,7 +203,7 @@ class SkillUploadsTest {
     for (int i = 0; i < part.length; i++) {
       part[i] = random.nextBoolean() ? (byte) 'a' : (byte) 'b';
     }
-    TestZip total = new TestZip().file("demo/SKILL.md", SKILL);
+    TestZip total = demoSkill();
     for (int i = 0; i < 5; i++) {
       total.file("demo/part" + i, part);
     }
@@ -228,8 +213,7 @@ class SkillUploadsTest {
   @Test
   void aDeeplyNestedEntry_failsCleanly() throws IOException {
     String deep = "demo/" + "d/".repeat(30_000) + "f";
-    assertThatThrownBy(
-            () -> install(new TestZip().file("demo/SKILL.md", SKILL).file(deep, "x").bytes()))
+    assertThatThrownBy(() -> install(demoSkill().file(deep, "x").bytes()))
         .isInstanceOf(IOException.class);
     assertThat(listing(store.root())).isEmpty();
     assertThat(listing(store.staging())).isEmpty();
@@ -240,7 +224,7 @@ class SkillUploadsTest {
     byte[] random = new byte[4096];
     new java.util.Random(7).nextBytes(random);
     assertRefused(
-        new TestZip().file("demo/SKILL.md", SKILL).lyingFile("demo/lie", random, 100).bytes(),
+        demoSkill().lyingFile("demo/lie", random, 100).bytes(),
         "Archive entry size changed while extracting: demo/lie");
   }
 

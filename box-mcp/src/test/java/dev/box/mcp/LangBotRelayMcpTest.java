@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.box.api.internal.FileTrees;
 import dev.box.langbot.ActionContext;
 import dev.box.langbot.Tenancy;
 import dev.box.server.BoxServer;
@@ -18,7 +17,6 @@ import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -32,8 +30,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * LangBot's MCP stdio-in-box at the byte level: a Box server started with LangBot's environment,
@@ -52,15 +52,14 @@ class LangBotRelayMcpTest {
   private static final String SESSION = "mcp-everything";
   private static final String PROCESS = "everything";
 
+  @AutoClose private static final HttpClient http = HttpClient.newHttpClient();
+  @TempDir static Path dataDir;
   private static Path entry;
-  private static Path dataDir;
   private static BoxServer server;
-  private static HttpClient http;
 
   @BeforeAll
   static void start() throws IOException {
     entry = McpFixture.entryPoint();
-    dataDir = Files.createTempDirectory("box-langbot-mcp-test-");
     server =
         BoxServer.start(
             ServerConfig.resolve(
@@ -69,14 +68,11 @@ class LangBotRelayMcpTest {
             Map.of(
                 "LANGBOT_BOX_CONTROL_TOKEN", TOKEN, "LANGBOT_BOX_TRUSTED_INSTANCE_UUID", INSTANCE),
             false);
-    http = HttpClient.newHttpClient();
   }
 
   @AfterAll
   static void stop() {
-    http.close();
     server.close();
-    FileTrees.deleteTreeQuietly(dataDir);
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.ErrorAnswers.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -67,10 +68,7 @@ class BackendSelectionTest {
       assertThat(health.body().path("available").asBoolean()).isFalse();
       assertThat(health.text("reason")).contains(NO_DOCKER).contains("start dockerd");
 
-      Answer exec = box.exec("nf", "echo ok");
-      assertThat(exec.status()).isEqualTo(503);
-      assertThat(exec.errorCode()).isEqualTo("backend_unavailable");
-      assertThat(exec.errorMessage()).contains("docker");
+      assertError(box.exec("nf", "echo ok"), 503, "backend_unavailable").contains("docker");
     }
   }
 
@@ -96,9 +94,7 @@ class BackendSelectionTest {
       assertThat(health.body().path("available").asBoolean()).isFalse();
       assertThat(health.text("reason"))
           .isEqualTo("nsjail not found at /nonexistent/nsjail (nsjail_path)");
-      Answer exec = box.exec("nf", "echo ok");
-      assertThat(exec.status()).isEqualTo(503);
-      assertThat(exec.errorCode()).isEqualTo("backend_unavailable");
+      assertError(box.exec("nf", "echo ok"), 503, "backend_unavailable");
     }
   }
 

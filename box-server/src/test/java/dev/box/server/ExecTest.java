@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.ErrorAnswers.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.box.testclient.Answer;
@@ -157,9 +158,7 @@ class ExecTest {
   void emptyCmd_isAValidationError() {
     Answer a = box.exec("empty", "   ");
 
-    assertThat(a.status()).isEqualTo(400);
-    assertThat(a.errorCode()).isEqualTo("validation_error");
-    assertThat(a.errorMessage()).isEqualTo("cmd must not be empty");
+    assertError(a, 400, "validation_error").isEqualTo("cmd must not be empty");
   }
 
   @Test

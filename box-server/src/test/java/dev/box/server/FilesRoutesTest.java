@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.ErrorAnswers.assertError;
 import static dev.box.testclient.BoxHttp.query;
 import static dev.box.testclient.BoxHttp.quote;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -61,6 +62,15 @@ class FilesRoutesTest {
     return box.http().sendBytes("PUT", route, body);
   }
 
+  /** A PUT of {@code body} as a stream of unknown length, which the client sends chunked. */
+  private static Bytes putStreamed(String route, byte[] body) {
+    return box.http()
+        .sendBytes(
+            "PUT",
+            route,
+            HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body)));
+  }
+
   private static Bytes get(String route) {
     return box.http().sendBytes("GET", route, new byte[0]);
   }
@@ -104,12 +114,7 @@ class FilesRoutesTest {
     put(files("chunked", "f"), "old".getBytes(StandardCharsets.UTF_8));
     byte[] data = everyByteValue(10);
 
-    Bytes written =
-        box.http()
-            .sendBytes(
-                "PUT",
-                files("chunked", "f"),
-                HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(data)));
+    Bytes written = putStreamed(files("chunked", "f"), data);
 
     assertThat(written.status()).isEqualTo(200);
     assertThat(get(files("chunked", "f")).body()).isEqualTo(data);
@@ -158,8 +163,7 @@ class FilesRoutesTest {
     assertThat(tree.status()).isEqualTo(200);
     assertThat(sh("del", "ls -A /workspace")).isEmpty();
     Bytes again = box.http().sendBytes("DELETE", files("del", "f"), new byte[0]);
-    assertThat(again.status()).isEqualTo(404);
-    assertThat(again.errorCode()).isEqualTo("file_not_found");
+    assertError(again, 404, "file_not_found");
   }
 
   @Test
@@ -170,12 +174,9 @@ class FilesRoutesTest {
     Bytes session = get(files("no-such-session", "/workspace/x"));
     Bytes dir = get(files("missing", "/workspace"));
 
-    assertThat(file.status()).isEqualTo(404);
-    assertThat(file.errorCode()).isEqualTo("file_not_found");
-    assertThat(session.status()).isEqualTo(404);
-    assertThat(session.errorCode()).isEqualTo("session_not_found");
-    assertThat(dir.status()).isEqualTo(409);
-    assertThat(dir.errorCode()).isEqualTo("file_type_conflict");
+    assertError(file, 404, "file_not_found");
+    assertError(session, 404, "session_not_found");
+    assertError(dir, 409, "file_type_conflict");
   }
 
   @Test
@@ -187,9 +188,7 @@ class FilesRoutesTest {
     Bytes none = get("/v1/sessions/badpath/files");
     Bytes root = box.http().sendBytes("DELETE", files("badpath", "/"), new byte[0]);
 
-    assertThat(nul.status()).isEqualTo(400);
-    assertThat(nul.errorCode()).isEqualTo("validation_error");
-    assertThat(nul.json().path("error").path("message").asText()).contains("NUL");
+    assertError(nul, 400, "validation_error").contains("NUL");
     assertThat(empty.status()).isEqualTo(400);
     assertThat(none.status()).isEqualTo(400);
     assertThat(root.status()).isEqualTo(400);
@@ -201,15 +200,9 @@ class FilesRoutesTest {
     byte[] data = new byte[MAX_FILE + 1];
 
     Bytes sized = put(files("big", "d/big"), data);
-    Bytes chunked =
-        box.http()
-            .sendBytes(
-                "PUT",
-                files("big", "d/big"),
-                HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(data)));
+    Bytes chunked = putStreamed(files("big", "d/big"), data);
 
-    assertThat(sized.status()).isEqualTo(413);
-    assertThat(sized.errorCode()).isEqualTo("payload_too_large");
+    assertError(sized, 413, "payload_too_large");
     assertThat(chunked.status()).isEqualTo(413);
     assertThat(chunked.json().path("error").path("message").asText()).contains("max_file_bytes");
     assertThat(sh("big", "ls -A /workspace/d")).isEmpty();
@@ -222,8 +215,7 @@ class FilesRoutesTest {
 
     Bytes read = get(files("bigread", "big"));
 
-    assertThat(read.status()).isEqualTo(413);
-    assertThat(read.errorCode()).isEqualTo("payload_too_large");
+    assertError(read, 413, "payload_too_large");
   }
 
   @Test
@@ -242,8 +234,7 @@ class FilesRoutesTest {
       Bytes delete = box.http().sendBytes("DELETE", files("ro", "kept"), new byte[0]);
       Bytes read = get(files("ro", "kept"));
 
-      assertThat(write.status()).isEqualTo(409);
-      assertThat(write.errorCode()).isEqualTo("read_only");
+      assertError(write, 409, "read_only");
       assertThat(delete.errorCode()).isEqualTo("read_only");
       assertThat(new String(read.body(), StandardCharsets.UTF_8)).isEqualTo("kept");
       try (var listing = Files.list(host)) {

@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import static dev.box.server.ErrorAnswers.assertError;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -35,9 +36,7 @@ class HttpErrorsTest {
   void badRequestBodies_areValidationErrors(String body, String message) {
     Answer a = box.post("/v1/sessions/bad/exec", body.replace("{\"", "{\"cmd\":\"true\",\""));
 
-    assertThat(a.status()).isEqualTo(400);
-    assertThat(a.errorCode()).isEqualTo("validation_error");
-    assertThat(a.errorMessage()).contains(message);
+    assertError(a, 400, "validation_error").contains(message);
     assertThat(a.body().toString()).doesNotContain("at dev.box").doesNotContain("Exception");
   }
 
@@ -54,19 +53,15 @@ class HttpErrorsTest {
     Answer route = box.get("/v2/nothing");
     Answer method = box.send("PUT", "/v1/sessions/x", "{}");
 
-    assertThat(route.status()).isEqualTo(404);
-    assertThat(route.errorCode()).isEqualTo("not_found");
-    assertThat(method.status()).isEqualTo(405);
-    assertThat(method.errorCode()).isEqualTo("method_not_allowed");
+    assertError(route, 404, "not_found");
+    assertError(method, 405, "method_not_allowed");
   }
 
   @Test
   void missingSession_isSessionNotFound() {
     Answer a = box.get("/v1/sessions/nobody");
 
-    assertThat(a.status()).isEqualTo(404);
-    assertThat(a.errorCode()).isEqualTo("session_not_found");
-    assertThat(a.errorMessage()).isEqualTo("session nobody not found");
+    assertError(a, 404, "session_not_found").isEqualTo("session nobody not found");
   }
 
   @Test

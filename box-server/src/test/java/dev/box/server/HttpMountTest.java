@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.box.api.BoxValidationException;
-import dev.box.api.internal.FileTrees;
 import dev.box.server.http.HttpMount;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.http.HttpServlet;
@@ -15,7 +14,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
@@ -24,11 +22,12 @@ import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** A servlet a launcher mounts: served on the API's port, behind the API's control token. */
 class HttpMountTest {
+  @TempDir static Path dataDir;
   private static @Nullable BoxServer server;
-  private static @Nullable Path dataDir;
 
   /** Answers asynchronously, as a streaming transport does, with the path it served. */
   private static final class AsyncEcho extends HttpServlet {
@@ -53,12 +52,10 @@ class HttpMountTest {
 
   @BeforeAll
   static void start() throws IOException {
-    Path dir = Files.createTempDirectory("box-mount-test-");
-    dataDir = dir;
     server =
         BoxServer.start(
             ServerConfig.resolve(
-                Map.of("port", "0", "data_dir", dir.toString(), "backend", "bwrap"), Map.of()),
+                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()),
             Clock.systemUTC(),
             Map.of(),
             false,
@@ -70,17 +67,17 @@ class HttpMountTest {
     if (server != null) {
       server.close();
     }
-    if (dataDir != null) {
-      FileTrees.deleteTreeQuietly(dataDir);
-    }
   }
 
   @Test
-  void withTheToken_theServletAnswers() throws Exception {
-    HttpResponse<String> answer = get("/echo", running().controlToken());
+  void withTheToken_theServletAnswersItsExactPath_andNotAPathBelowIt() throws Exception {
+    HttpResponse<String> mounted = get("/echo", running().controlToken());
+    HttpResponse<String> below = get("/echo/more", running().controlToken());
 
-    assertThat(answer.statusCode()).isEqualTo(200);
-    assertThat(answer.body()).isEqualTo("served /echo");
+    assertThat(mounted.statusCode()).isEqualTo(200);
+    assertThat(mounted.body()).isEqualTo("served /echo");
+    assertThat(below.statusCode()).isEqualTo(404);
+    assertThat(below.body()).contains("\"code\":\"not_found\"");
   }
 
   @Test
@@ -92,14 +89,6 @@ class HttpMountTest {
     assertThat(mounted.headers().firstValue("Content-Type")).hasValue("application/json");
     assertThat(mounted.body()).isEqualTo(route.body()).contains("\"code\":\"unauthorized\"");
     assertThat(get("/echo", "wrong").body()).contains("invalid control token");
-  }
-
-  @Test
-  void aPathBelowTheMount_isNotServedByIt() throws Exception {
-    HttpResponse<String> answer = get("/echo/more", running().controlToken());
-
-    assertThat(answer.statusCode()).isEqualTo(404);
-    assertThat(answer.body()).contains("\"code\":\"not_found\"");
   }
 
   @Test

@@ -22,6 +22,8 @@ import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * LangBot's control channel driven at the byte level, as LangBot's Python client would: raw JSON
@@ -176,26 +178,24 @@ class LangBotConformanceTest {
     }
   }
 
-  @Test
-  void errors_carryTheReferenceClassNames() {
-    String ctx = LangBotServers.context("ws-errors", 1);
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "box_exec                | {\"session_id\": \"e\", \"cmd\": \"  \"}"
+            + " | BoxValidationError: cmd must not be empty",
+        "box_delete_session      | {}                        | KeyError: 'session_id'",
+        "box_exec                | {\"session_id\": \"e\", \"cmd\": \"true\", \"timeout_sec\": 0}"
+            + " | BoxValidationError: timeout_sec must be greater than 0",
+        "box_get_managed_process | {\"session_id\": \"nope\"}"
+            + " | BoxSessionNotFoundError: session nope not found",
+        "box_get_skill           | {}                        | KeyError: 'name'",
+        "box_delete_skill        | {}                        | BoxValidationError: 'name'",
+      })
+  void errors_carryTheReferenceClassNames(String action, String data, String message) {
     try (RpcClient rpc = connect()) {
-      assertThat(error(rpc.call("box_exec", "{\"session_id\": \"e\", \"cmd\": \"  \"}", ctx)))
-          .isEqualTo("BoxValidationError: cmd must not be empty");
-      assertThat(error(rpc.call("box_delete_session", "{}", ctx)))
-          .isEqualTo("KeyError: 'session_id'");
-      assertThat(
-              error(
-                  rpc.call(
-                      "box_exec",
-                      "{\"session_id\": \"e\", \"cmd\": \"true\", \"timeout_sec\": 0}",
-                      ctx)))
-          .isEqualTo("BoxValidationError: timeout_sec must be greater than 0");
-      assertThat(error(rpc.call("box_get_managed_process", "{\"session_id\": \"nope\"}", ctx)))
-          .startsWith("BoxSessionNotFoundError: ");
-      assertThat(error(rpc.call("box_get_skill", "{}", ctx))).isEqualTo("KeyError: 'name'");
-      assertThat(error(rpc.call("box_delete_skill", "{}", ctx)))
-          .isEqualTo("BoxValidationError: 'name'");
+      assertThat(error(rpc.call(action, data, LangBotServers.context("ws-errors", 1))))
+          .isEqualTo(message);
     }
   }
 
@@ -292,23 +292,15 @@ class LangBotConformanceTest {
 
   @Test
   void newerGeneration_retiresTheOlderSessions_andTheOlderIsRefused() {
+    String older = LangBotServers.context("ws-gen", 1);
+    String newer = LangBotServers.context("ws-gen", 2);
     try (RpcClient rpc = connect()) {
-      ok(
-          rpc.call(
-              "box_create_session",
-              "{\"session_id\": \"g\"}",
-              LangBotServers.context("ws-gen", 1)));
-      assertThat(
-              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1)))
-                  .path("sessions"))
-          .hasSize(1);
+      ok(rpc.call("box_create_session", "{\"session_id\": \"g\"}", older));
+      assertThat(ok(rpc.call("box_get_sessions", "{}", older)).path("sessions")).hasSize(1);
 
-      assertThat(
-              ok(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 2)))
-                  .path("sessions"))
-          .isEmpty();
+      assertThat(ok(rpc.call("box_get_sessions", "{}", newer)).path("sessions")).isEmpty();
 
-      assertThat(error(rpc.call("box_get_sessions", "{}", LangBotServers.context("ws-gen", 1))))
+      assertThat(error(rpc.call("box_get_sessions", "{}", older)))
           .isEqualTo("PermissionError: Stale Box placement generation");
       assertThat(
               server.sessions().list().stream()
@@ -323,13 +315,7 @@ class LangBotConformanceTest {
     String ctx = LangBotServers.context("ws-relay", 1);
     String physical = physicalId("ws-relay", "mcp");
     try (RpcClient rpc = connect()) {
-      ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
-      JsonNode started =
-          ok(
-              rpc.call(
-                  "box_start_managed_process",
-                  "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
-                  ctx));
+      JsonNode started = startCatInSessionMcp(rpc, ctx);
       assertThat(started.path("session_id").asText()).isEqualTo("mcp");
       assertThat(started.path("status").asText()).isEqualTo("running");
 
@@ -434,6 +420,19 @@ class LangBotConformanceTest {
   }
 
   /** The physical id of {@code logical} in {@code workspace}, generation 1. */
+  /**
+   * Creates the session {@code mcp} in {@code ctx}, starts {@code cat} in it as its managed
+   * process, and returns the process.
+   */
+  private static JsonNode startCatInSessionMcp(RpcClient rpc, String ctx) {
+    ok(rpc.call("box_create_session", "{\"session_id\": \"mcp\"}", ctx));
+    return ok(
+        rpc.call(
+            "box_start_managed_process",
+            "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
+            ctx));
+  }
+
   private static String physicalId(String workspace, String logical) {
     return dev.box.langbot.Tenancy.physicalId(
         new dev.box.langbot.ActionContext(INSTANCE, workspace, 1, null), logical);
@@ -456,16 +455,7 @@ class LangBotConformanceTest {
   void newerGeneration_closesTheOlderGenerationsRelays() throws Exception {
     String physical = physicalId("ws-relay-gen", "mcp");
     try (RpcClient rpc = connect()) {
-      ok(
-          rpc.call(
-              "box_create_session",
-              "{\"session_id\": \"mcp\"}",
-              LangBotServers.context("ws-relay-gen", 1)));
-      ok(
-          rpc.call(
-              "box_start_managed_process",
-              "{\"session_id\": \"mcp\", \"spec\": {\"command\": \"cat\"}}",
-              LangBotServers.context("ws-relay-gen", 1)));
+      startCatInSessionMcp(rpc, LangBotServers.context("ws-relay-gen", 1));
       Map<String, String> headers = relayHeaders("ws-relay-gen");
       try (BoxSocket relay =
           WsClient.connect(

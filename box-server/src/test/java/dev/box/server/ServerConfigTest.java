@@ -11,6 +11,8 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * How {@code box serve} reads its settings: the defaults, the integers with their ranges and
@@ -76,23 +78,23 @@ class ServerConfigTest {
     assertThat(flag("pool_size", "0").isolation().poolSize()).isZero();
   }
 
-  @Test
-  void integers_outOfRangeOrNotIntegers_areRefusedWithTheKey() {
-    assertThatThrownBy(() -> flag("port", "65536"))
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        "port                  | 65536 | port must be between 0 and 65535",
+        "max_managed_processes | 1025  | max_managed_processes must be between 0 and 1024",
+        "process_buffer_bytes  | 1023  | process_buffer_bytes must be between 1024 and 268435456",
+        "pull_timeout_sec      | 0     | pull_timeout_sec must be between 1 and 3600",
+        "sandbox_uid           | 0     | sandbox_uid must be between 1 and 2147483647",
+        "pool_size             | 65    | pool_size must be between 0 and 64",
+        "max_sessions          | many  | max_sessions must be an integer, not 'many'",
+      })
+  void integers_outOfRangeOrNotIntegers_areRefusedWithTheKey(
+      String key, String value, String message) {
+    assertThatThrownBy(() -> flag(key, value))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("port must be between 0 and 65535");
-    assertThatThrownBy(() -> flag("max_managed_processes", "1025"))
-        .hasMessage("max_managed_processes must be between 0 and 1024");
-    assertThatThrownBy(() -> flag("process_buffer_bytes", "1023"))
-        .hasMessage("process_buffer_bytes must be between 1024 and 268435456");
-    assertThatThrownBy(() -> flag("pull_timeout_sec", "0"))
-        .hasMessage("pull_timeout_sec must be between 1 and 3600");
-    assertThatThrownBy(() -> flag("sandbox_uid", "0"))
-        .hasMessage("sandbox_uid must be between 1 and 2147483647");
-    assertThatThrownBy(() -> flag("pool_size", "65"))
-        .hasMessage("pool_size must be between 0 and 64");
-    assertThatThrownBy(() -> flag("max_sessions", "many"))
-        .hasMessage("max_sessions must be an integer, not 'many'");
+        .hasMessage(message);
   }
 
   @Test

@@ -4,19 +4,16 @@
 # its stdin ends. Only perl-base modules.
 use strict;
 use warnings;
-use IO::Select;
 use IO::Socket::INET;
 
 my ($address, @records) = @ARGV;
 my %ipv4 = map { my ($name, $ip) = split /=/; (lc($name) =~ s/\.$//r, $ip) } @records;
 my $socket = IO::Socket::INET->new(LocalAddr => $address, LocalPort => 53, Proto => 'udp')
   or die "cannot listen on $address:53: $@\n";
-syswrite STDOUT, "port=53\n";
-my $select = IO::Select->new($socket, \*STDIN);
-serve(
-  $select,
+serve_socket(
+  $socket,
+  'port=53',
   sub {
-    my ($ready) = @_;
     my $peer = $socket->recv(my $query, 512);
     return unless defined $peer && length $query > 12;
     my ($id, $flags) = unpack 'n n', $query;

@@ -13,12 +13,10 @@ $SIG{CHLD} = 'IGNORE';
 unlink $path;
 my $server = IO::Socket::UNIX->new(Local => $path, Listen => 16)
   or die "cannot listen on $path: $@\n";
-syswrite STDOUT, "ready\n";
-my $select = IO::Select->new($server, \*STDIN);
-serve(
-  $select,
+serve_socket(
+  $server,
+  'ready',
   sub {
-    my ($ready) = @_;
     my $client = $server->accept or return;
     my $pid = fork // die "cannot fork: $!\n";
     if ($pid) {
