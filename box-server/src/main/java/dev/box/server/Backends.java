@@ -4,6 +4,7 @@ import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.backend.docker.ContainerSettings;
 import dev.box.backend.e2b.E2bBackend;
+import dev.box.backend.kubernetes.KubernetesBackend;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
@@ -31,7 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
-  private static final String KNOWN = "local, docker, podman, bwrap, nsjail, e2b";
+  private static final String KNOWN = "local, docker, podman, bwrap, nsjail, e2b, kubernetes";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -49,7 +50,7 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b" ->
+      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b", "kubernetes" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
       default ->
@@ -135,6 +136,11 @@ final class Backends {
               instanceId,
               config.isolation().sandboxUid(),
               runtime.timer("e2b-timeouts"));
+      case "kubernetes" ->
+          KubernetesBackend.open(
+              config.kubernetes(),
+              config.controlToken() == null ? "" : config.controlToken(),
+              runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(
               new ContainerSettings(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.api.BoxDataDir;
 import dev.box.backend.e2b.E2bSettings;
+import dev.box.backend.kubernetes.KubernetesSettings;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.settings.BooleanSetting;
 import dev.box.core.settings.IntSetting;
@@ -48,6 +49,7 @@ import org.jspecify.annotations.Nullable;
  * @param containers the settings of the Docker and Podman backends
  * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
  * @param e2b how to reach E2B (keys {@code e2b_*}; {@code E2B_API_KEY} and {@code E2B_API_URL} win)
+ * @param kubernetes the cluster, namespace and pods of the kubernetes backend (keys {@code k8s_*})
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
  * @param metrics whether {@code GET /metrics} exists and whether it needs the control token
@@ -69,6 +71,7 @@ public record ServerConfig(
     ContainerConfig containers,
     IsolationConfig isolation,
     E2bSettings e2b,
+    KubernetesSettings kubernetes,
     boolean backendFixed,
     MetricsConfig metrics) {
 
@@ -108,6 +111,7 @@ public record ServerConfig(
               ContainerConfig.KEYS.stream(),
               IsolationConfig.KEYS.stream(),
               E2bSettings.KEYS.stream(),
+              KubernetesSettings.KEYS.stream(),
               MetricsConfig.KEYS.stream())
           .flatMap(keys -> keys)
           .collect(Collectors.toUnmodifiableSet());
@@ -166,6 +170,8 @@ public record ServerConfig(
         + containers
         + ", e2b="
         + e2b
+        + ", kubernetes="
+        + kubernetes
         + ", backendFixed="
         + backendFixed
         + ", metrics="
@@ -214,6 +220,7 @@ public record ServerConfig(
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),
         E2bSettings.read(values, env),
+        KubernetesSettings.read(values),
         values.containsKey(BACKEND),
         MetricsConfig.read(values));
   }
