@@ -1,7 +1,7 @@
 package dev.box.backend.docker;
 
 import static dev.box.backend.docker.ContainerBackendTest.IMAGE;
-import static dev.box.backend.docker.ContainerBackendTest.open;
+import static dev.box.backend.docker.ContainerBackendTest.inSandbox;
 import static dev.box.backend.docker.ContainerBackendTest.shell;
 import static dev.box.backend.docker.ContainerBackendTest.spec;
 import static dev.box.backend.docker.ContainerBackendTest.text;
@@ -12,7 +12,6 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.agent.AgentSockets;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,57 +31,56 @@ class ContainerAgentTest {
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aContainerThatKillsItsAgent_endsWithAClearError(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      ContainerSandbox sandbox = (ContainerSandbox) backend.start(spec("killer", IMAGE));
-      try {
-        SandboxProcess probe = shell(sandbox, "echo $PPID", "/tmp");
-        long agent = Long.parseLong(text(probe).strip());
-        probe.release();
-        Path socketDir =
-            AgentSockets.root(dataDir).resolve(AgentSockets.dirName("inst", sandbox.id()));
-        assertThat(socketDir.resolve("socket")).exists();
+    inSandbox(
+        engine,
+        dataDir,
+        spec("killer", IMAGE),
+        s -> {
+          ContainerSandbox sandbox = (ContainerSandbox) s;
+          SandboxProcess probe = shell(sandbox, "echo $PPID", "/tmp");
+          long agent = Long.parseLong(text(probe).strip());
+          probe.release();
+          Path socketDir =
+              AgentSockets.root(dataDir).resolve(AgentSockets.dirName("inst", sandbox.id()));
+          assertThat(socketDir.resolve("socket")).exists();
 
-        SandboxProcess sleeping = shell(sandbox, "sleep 60", "/tmp");
-        SandboxProcess killer = shell(sandbox, "kill -9 " + agent, "/tmp");
+          SandboxProcess sleeping = shell(sandbox, "sleep 60", "/tmp");
+          SandboxProcess killer = shell(sandbox, "kill -9 " + agent, "/tmp");
 
-        assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(60)))
-            .isInstanceOf(BoxException.class)
-            .hasMessageContaining("its exec agent closed its connection")
-            .extracting(e -> ((BoxException) e).code())
-            .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
-        killer.release();
-        await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
-        await().untilAsserted(() -> assertThat(sandbox.running()).isFalse());
-        assertThat(Files.exists(socketDir)).isFalse();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+          assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(60)))
+              .isInstanceOf(BoxException.class)
+              .hasMessageContaining("its exec agent closed its connection")
+              .extracting(e -> ((BoxException) e).code())
+              .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
+          killer.release();
+          await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
+          await().untilAsserted(() -> assertThat(sandbox.running()).isFalse());
+          assertThat(Files.exists(socketDir)).isFalse();
+        });
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aTimedOutTree_isKilledByItsCgroup_andOnlyIt(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("trees", IMAGE));
-      try {
-        SandboxProcess other = shell(sandbox, "sleep 300", "/tmp");
-        SandboxProcess tree =
-            shell(sandbox, "(setsid sh -c 'sleep 301' &) ; sleep 302 & sleep 303", "/tmp");
-        tree.killTree();
-        assertThat(tree.waitFor(Duration.ofSeconds(30))).hasValue(137);
-        tree.release();
-        SandboxProcess ps = shell(sandbox, "ps -eo args", "/tmp");
-        String seen = text(ps);
-        ps.release();
-        assertThat(seen)
-            .contains("sleep 300")
-            .doesNotContain("sleep 301", "sleep 302", "sleep 303");
-        other.killTree();
-        other.release();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    inSandbox(
+        engine,
+        dataDir,
+        spec("trees", IMAGE),
+        sandbox -> {
+          SandboxProcess other = shell(sandbox, "sleep 300", "/tmp");
+          SandboxProcess tree =
+              shell(sandbox, "(setsid sh -c 'sleep 301' &) ; sleep 302 & sleep 303", "/tmp");
+          tree.killTree();
+          assertThat(tree.waitFor(Duration.ofSeconds(30))).hasValue(137);
+          tree.release();
+          SandboxProcess ps = shell(sandbox, "ps -eo args", "/tmp");
+          String seen = text(ps);
+          ps.release();
+          assertThat(seen)
+              .contains("sleep 300")
+              .doesNotContain("sleep 301", "sleep 302", "sleep 303");
+          other.killTree();
+          other.release();
+        });
   }
 }
