@@ -1,7 +1,6 @@
 package dev.box.backend.docker;
 
 import static dev.box.backend.docker.ContainerBackendTest.IMAGE;
-import static dev.box.backend.docker.ContainerBackendTest.inSandbox;
 import static dev.box.backend.docker.ContainerBackendTest.shell;
 import static dev.box.backend.docker.ContainerBackendTest.spec;
 import static dev.box.backend.docker.ContainerBackendTest.text;
@@ -13,11 +12,13 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.sandbox.SandboxTests;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -25,16 +26,25 @@ import org.junit.jupiter.params.provider.ValueSource;
  * breaks, the running process fails with a clear error, and the container is removed, with its
  * agent's socket.
  */
+@ParameterizedClass
+@ValueSource(strings = {"docker", "podman"})
 class ContainerAgentTest {
+  private final String engine;
   @TempDir Path dataDir;
 
-  @ParameterizedTest
-  @ValueSource(strings = {"docker", "podman"})
-  void aContainerThatKillsItsAgent_endsWithAClearError(String engine) throws Exception {
+  ContainerAgentTest(String engine) {
+    this.engine = engine;
+  }
+
+  /** Runs {@code body} in a container of the session {@code session} on a backend of its own. */
+  private void inSandbox(String session, SandboxTests.Body body) throws Exception {
+    ContainerBackendTest.inSandbox(engine, dataDir, spec(session, IMAGE), body);
+  }
+
+  @Test
+  void aContainerThatKillsItsAgent_endsWithAClearError() throws Exception {
     inSandbox(
-        engine,
-        dataDir,
-        spec("killer", IMAGE),
+        "killer",
         s -> {
           ContainerSandbox sandbox = (ContainerSandbox) s;
           SandboxProcess probe = shell(sandbox, "echo $PPID", "/tmp");
@@ -59,13 +69,10 @@ class ContainerAgentTest {
         });
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"docker", "podman"})
-  void aTimedOutTree_isKilledByItsCgroup_andOnlyIt(String engine) throws Exception {
+  @Test
+  void aTimedOutTree_isKilledByItsCgroup_andOnlyIt() throws Exception {
     inSandbox(
-        engine,
-        dataDir,
-        spec("trees", IMAGE),
+        "trees",
         sandbox -> {
           SandboxProcess other = shell(sandbox, "sleep 300", "/tmp");
           SandboxProcess tree =
