@@ -28,61 +28,52 @@ class BoxSpecValidationTest {
    */
   static Stream<Arguments> refusedSpecs() {
     return Stream.of(
-        Arguments.of("'session_id': ''", "session_id must not be empty"),
-        Arguments.of("'session_id': '   '", "session_id must not be empty"),
-        Arguments.of("'timeout_sec': 0", "timeout_sec must be greater than 0"),
-        Arguments.of("'timeout_sec': -1", "timeout_sec must be greater than 0"),
-        Arguments.of("'memory_mb': 31", "memory_mb must be at least 32"),
-        Arguments.of("'memory_mb': 0", "memory_mb must be at least 32"),
-        Arguments.of("'memory_mb': -512", "memory_mb must be at least 32"),
-        Arguments.of(
-            "'workdir': 'workspace'", "workdir must be an absolute path inside the sandbox"),
-        Arguments.of("'workdir': './x'", "workdir must be an absolute path inside the sandbox"),
-        Arguments.of("'workdir': '~/x'", "workdir must be an absolute path inside the sandbox"),
-        Arguments.of("'workdir': '   '", "workdir must be an absolute path inside the sandbox"),
-        Arguments.of(
-            "'mount_path': 'data', 'workdir': '/data'",
-            "mount_path must be an absolute path inside the sandbox"),
-        Arguments.of(
-            "'mount_path': '', 'workdir': '/data'",
-            "mount_path must be an absolute path inside the sandbox"),
-        Arguments.of("'host_path': 'relative/dir'", "host_path must be an absolute host path"),
-        Arguments.of("'host_path': './dir'", "host_path must be an absolute host path"),
-        Arguments.of("'host_path': '~/dir'", "host_path must be an absolute host path"),
-        Arguments.of("'host_path': 'C:relative'", "host_path must be an absolute host path"),
-        Arguments.of(
-            "'host_path': '/srv/w', 'workdir': '/tmp'",
-            "workdir must stay under mount_path when host_path is provided"),
-        Arguments.of(
-            "'host_path': '/srv/w', 'workdir': '/workspace2'",
-            "workdir must stay under mount_path when host_path is provided"),
-        Arguments.of(
-            "'host_path': '/srv/w', 'workdir': '/'",
-            "workdir must stay under mount_path when host_path is provided"),
-        Arguments.of(
-            "'host_path': '/srv/w', 'host_path_mode': 'ro', 'workdir': '/etc'",
-            "workdir must stay under mount_path when host_path is provided"),
-        Arguments.of(
-            "'host_path': '/srv/w', 'mount_path': '/data', 'workdir': '/workspace'",
-            "workdir must stay under mount_path when host_path is provided"),
-        Arguments.of(
-            "'skill_name': 'has space'",
-            "skill_name can only contain up to 64 letters, numbers, hyphens and underscores"),
-        Arguments.of(
-            "'skill_name': 'a/b'",
-            "skill_name can only contain up to 64 letters, numbers, hyphens and underscores"),
-        Arguments.of(
-            "'skill_name': 'dotted.name'",
-            "skill_name can only contain up to 64 letters, numbers, hyphens and underscores"),
-        Arguments.of(
-            "'skill_name': 'ünicode'",
-            "skill_name can only contain up to 64 letters, numbers, hyphens and underscores"),
-        Arguments.of(
-            "'skill_name': '" + "a".repeat(65) + "'",
-            "skill_name can only contain up to 64 letters, numbers, hyphens and underscores"),
-        Arguments.of("'env': {'A=B': '1'}", "env key 'A=B' is not a valid variable name"),
-        Arguments.of("'env': {'=': '1'}", "env key '=' is not a valid variable name"),
-        Arguments.of("'env': {'': '1'}", "env key '' is not a valid variable name"));
+            refused("session_id must not be empty", "'session_id': ''", "'session_id': '   '"),
+            refused("timeout_sec must be greater than 0", "'timeout_sec': 0", "'timeout_sec': -1"),
+            refused(
+                "memory_mb must be at least 32",
+                "'memory_mb': 31",
+                "'memory_mb': 0",
+                "'memory_mb': -512"),
+            refused(
+                "workdir must be an absolute path inside the sandbox",
+                "'workdir': 'workspace'",
+                "'workdir': './x'",
+                "'workdir': '~/x'",
+                "'workdir': '   '"),
+            refused(
+                "mount_path must be an absolute path inside the sandbox",
+                "'mount_path': 'data', 'workdir': '/data'",
+                "'mount_path': '', 'workdir': '/data'"),
+            refused(
+                "host_path must be an absolute host path",
+                "'host_path': 'relative/dir'",
+                "'host_path': './dir'",
+                "'host_path': '~/dir'",
+                "'host_path': 'C:relative'"),
+            refused(
+                "workdir must stay under mount_path when host_path is provided",
+                "'host_path': '/srv/w', 'workdir': '/tmp'",
+                "'host_path': '/srv/w', 'workdir': '/workspace2'",
+                "'host_path': '/srv/w', 'workdir': '/'",
+                "'host_path': '/srv/w', 'host_path_mode': 'ro', 'workdir': '/etc'",
+                "'host_path': '/srv/w', 'mount_path': '/data', 'workdir': '/workspace'"),
+            refused(
+                "skill_name can only contain up to 64 letters, numbers, hyphens and underscores",
+                "'skill_name': 'has space'",
+                "'skill_name': 'a/b'",
+                "'skill_name': 'dotted.name'",
+                "'skill_name': 'ünicode'",
+                "'skill_name': '" + "a".repeat(65) + "'"),
+            refused("env key 'A=B' is not a valid variable name", "'env': {'A=B': '1'}"),
+            refused("env key '=' is not a valid variable name", "'env': {'=': '1'}"),
+            refused("env key '' is not a valid variable name", "'env': {'': '1'}"))
+        .flatMap(cases -> cases);
+  }
+
+  /** Each of {@code members} with the one {@code message} they are all refused with. */
+  private static Stream<Arguments> refused(String message, String... members) {
+    return Stream.of(members).map(member -> Arguments.of(member, message));
   }
 
   @ParameterizedTest(name = "{0} -> {1}")

@@ -10,6 +10,7 @@ import java.net.Socket;
 import java.net.URI;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -25,16 +26,11 @@ public final class TcpProxy implements AutoCloseable {
   private final AtomicInteger accepted = new AtomicInteger();
   private volatile boolean refusing;
 
-  /** One proxied connection: the client's socket and the server's. */
-  private static final class Link {
-    final Socket client;
-    final Socket server;
-    volatile boolean silentDown;
-    volatile boolean silentUp;
-
+  /** One proxied connection: the client's socket, the server's, and which ways have gone silent. */
+  private record Link(
+      Socket client, Socket server, AtomicBoolean silentDown, AtomicBoolean silentUp) {
     Link(Socket client, Socket server) {
-      this.client = client;
-      this.server = server;
+      this(client, server, new AtomicBoolean(), new AtomicBoolean());
     }
 
     void reset() {
@@ -79,14 +75,14 @@ public final class TcpProxy implements AutoCloseable {
   public void silenceConnections() {
     links.forEach(
         l -> {
-          l.silentDown = true;
-          l.silentUp = true;
+          l.silentDown().set(true);
+          l.silentUp().set(true);
         });
   }
 
   /** Open connections stop carrying bytes from the server to the client but stay open. */
   public void silenceServerToClient() {
-    links.forEach(l -> l.silentDown = true);
+    links.forEach(l -> l.silentDown().set(true));
   }
 
   /** While {@code refuse}, new connections are reset as soon as they are accepted. */
@@ -133,11 +129,11 @@ public final class TcpProxy implements AutoCloseable {
 
   private void pump(Link link, boolean up) {
     byte[] buffer = new byte[16 * 1024];
-    try (InputStream in = (up ? link.client : link.server).getInputStream();
-        OutputStream out = (up ? link.server : link.client).getOutputStream()) {
+    try (InputStream in = (up ? link.client() : link.server()).getInputStream();
+        OutputStream out = (up ? link.server() : link.client()).getOutputStream()) {
       int n;
       while ((n = in.read(buffer)) >= 0) {
-        if (up ? link.silentUp : link.silentDown) {
+        if ((up ? link.silentUp() : link.silentDown()).get()) {
           continue; // Swallowed, as by a path that went dark.
         }
         out.write(buffer, 0, n);
@@ -149,8 +145,8 @@ public final class TcpProxy implements AutoCloseable {
       // When one side leaves, the other learns it, even on a silenced link: as when a path that
       // went dark comes back and the next packet meets a closed port.
       links.remove(link);
-      closeQuietly(link.client);
-      closeQuietly(link.server);
+      closeQuietly(link.client());
+      closeQuietly(link.server());
     }
   }
 

@@ -68,6 +68,22 @@ class CgroupV1DriverTest {
     return Objects.requireNonNull(CgroupV1Driver.probe(layout(), BASE, fs.files));
   }
 
+  /** The session the process group tests run in: 256 MiB, 64 processes, 1.5 CPUs. */
+  private CgroupDriver.SessionCgroup session() throws IOException {
+    return driver().createSession("inst_s1", 256, 64, 1.5);
+  }
+
+  /**
+   * The {@code cgroup.procs} files a process group joins: its own pids child, the session's cpu
+   * cgroup, and the memory cgroup {@code memoryCgroup} (below the base).
+   */
+  private List<Path> procsFiles(String memoryCgroup) {
+    return List.of(
+        pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"),
+        memory().resolve(BASE + "/" + memoryCgroup + "/cgroup.procs"),
+        cpu().resolve(BASE + "/inst_s1/cgroup.procs"));
+  }
+
   @Test
   void probe_usesEveryWritableHierarchy_andRemovesItsProbes() throws IOException {
     CgroupV1Driver driver = driver();
@@ -99,7 +115,7 @@ class CgroupV1DriverTest {
 
   @Test
   void createSession_writesTheLimitsInEachHierarchy() throws IOException {
-    driver().createSession("inst_s1", 256, 64, 1.5);
+    session();
 
     assertThat(read(pids().resolve(BASE + "/inst_s1/pids.max"))).isEqualTo("64");
     assertThat(read(memory().resolve(BASE + "/inst_s1/memory.limit_in_bytes")))
@@ -114,7 +130,7 @@ class CgroupV1DriverTest {
     Files.createDirectories(memory().resolve(BASE));
     FakeCgroupFs.write(memory().resolve(BASE + "/memory.memsw.limit_in_bytes"), "max");
 
-    driver().createSession("inst_s1", 256, 64, 1.5);
+    session();
 
     assertThat(read(memory().resolve(BASE + "/inst_s1/memory.memsw.limit_in_bytes")))
         .isEqualTo("268435456");
@@ -122,37 +138,24 @@ class CgroupV1DriverTest {
 
   @Test
   void processGroup_isAPidsChild_joiningTheSessionsMemoryAndCpuCgroups() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.ProcessCgroup group = session().createProcessGroup(0);
 
-    CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
-
-    assertThat(group.procsFiles())
-        .containsExactly(
-            pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"),
-            memory().resolve(BASE + "/inst_s1/cgroup.procs"),
-            cpu().resolve(BASE + "/inst_s1/cgroup.procs"));
+    assertThat(group.procsFiles()).containsExactlyElementsOf(procsFiles("inst_s1"));
     assertThat(group.addressSpaceLimitKib()).isZero();
   }
 
   @Test
   void processGroup_withItsOwnMemoryLimit_getsAMemoryChildWithTheLimit() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.ProcessCgroup group = session().createProcessGroup(100);
 
-    CgroupDriver.ProcessCgroup group = session.createProcessGroup(100);
-
-    assertThat(group.procsFiles())
-        .containsExactly(
-            pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"),
-            memory().resolve(BASE + "/inst_s1/p1/cgroup.procs"),
-            cpu().resolve(BASE + "/inst_s1/cgroup.procs"));
+    assertThat(group.procsFiles()).containsExactlyElementsOf(procsFiles("inst_s1/p1"));
     assertThat(read(memory().resolve(BASE + "/inst_s1/p1/memory.limit_in_bytes")))
         .isEqualTo("104857600");
   }
 
   @Test
   void processGroup_killsItsProcesses_andIsReleasedWhenEmpty() throws Exception {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
-    CgroupDriver.ProcessCgroup group = session.createProcessGroup(100);
+    CgroupDriver.ProcessCgroup group = session().createProcessGroup(100);
     Process process = new ProcessBuilder("sleep", "600").start();
     processes.add(process);
     FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
@@ -167,7 +170,7 @@ class CgroupV1DriverTest {
 
   @Test
   void destroy_removesTheSessionFromEveryHierarchy() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
     session.createProcessGroup(100);
 
     session.destroy();

@@ -49,6 +49,16 @@ class CgroupV2DriverTest {
     return Objects.requireNonNull(CgroupV2Driver.probe(layout(), "box-1234", fs.files));
   }
 
+  /** The session the process group tests run in: 256 MiB, 64 processes, 1.5 CPUs. */
+  private CgroupDriver.SessionCgroup session() throws IOException {
+    return driver().createSession("inst_s1", 256, 64, 1.5);
+  }
+
+  /** The cgroup of {@link #session}. */
+  private Path sessionDir() {
+    return own.resolve("box-1234/inst_s1");
+  }
+
   private Process sleeper() throws IOException {
     Process process = new ProcessBuilder("sleep", "600").start();
     processes.add(process);
@@ -86,9 +96,9 @@ class CgroupV2DriverTest {
 
   @Test
   void createSession_writesTheMemoryPidsAndCpuLimits() throws IOException {
-    driver().createSession("inst_s1", 256, 64, 1.5);
+    session();
 
-    Path session = own.resolve("box-1234/inst_s1");
+    Path session = sessionDir();
     assertThat(read(session.resolve("memory.max"))).isEqualTo("268435456");
     assertThat(read(session.resolve("pids.max"))).isEqualTo("64");
     assertThat(read(session.resolve("cpu.max"))).isEqualTo("150000 100000");
@@ -98,7 +108,7 @@ class CgroupV2DriverTest {
   @Test
   void createSession_withSwapAccounting_turnsSwapOff() throws IOException {
     CgroupV2Driver driver = driver();
-    Path session = FakeCgroupFs.v2Cgroup(own.resolve("box-1234/inst_s1"), "memory pids cpu");
+    Path session = FakeCgroupFs.v2Cgroup(sessionDir(), "memory pids cpu");
     FakeCgroupFs.write(session.resolve("memory.swap.max"), "max");
 
     driver.createSession("inst_s1", 256, 64, 1.5);
@@ -110,28 +120,28 @@ class CgroupV2DriverTest {
   void createSession_aTinyCpuShare_getsTheSmallestQuota() throws IOException {
     driver().createSession("inst_s1", 256, 64, 0.001);
 
-    assertThat(read(own.resolve("box-1234/inst_s1/cpu.max"))).isEqualTo("1000 100000");
+    assertThat(read(sessionDir().resolve("cpu.max"))).isEqualTo("1000 100000");
   }
 
   @Test
   void createSession_thatCannotWriteItsLimits_failsAndLeavesNothing() throws IOException {
     CgroupV2Driver driver = driver();
-    Files.createDirectories(own.resolve("box-1234/inst_s1/pids.max"));
+    Files.createDirectories(sessionDir().resolve("pids.max"));
 
     assertThatThrownBy(() -> driver.createSession("inst_s1", 256, 64, 1.5))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageStartingWith("cannot create cgroup for inst_s1: ");
-    assertThat(own.resolve("box-1234/inst_s1")).doesNotExist();
+    assertThat(sessionDir()).doesNotExist();
   }
 
   @Test
   void processGroups_areNumberedLeavesOfTheSession() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
 
     CgroupDriver.ProcessCgroup first = session.createProcessGroup(0);
     CgroupDriver.ProcessCgroup second = session.createProcessGroup(0);
 
-    Path dir = own.resolve("box-1234/inst_s1");
+    Path dir = sessionDir();
     assertThat(first.procsFiles()).containsExactly(dir.resolve("p1/cgroup.procs"));
     assertThat(second.procsFiles()).containsExactly(dir.resolve("p2/cgroup.procs"));
     assertThat(first.addressSpaceLimitKib()).isZero();
@@ -141,20 +151,17 @@ class CgroupV2DriverTest {
 
   @Test
   void processGroup_withItsOwnMemoryLimit_getsTheMemoryControllerAndTheLimit() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    session().createProcessGroup(100);
 
-    session.createProcessGroup(100);
-
-    Path dir = own.resolve("box-1234/inst_s1");
-    assertThat(read(dir.resolve("cgroup.subtree_control"))).isEqualTo("+memory");
-    assertThat(read(dir.resolve("p1/memory.max"))).isEqualTo("104857600");
+    assertThat(read(sessionDir().resolve("cgroup.subtree_control"))).isEqualTo("+memory");
+    assertThat(read(sessionDir().resolve("p1/memory.max"))).isEqualTo("104857600");
   }
 
   @Test
   void processGroup_kill_writesCgroupKillAndKillsItsProcesses() throws Exception {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
     CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
-    Path dir = FakeCgroupFs.v2Cgroup(own.resolve("box-1234/inst_s1/p1"), "");
+    Path dir = FakeCgroupFs.v2Cgroup(sessionDir().resolve("p1"), "");
     Process process = sleeper();
     FakeCgroupFs.exitWhenDone(dir, process);
 
@@ -166,9 +173,9 @@ class CgroupV2DriverTest {
 
   @Test
   void processGroup_terminate_signalsAllButTheLauncher() throws Exception {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
     CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
-    Path dir = own.resolve("box-1234/inst_s1/p1");
+    Path dir = sessionDir().resolve("p1");
     Process launcher = sleeper();
     Process child = sleeper();
     FakeCgroupFs.write(dir.resolve("cgroup.procs"), launcher.pid() + "\n" + child.pid() + "\n");
@@ -182,10 +189,10 @@ class CgroupV2DriverTest {
 
   @Test
   void processGroup_releaseIfEmpty_removesOnlyAnEmptyGroup() throws IOException {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
     CgroupDriver.ProcessCgroup empty = session.createProcessGroup(0);
     CgroupDriver.ProcessCgroup busy = session.createProcessGroup(0);
-    Path dir = own.resolve("box-1234/inst_s1");
+    Path dir = sessionDir();
     FakeCgroupFs.write(dir.resolve("p2/cgroup.procs"), "1\n");
 
     empty.releaseIfEmpty();
@@ -197,10 +204,10 @@ class CgroupV2DriverTest {
 
   @Test
   void destroy_killsTheSessionThroughCgroupKill_andRemovesItsTree() throws Exception {
-    CgroupDriver.SessionCgroup session = driver().createSession("inst_s1", 256, 64, 1.5);
+    CgroupDriver.SessionCgroup session = session();
     session.createProcessGroup(0);
     session.createProcessGroup(100);
-    Path dir = FakeCgroupFs.v2Cgroup(own.resolve("box-1234/inst_s1"), "memory pids cpu");
+    Path dir = FakeCgroupFs.v2Cgroup(sessionDir(), "memory pids cpu");
     Process process = sleeper();
     FakeCgroupFs.exitWhenDone(dir.resolve("p2"), process);
 

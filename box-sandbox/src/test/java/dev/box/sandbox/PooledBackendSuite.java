@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import static dev.box.sandbox.SandboxTests.inSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 import static org.awaitility.Awaitility.await;
@@ -43,6 +44,12 @@ import org.junit.jupiter.params.provider.MethodSource;
 public abstract class PooledBackendSuite {
   /** The instance id the backends run as. */
   public static final String INSTANCE = "inst";
+
+  /** The data directory the backend under test runs on, new for each test. */
+  @TempDir protected Path dataDir;
+
+  /** Where a test makes the host directories it gives its sessions, new for each test. */
+  @TempDir protected Path hostDirs;
 
   /**
    * One backend under test.
@@ -88,6 +95,22 @@ public abstract class PooledBackendSuite {
   }
 
   /**
+   * A spec of the pooled shape with the workspace {@code host} at {@code /workspace}, read-write.
+   *
+   * @param boxOwned whether Box made {@code host} (a private workspace, a managed root's), not an
+   *     operator
+   * @param persistent whether the session is persistent
+   */
+  public static SandboxSpec pooledSpec(
+      String session, Path host, boolean boxOwned, boolean persistent) {
+    return pooledSpec(
+        session,
+        new SandboxMount(host, "/workspace", false, boxOwned),
+        SandboxShape.pooled().memoryMb(),
+        persistent);
+  }
+
+  /**
    * A spec of the pooled shape but for {@code workspace} and {@code memoryMb} (the pooled shape's
    * is {@code SandboxShape.pooled().memoryMb()}), of the pool's image.
    */
@@ -108,6 +131,11 @@ public abstract class PooledBackendSuite {
         shape.pidsLimit(),
         BoxEgress.NONE,
         persistent);
+  }
+
+  /** A new host directory {@code name}, by its real path, for a test to give a session. */
+  protected Path hostDir(String name) throws IOException {
+    return Files.createDirectories(hostDirs.resolve(name)).toRealPath();
   }
 
   /** A new, empty private workspace, as the session manager creates one. */
@@ -143,54 +171,50 @@ public abstract class PooledBackendSuite {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void aNewPrivateWorkspace_takesAPreStartedSandbox_sharedWithTheHost(
-      PooledBackend pooled, @TempDir Path dataDir) throws Exception {
+  void aNewPrivateWorkspace_takesAPreStartedSandbox_sharedWithTheHost(PooledBackend pooled)
+      throws Exception {
     try (SandboxBackend backend = open(pooled, dataDir, 2)) {
       awaitIdle(backend, 2);
       Path workspace = privateWorkspace(dataDir, "s1");
-      Sandbox sandbox =
-          backend.start(pooledSpec("s1", workspace, SandboxShape.pooled().memoryMb()));
-      try {
-        assertThat(sandbox.preStarted()).isTrue();
-        assertThat(sandbox.id()).contains(INSTANCE + "_pool-");
-        Files.writeString(workspace.resolve("given"), "from the host\n");
-        assertThat(run(sandbox, "cat given; echo made > made; pwd; id -u"))
-            .isEqualTo("from the host\n/workspace\n1000\nexit=0");
-        assertThat(Files.readString(workspace.resolve("made"))).isEqualTo("made\n");
-        assertThat(Files.getAttribute(workspace.resolve("made"), "unix:uid"))
-            .isEqualTo(pooled.sandboxUid());
-        awaitIdle(backend, 2);
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("s1", workspace, SandboxShape.pooled().memoryMb()),
+          sandbox -> {
+            assertThat(sandbox.preStarted()).isTrue();
+            assertThat(sandbox.id()).contains(INSTANCE + "_pool-");
+            Files.writeString(workspace.resolve("given"), "from the host\n");
+            assertThat(run(sandbox, "cat given; echo made > made; pwd; id -u"))
+                .isEqualTo("from the host\n/workspace\n1000\nexit=0");
+            assertThat(Files.readString(workspace.resolve("made"))).isEqualTo("made\n");
+            assertThat(Files.getAttribute(workspace.resolve("made"), "unix:uid"))
+                .isEqualTo(pooled.sandboxUid());
+            awaitIdle(backend, 2);
+          });
       assertThat(workspace.resolve("made")).as("the workspace outlives its sandbox").exists();
     }
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void anotherShape_getsASandboxOfItsOwn(PooledBackend pooled, @TempDir Path dataDir)
-      throws Exception {
+  void anotherShape_getsASandboxOfItsOwn(PooledBackend pooled) throws Exception {
     try (SandboxBackend backend = open(pooled, dataDir, 2)) {
       awaitIdle(backend, 2);
-      SandboxSpec spec =
-          pooledSpec("m", privateWorkspace(dataDir, "m"), SandboxShape.pooled().memoryMb() - 1);
-      Sandbox sandbox = backend.start(spec);
-      try {
-        assertThat(sandbox.preStarted()).isFalse();
-        assertThat(sandbox.id()).doesNotContain("_pool-");
-        assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("m", privateWorkspace(dataDir, "m"), SandboxShape.pooled().memoryMb() - 1),
+          sandbox -> {
+            assertThat(sandbox.preStarted()).isFalse();
+            assertThat(sandbox.id()).doesNotContain("_pool-");
+            assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
+          });
       assertThat(backend.poolLevel()).isEqualTo(new PoolLevel(2, 2));
     }
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void fiveSessionsAtOnce_onAPoolOfTwo_allRun_andThoseBeyondThePoolStartFresh(
-      PooledBackend pooled, @TempDir Path dataDir) throws Exception {
+  void fiveSessionsAtOnce_onAPoolOfTwo_allRun_andThoseBeyondThePoolStartFresh(PooledBackend pooled)
+      throws Exception {
     try (SandboxBackend backend = open(pooled, dataDir, 2);
         ExecutorService threads = Executors.newFixedThreadPool(5)) {
       awaitIdle(backend, 2);
@@ -226,8 +250,8 @@ public abstract class PooledBackendSuite {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void closingTheBackend_leavesNoPreStartedSandbox_andNoSlot(
-      PooledBackend pooled, @TempDir Path dataDir) throws Exception {
+  void closingTheBackend_leavesNoPreStartedSandbox_andNoSlot(PooledBackend pooled)
+      throws Exception {
     SandboxBackend backend = open(pooled, dataDir, 2);
     try {
       awaitIdle(backend, 2);
@@ -248,20 +272,17 @@ public abstract class PooledBackendSuite {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void poolSizeZero_startsEverySandboxFresh(PooledBackend pooled, @TempDir Path dataDir)
-      throws Exception {
+  void poolSizeZero_startsEverySandboxFresh(PooledBackend pooled) throws Exception {
     try (SandboxBackend backend = open(pooled, dataDir, 0)) {
       assertThat(backend.status().enforced().get("pool")).startsWith("none");
       assertThat(backend.poolLevel()).isNull();
-      Sandbox sandbox =
-          backend.start(
-              pooledSpec("s1", privateWorkspace(dataDir, "s1"), SandboxShape.pooled().memoryMb()));
-      try {
-        assertThat(sandbox.preStarted()).isFalse();
-        assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("s1", privateWorkspace(dataDir, "s1"), SandboxShape.pooled().memoryMb()),
+          sandbox -> {
+            assertThat(sandbox.preStarted()).isFalse();
+            assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
+          });
       assertThat(pooled.preStarted().find(dataDir)).isEmpty();
       assertThat(dataDir.resolve(pooled.name() + "-pool")).doesNotExist();
     }

@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
@@ -27,39 +28,27 @@ class SandboxPoolRetryTest {
 
   @Test
   void aPreStartThatFailsTwice_isTriedAgain_andThePoolFills() {
-    AtomicInteger starts = new AtomicInteger();
-    try (SandboxPool pool =
-        pool(
-            spec -> {
-              if (starts.incrementAndGet() <= 2) {
-                throw new IllegalStateException("the engine is busy");
-              }
-              return new Idle(spec.sandboxName());
-            })) {
+    FailingStarts starts = new FailingStarts(2);
+    try (SandboxPool pool = pool(starts)) {
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
-      assertThat(starts.get()).isEqualTo(3);
+      assertThat(starts.count()).isEqualTo(3);
     }
   }
 
   @Test
   void aPreStartThatKeepsFailing_isTriedFourTimes_thenWaitsForTheNextTake() {
-    AtomicInteger starts = new AtomicInteger();
-    try (SandboxPool pool =
-        pool(
-            spec -> {
-              starts.incrementAndGet();
-              throw new IllegalStateException("no engine");
-            })) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> starts.get() == 4);
+    FailingStarts starts = new FailingStarts(Integer.MAX_VALUE);
+    try (SandboxPool pool = pool(starts)) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> starts.count() == 4);
       await()
           .during(Duration.ofSeconds(5))
           .atMost(Duration.ofSeconds(6))
-          .until(() -> starts.get() == 4);
+          .until(() -> starts.count() == 4);
       assertThat(pool.idle()).isZero();
     }
   }
 
-  private SandboxPool pool(Function<SandboxSpec, Sandbox> starter) {
+  private SandboxPool pool(FailingStarts starter) {
     return new SandboxPool(
         SandboxShape.pooled(),
         1,
@@ -85,23 +74,36 @@ class SandboxPoolRetryTest {
         Executors.newSingleThreadExecutor());
   }
 
-  /** A sandbox that is alive until destroyed and runs nothing. */
-  private static final class Idle implements Sandbox {
-    private final String id;
-    private volatile boolean alive = true;
+  /**
+   * Starts stand-in sandboxes, failing the first {@code failures} starts as an engine that is not
+   * there yet would; counts every start.
+   */
+  private static final class FailingStarts implements Function<SandboxSpec, Sandbox> {
+    private final int failures;
+    private final AtomicInteger starts = new AtomicInteger();
 
-    Idle(String id) {
-      this.id = id;
+    FailingStarts(int failures) {
+      this.failures = failures;
     }
 
     @Override
-    public String id() {
-      return id;
+    public Sandbox apply(SandboxSpec spec) {
+      if (starts.incrementAndGet() <= failures) {
+        throw new IllegalStateException("the engine is not there");
+      }
+      return new Idle(spec.sandboxName(), new AtomicBoolean(true));
     }
 
+    int count() {
+      return starts.get();
+    }
+  }
+
+  /** A sandbox that is alive until destroyed and runs nothing. */
+  private record Idle(String id, AtomicBoolean alive) implements Sandbox {
     @Override
     public boolean isAlive() {
-      return alive;
+      return alive.get();
     }
 
     @Override
@@ -111,7 +113,7 @@ class SandboxPoolRetryTest {
 
     @Override
     public void destroy() {
-      alive = false;
+      alive.set(false);
     }
   }
 }

@@ -12,10 +12,8 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.NamespaceSandbox;
+import dev.box.sandbox.SandboxTests;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -36,17 +34,11 @@ import org.junit.jupiter.api.io.TempDir;
 class ExecAgentTest {
   @TempDir Path dataDir;
 
-  private BwrapBackend backend() {
-    return new BwrapBackend(
-        dataDir,
-        "inst",
-        true,
-        2_000_000,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        true,
-        0,
-        BackendRuntime.system());
+  /** Runs {@code body} in a sandbox of {@link #spec} on a backend of its own, without a pool. */
+  private void inASandbox(SandboxTests.Body body) throws Exception {
+    try (BwrapBackend backend = SandboxPoolTest.backend(dataDir, "inst", 0)) {
+      SandboxTests.inSandbox(backend, spec(), body);
+    }
   }
 
   private static SandboxSpec spec() {
@@ -87,93 +79,78 @@ class ExecAgentTest {
 
   @Test
   void processesGetTheirOwnStreams_stdinWhenAsked_andExactExitCodes() throws Exception {
-    try (BwrapBackend backend = backend()) {
-      Sandbox sandbox = backend.start(spec());
-      try {
-        SandboxProcess p = start(sandbox, "cat; echo err >&2; exit 3", true);
-        try (OutputStream in = p.stdin()) {
-          in.write("hello\n".getBytes(StandardCharsets.UTF_8));
-        }
-        assertThat(read(p.stdout())).isEqualTo("hello\n");
-        assertThat(read(p.stderr())).isEqualTo("err\n");
-        assertThat(p.waitFor(Duration.ofSeconds(30))).isEqualTo(OptionalInt.of(3));
-        p.release();
+    inASandbox(
+        sandbox -> {
+          SandboxProcess p = start(sandbox, "cat; echo err >&2; exit 3", true);
+          try (OutputStream in = p.stdin()) {
+            in.write("hello\n".getBytes(StandardCharsets.UTF_8));
+          }
+          assertThat(read(p.stdout())).isEqualTo("hello\n");
+          assertThat(read(p.stderr())).isEqualTo("err\n");
+          assertThat(p.waitFor(Duration.ofSeconds(30))).isEqualTo(OptionalInt.of(3));
+          p.release();
 
-        assertThat(run(sandbox, "kill -9 $$")).isEqualTo("exit=137");
-        assertThat(run(sandbox, "tr -d '\\000' < /proc/1/cmdline; echo; id -u"))
-            .isEqualTo("/.box/box-agent/.box/agent/socket\n1000\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
-    }
+          assertThat(run(sandbox, "kill -9 $$")).isEqualTo("exit=137");
+          assertThat(run(sandbox, "tr -d '\\000' < /proc/1/cmdline; echo; id -u"))
+              .isEqualTo("/.box/box-agent/.box/agent/socket\n1000\nexit=0");
+        });
   }
 
   @Test
   void codeInTheSandbox_cannotKillItsAgent() throws Exception {
-    try (BwrapBackend backend = backend()) {
-      Sandbox sandbox = backend.start(spec());
-      try {
-        assertThat(run(sandbox, "kill -KILL 1; kill -TERM 1; kill -STOP 1; echo sent"))
-            .isEqualTo("sent\nexit=0");
-        assertThat(run(sandbox, "echo still")).isEqualTo("still\nexit=0");
-        assertThat(sandbox.isAlive()).isTrue();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    inASandbox(
+        sandbox -> {
+          assertThat(run(sandbox, "kill -KILL 1; kill -TERM 1; kill -STOP 1; echo sent"))
+              .isEqualTo("sent\nexit=0");
+          assertThat(run(sandbox, "echo still")).isEqualTo("still\nexit=0");
+          assertThat(sandbox.isAlive()).isTrue();
+        });
   }
 
   @Test
   void anAgentThatDies_endsItsSandbox_andTheRunningProcessFailsWithAClearError() throws Exception {
-    try (BwrapBackend backend = backend()) {
-      NamespaceSandbox sandbox = (NamespaceSandbox) backend.start(spec());
-      try {
-        SandboxProcess sleeping = start(sandbox, "sleep 60", false);
-        ProcessHandle.of(sandbox.initPid()).orElseThrow().destroyForcibly();
+    inASandbox(
+        s -> {
+          NamespaceSandbox sandbox = (NamespaceSandbox) s;
+          SandboxProcess sleeping = start(sandbox, "sleep 60", false);
+          ProcessHandle.of(sandbox.initPid()).orElseThrow().destroyForcibly();
 
-        assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(30)))
-            .isInstanceOf(BoxException.class)
-            .hasMessageContaining("its exec agent closed its connection")
-            .extracting(e -> ((BoxException) e).code())
-            .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
-        await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
-        assertThatThrownBy(() -> start(sandbox, "true", false))
-            .isInstanceOf(BoxException.class)
-            .hasMessageContaining("is not running");
-        assertThat(sandbox.jail().isAlive()).isFalse();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+          assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(30)))
+              .isInstanceOf(BoxException.class)
+              .hasMessageContaining("its exec agent closed its connection")
+              .extracting(e -> ((BoxException) e).code())
+              .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
+          await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
+          assertThatThrownBy(() -> start(sandbox, "true", false))
+              .isInstanceOf(BoxException.class)
+              .hasMessageContaining("is not running");
+          assertThat(sandbox.jail().isAlive()).isFalse();
+        });
   }
 
   @Test
   void aSandboxThatFloodsItsAgentsSocket_harmsNothing() throws Exception {
-    try (BwrapBackend backend = backend()) {
-      Sandbox sandbox = backend.start(spec());
-      try {
-        String flood =
-            "import socket\n"
-                + "n = 0\n"
-                + "for i in range(500):\n"
-                + "    s = socket.socket(socket.AF_UNIX)\n"
-                + "    try:\n"
-                + "        s.connect('/.box/agent/socket')\n"
-                + "        s.sendall(b'\\x00\\x00\\x00\\x0eO' + bytes(13) + b'garbage' * 100)\n"
-                + "        n += 1\n"
-                + "    except OSError:\n"
-                + "        pass\n"
-                + "    s.close()\n"
-                + "print('connected', n > 0)\n";
-        assertThat(
-                run(
-                    sandbox,
-                    "python3 -c \"$FLOOD\"".replace("$FLOOD", flood.replace("\"", "\\\""))))
-            .isEqualTo("connected True\nexit=0");
-        assertThat(run(sandbox, "echo fine")).isEqualTo("fine\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
-    }
+    inASandbox(
+        sandbox -> {
+          String flood =
+              "import socket\n"
+                  + "n = 0\n"
+                  + "for i in range(500):\n"
+                  + "    s = socket.socket(socket.AF_UNIX)\n"
+                  + "    try:\n"
+                  + "        s.connect('/.box/agent/socket')\n"
+                  + "        s.sendall(b'\\x00\\x00\\x00\\x0eO' + bytes(13) + b'garbage' * 100)\n"
+                  + "        n += 1\n"
+                  + "    except OSError:\n"
+                  + "        pass\n"
+                  + "    s.close()\n"
+                  + "print('connected', n > 0)\n";
+          assertThat(
+                  run(
+                      sandbox,
+                      "python3 -c \"$FLOOD\"".replace("$FLOOD", flood.replace("\"", "\\\""))))
+              .isEqualTo("connected True\nexit=0");
+          assertThat(run(sandbox, "echo fine")).isEqualTo("fine\nexit=0");
+        });
   }
 }

@@ -1,5 +1,6 @@
 package dev.box.backend.bwrap;
 
+import static dev.box.sandbox.SandboxTests.inSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,7 +9,6 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.Cidr;
 import dev.box.core.Hashes;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
@@ -26,7 +26,6 @@ import java.util.function.UnaryOperator;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Pre-started bubblewrap sandboxes, in real sandboxes: the {@linkplain PooledBackendSuite pool
@@ -36,35 +35,27 @@ import org.junit.jupiter.api.io.TempDir;
  * pool's cgroups; the next instance sweeps a pool whose server did not close.
  */
 class SandboxPoolTest extends PooledBackendSuite {
-  private static final int UID = 2_000_000;
-
-  @TempDir Path dataDir;
-  @TempDir Path hostDirs;
-
   static List<PooledBackend> pooledBackends() {
     return List.of(
         new PooledBackend(
             "bwrap",
             (dir, size) -> backend(dir, INSTANCE, size),
-            UID,
+            BwrapBackend.DEFAULT_SANDBOX_UID,
             dir -> poolProcesses(dir).stream().map(h -> Long.toString(h.pid())).toList()));
   }
 
-  private static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
+  /** A backend of the default sandbox uid with the syscall filter and the exec agent. */
+  static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
     return new BwrapBackend(
         dataDir,
         instance,
         true,
-        UID,
+        BwrapBackend.DEFAULT_SANDBOX_UID,
         EgressPolicy.DEFAULT,
         SyscallGuard.install(dataDir),
         true,
         poolSize,
         BackendRuntime.system());
-  }
-
-  private Path hostDir(String name) throws IOException {
-    return Files.createDirectories(hostDirs.resolve(name)).toRealPath();
   }
 
   @Test
@@ -74,18 +65,20 @@ class SandboxPoolTest extends PooledBackendSuite {
     Files.writeString(host.resolve("given"), "from the host\n");
     try (BwrapBackend backend = backend(dataDir, INSTANCE, 2)) {
       awaitIdle(backend, 2);
-      Sandbox sandbox = backend.start(pooledSpec("s1", host, SandboxShape.pooled().memoryMb()));
-      try {
-        assertThat(sandbox.preStarted()).isTrue();
-        assertThat(backend.pooledTakes()).isEqualTo(1);
-        assertThat(run(sandbox, "cat given; echo made > made")).isEqualTo("from the host\nexit=0");
-        assertThat(Files.getAttribute(host.resolve("made"), "unix:uid")).isEqualTo(UID);
-        assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
-            .contains("nosuid")
-            .contains("nodev");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("s1", host, SandboxShape.pooled().memoryMb()),
+          sandbox -> {
+            assertThat(sandbox.preStarted()).isTrue();
+            assertThat(backend.pooledTakes()).isEqualTo(1);
+            assertThat(run(sandbox, "cat given; echo made > made"))
+                .isEqualTo("from the host\nexit=0");
+            assertThat(Files.getAttribute(host.resolve("made"), "unix:uid"))
+                .isEqualTo(BwrapBackend.DEFAULT_SANDBOX_UID);
+            assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
+                .contains("nosuid")
+                .contains("nodev");
+          });
       assertThat(slotMounts())
           .as("the session's slot is detached")
           .allMatch(p -> p.getFileName().toString().matches("slots|staging"));
@@ -123,12 +116,11 @@ class SandboxPoolTest extends PooledBackendSuite {
             difference.apply(pooledSpec("d" + i++, host, SandboxShape.pooled().memoryMb()));
         assertThat(SandboxShape.of(spec)).isNotEqualTo(SandboxShape.pooled());
         try {
-          Sandbox sandbox = backend.start(spec);
-          try {
-            assertThat(sandbox.id()).as(spec.toString()).isEqualTo(spec.sandboxName());
-          } finally {
-            sandbox.destroy();
-          }
+          inSandbox(
+              backend,
+              spec,
+              sandbox ->
+                  assertThat(sandbox.id()).as(spec.toString()).isEqualTo(spec.sandboxName()));
         } catch (BoxException e) {
           // Network on where this host cannot keep it off the host: refused, and not pooled either.
           assertThat(spec.network()).as(e.getMessage()).isEqualTo(BoxNetworkMode.ON);

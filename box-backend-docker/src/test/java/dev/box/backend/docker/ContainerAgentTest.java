@@ -1,7 +1,6 @@
 package dev.box.backend.docker;
 
 import static dev.box.backend.docker.ContainerBackendTest.IMAGE;
-import static dev.box.backend.docker.ContainerBackendTest.open;
 import static dev.box.backend.docker.ContainerBackendTest.shell;
 import static dev.box.backend.docker.ContainerBackendTest.spec;
 import static dev.box.backend.docker.ContainerBackendTest.text;
@@ -12,13 +11,14 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.agent.AgentSockets;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.sandbox.SandboxTests;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -26,63 +26,68 @@ import org.junit.jupiter.params.provider.ValueSource;
  * breaks, the running process fails with a clear error, and the container is removed, with its
  * agent's socket.
  */
+@ParameterizedClass
+@ValueSource(strings = {"docker", "podman"})
 class ContainerAgentTest {
+  private final String engine;
   @TempDir Path dataDir;
 
-  @ParameterizedTest
-  @ValueSource(strings = {"docker", "podman"})
-  void aContainerThatKillsItsAgent_endsWithAClearError(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      ContainerSandbox sandbox = (ContainerSandbox) backend.start(spec("killer", IMAGE));
-      try {
-        SandboxProcess probe = shell(sandbox, "echo $PPID", "/tmp");
-        long agent = Long.parseLong(text(probe).strip());
-        probe.release();
-        Path socketDir =
-            AgentSockets.root(dataDir).resolve(AgentSockets.dirName("inst", sandbox.id()));
-        assertThat(socketDir.resolve("socket")).exists();
-
-        SandboxProcess sleeping = shell(sandbox, "sleep 60", "/tmp");
-        SandboxProcess killer = shell(sandbox, "kill -9 " + agent, "/tmp");
-
-        assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(60)))
-            .isInstanceOf(BoxException.class)
-            .hasMessageContaining("its exec agent closed its connection")
-            .extracting(e -> ((BoxException) e).code())
-            .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
-        killer.release();
-        await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
-        await().untilAsserted(() -> assertThat(sandbox.running()).isFalse());
-        assertThat(Files.exists(socketDir)).isFalse();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+  ContainerAgentTest(String engine) {
+    this.engine = engine;
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"docker", "podman"})
-  void aTimedOutTree_isKilledByItsCgroup_andOnlyIt(String engine) throws Exception {
-    try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      Sandbox sandbox = backend.start(spec("trees", IMAGE));
-      try {
-        SandboxProcess other = shell(sandbox, "sleep 300", "/tmp");
-        SandboxProcess tree =
-            shell(sandbox, "(setsid sh -c 'sleep 301' &) ; sleep 302 & sleep 303", "/tmp");
-        tree.killTree();
-        assertThat(tree.waitFor(Duration.ofSeconds(30))).hasValue(137);
-        tree.release();
-        SandboxProcess ps = shell(sandbox, "ps -eo args", "/tmp");
-        String seen = text(ps);
-        ps.release();
-        assertThat(seen)
-            .contains("sleep 300")
-            .doesNotContain("sleep 301", "sleep 302", "sleep 303");
-        other.killTree();
-        other.release();
-      } finally {
-        sandbox.destroy();
-      }
-    }
+  /** Runs {@code body} in a container of the session {@code session} on a backend of its own. */
+  private void inSandbox(String session, SandboxTests.Body body) throws Exception {
+    ContainerBackendTest.inSandbox(engine, dataDir, spec(session, IMAGE), body);
+  }
+
+  @Test
+  void aContainerThatKillsItsAgent_endsWithAClearError() throws Exception {
+    inSandbox(
+        "killer",
+        s -> {
+          ContainerSandbox sandbox = (ContainerSandbox) s;
+          SandboxProcess probe = shell(sandbox, "echo $PPID", "/tmp");
+          long agent = Long.parseLong(text(probe).strip());
+          probe.release();
+          Path socketDir =
+              AgentSockets.root(dataDir).resolve(AgentSockets.dirName("inst", sandbox.id()));
+          assertThat(socketDir.resolve("socket")).exists();
+
+          SandboxProcess sleeping = shell(sandbox, "sleep 60", "/tmp");
+          SandboxProcess killer = shell(sandbox, "kill -9 " + agent, "/tmp");
+
+          assertThatThrownBy(() -> sleeping.waitFor(Duration.ofSeconds(60)))
+              .isInstanceOf(BoxException.class)
+              .hasMessageContaining("its exec agent closed its connection")
+              .extracting(e -> ((BoxException) e).code())
+              .isEqualTo(BoxErrorCode.RUNTIME_UNAVAILABLE);
+          killer.release();
+          await().untilAsserted(() -> assertThat(sandbox.isAlive()).isFalse());
+          await().untilAsserted(() -> assertThat(sandbox.running()).isFalse());
+          assertThat(Files.exists(socketDir)).isFalse();
+        });
+  }
+
+  @Test
+  void aTimedOutTree_isKilledByItsCgroup_andOnlyIt() throws Exception {
+    inSandbox(
+        "trees",
+        sandbox -> {
+          SandboxProcess other = shell(sandbox, "sleep 300", "/tmp");
+          SandboxProcess tree =
+              shell(sandbox, "(setsid sh -c 'sleep 301' &) ; sleep 302 & sleep 303", "/tmp");
+          tree.killTree();
+          assertThat(tree.waitFor(Duration.ofSeconds(30))).hasValue(137);
+          tree.release();
+          SandboxProcess ps = shell(sandbox, "ps -eo args", "/tmp");
+          String seen = text(ps);
+          ps.release();
+          assertThat(seen)
+              .contains("sleep 300")
+              .doesNotContain("sleep 301", "sleep 302", "sleep 303");
+          other.killTree();
+          other.release();
+        });
   }
 }

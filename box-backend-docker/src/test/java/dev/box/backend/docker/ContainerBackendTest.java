@@ -16,6 +16,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.SandboxTests;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -99,27 +100,19 @@ class ContainerBackendTest {
     }
   }
 
-  /** A test that runs in a sandbox. */
-  @FunctionalInterface
-  interface SandboxTest {
-    void run(Sandbox sandbox) throws Exception;
+  /** Runs {@code body} in a sandbox of {@code spec} on a backend of {@code engine} of its own. */
+  void inSandbox(String engine, SandboxSpec spec, SandboxTests.Body body) throws Exception {
+    inSandbox(engine, dataDir, spec, body);
   }
 
-  /** Starts a sandbox of {@code spec} on {@code backend}, runs {@code test} in it, destroys it. */
-  static void inSandbox(ContainerBackend backend, SandboxSpec spec, SandboxTest test)
+  /**
+   * Runs {@code body} in a sandbox of {@code spec} on a backend of {@code engine} of its own, on
+   * {@code dataDir} as instance {@code inst}.
+   */
+  static void inSandbox(String engine, Path dataDir, SandboxSpec spec, SandboxTests.Body body)
       throws Exception {
-    Sandbox sandbox = backend.start(spec);
-    try {
-      test.run(sandbox);
-    } finally {
-      sandbox.destroy();
-    }
-  }
-
-  /** Runs {@code test} in a sandbox of {@code spec} on a backend of {@code engine} of its own. */
-  void inSandbox(String engine, SandboxSpec spec, SandboxTest test) throws Exception {
     try (ContainerBackend backend = open(engine, dataDir, "inst", Duration.ofSeconds(30))) {
-      inSandbox(backend, spec, test);
+      SandboxTests.inSandbox(backend, spec, body);
     }
   }
 
@@ -148,21 +141,21 @@ class ContainerBackendTest {
             "lease",
             EgressPolicy.DEFAULT,
             BackendRuntime.system())) {
-      Sandbox sandbox = backend.start(spec("lease", IMAGE));
-      try {
-        // Twice the lease with the server beating: the container stays.
-        Thread.sleep(6_000);
-        assertThat(sandbox.isAlive()).isTrue();
+      SandboxTests.inSandbox(
+          backend,
+          spec("lease", IMAGE),
+          sandbox -> {
+            // Twice the lease with the server beating: the container stays.
+            Thread.sleep(6_000);
+            assertThat(sandbox.isAlive()).isTrue();
 
-        backend.stopLease();
+            backend.stopLease();
 
-        await()
-            .atMost(Duration.ofSeconds(30))
-            .pollInterval(Duration.ofMillis(500))
-            .until(() -> !sandbox.isAlive());
-      } finally {
-        sandbox.destroy();
-      }
+            await()
+                .atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(500))
+                .until(() -> !sandbox.isAlive());
+          });
     }
   }
 
@@ -173,7 +166,7 @@ class ContainerBackendTest {
       assertThat(backend.status().enforced())
           .containsEntry("seccomp", SyscallGuard.POLICY)
           .containsKey("writable_root");
-      inSandbox(
+      SandboxTests.inSandbox(
           backend,
           spec("guarded", IMAGE),
           sandbox -> {
@@ -223,7 +216,7 @@ class ContainerBackendTest {
             SyscallGuard.unavailable("no box-guard binary for this arch"),
             BackendRuntime.system())) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
-      inSandbox(
+      SandboxTests.inSandbox(
           backend,
           spec("unguarded", IMAGE),
           sandbox -> {
@@ -257,7 +250,7 @@ class ContainerBackendTest {
             BackendRuntime.system())) {
       assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
       assertThat(backend.status().enforced()).containsEntry("seccomp", SyscallGuard.POLICY);
-      inSandbox(
+      SandboxTests.inSandbox(
           backend,
           spec("profiled", IMAGE),
           sandbox -> {

@@ -1,27 +1,22 @@
 package dev.box.backend.docker;
 
+import static dev.box.sandbox.SandboxTests.inSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.core.Hashes;
-import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxMount;
-import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
-import dev.box.sandbox.SandboxShape;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -33,9 +28,6 @@ import org.junit.jupiter.params.provider.ValueSource;
  * no session id. Skipped where an engine is not running.
  */
 class ContainerPoolTest extends PooledBackendSuite {
-  @TempDir Path dataDir;
-  @TempDir Path hostDirs;
-
   static List<PooledBackend> pooledBackends() {
     return List.of(pooled("docker"), pooled("podman"));
   }
@@ -73,15 +65,6 @@ class ContainerPoolTest extends PooledBackendSuite {
         BackendRuntime.system());
   }
 
-  /** A spec of the pooled shape (the default image) whose workspace is {@code host}. */
-  private static SandboxSpec spec(String session, Path host, boolean persistent) {
-    return pooledSpec(
-        session,
-        new SandboxMount(host, "/workspace", false, true),
-        SandboxShape.pooled().memoryMb(),
-        persistent);
-  }
-
   private static ContainerBackend available(ContainerBackend backend) {
     if (!backend.status().available()) {
       backend.close();
@@ -93,36 +76,34 @@ class ContainerPoolTest extends PooledBackendSuite {
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void waitingContainers_carryThePoolLabel_andNoSessionId(String engine) throws Exception {
-    Path host = Files.createDirectories(hostDirs.resolve("ws")).toRealPath();
     try (ContainerBackend backend = available(backend(engine, dataDir, 2))) {
       awaitIdle(backend, 2);
-      Sandbox sandbox = backend.start(spec("s1", host, false));
-      try {
-        assertThat(backend.pooledTakes()).isEqualTo(1);
-        awaitIdle(backend, 2);
-        assertThat(poolContainers(engine, dataDir))
-            .as("pre-started containers carry the pool label and no session id")
-            .hasSize(3)
-            .allMatch(c -> c.path("Labels").path("langbot.session_id").isMissingNode());
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("s1", hostDir("ws"), true, false),
+          sandbox -> {
+            assertThat(backend.pooledTakes()).isEqualTo(1);
+            awaitIdle(backend, 2);
+            assertThat(poolContainers(engine, dataDir))
+                .as("pre-started containers carry the pool label and no session id")
+                .hasSize(3)
+                .allMatch(c -> c.path("Labels").path("langbot.session_id").isMissingNode());
+          });
     }
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"docker", "podman"})
   void aPersistentSession_getsAContainerOfItsOwn(String engine) throws Exception {
-    Path host = Files.createDirectories(hostDirs.resolve("ws")).toRealPath();
     try (ContainerBackend backend = available(backend(engine, dataDir, 1))) {
       awaitIdle(backend, 1);
-      Sandbox sandbox = backend.start(spec("p", host, true));
-      try {
-        assertThat(sandbox.id()).doesNotContain("pool-");
-        assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
-      } finally {
-        sandbox.destroy();
-      }
+      inSandbox(
+          backend,
+          pooledSpec("p", hostDir("ws"), true, true),
+          sandbox -> {
+            assertThat(sandbox.id()).doesNotContain("pool-");
+            assertThat(run(sandbox, "echo ok > f; cat f")).isEqualTo("ok\nexit=0");
+          });
       assertThat(backend.pooledTakes()).isZero();
       assertThat(backend.status().enforced().get("pool")).startsWith("1 of 1 ");
     }

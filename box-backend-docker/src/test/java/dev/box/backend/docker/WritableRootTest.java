@@ -1,10 +1,10 @@
 package dev.box.backend.docker;
 
 import static dev.box.backend.docker.ContainerBackendTest.IMAGE;
-import static dev.box.backend.docker.ContainerBackendTest.inSandbox;
 import static dev.box.backend.docker.ContainerBackendTest.run;
 import static dev.box.backend.docker.ContainerBackendTest.socket;
 import static dev.box.backend.docker.ContainerBackendTest.spec;
+import static dev.box.sandbox.SandboxTests.inSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 

@@ -1,16 +1,14 @@
 package dev.box.backend.nsjail;
 
+import static dev.box.sandbox.SandboxTests.inSandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
-import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
-import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
 import dev.box.testclient.OptionalPiece;
 import java.nio.file.Files;
@@ -19,7 +17,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Pre-started nsjail jails, in real jails: the {@linkplain PooledBackendSuite pool suite} every
@@ -29,9 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class NsjailPoolTest extends PooledBackendSuite {
   private static final int UID = 2_000_000;
-
-  @TempDir Path dataDir;
-  @TempDir Path hostDirs;
 
   static List<PooledBackend> pooledBackends() {
     return List.of(
@@ -53,27 +47,18 @@ class NsjailPoolTest extends PooledBackendSuite {
         BackendRuntime.system());
   }
 
-  /** A spec of the pooled shape with the workspace {@code host}, the session's or an operator's. */
-  private static SandboxSpec spec(String session, Path host, boolean boxOwned) {
-    return pooledSpec(
-        session,
-        new SandboxMount(host, "/workspace", false, boxOwned),
-        SandboxShape.pooled().memoryMb(),
-        false);
-  }
-
   @Test
   void aHostPath_orAWorkspaceWithFiles_isJoinedIntoAPreStartedJail() throws Exception {
-    Path managed = Files.createDirectories(hostDirs.resolve("managed")).toRealPath();
-    Path operators = Files.createDirectories(hostDirs.resolve("operators")).toRealPath();
+    Path managed = hostDir("managed");
+    Path operators = hostDir("operators");
     Files.setAttribute(operators, "unix:uid", UID);
     Path used = privateWorkspace(dataDir, "used");
     Files.writeString(used.resolve("kept"), "kept\n");
     List<SandboxSpec> specs =
         List.of(
-            spec("managed", managed, true),
-            spec("operators", operators, false),
-            spec("used", used, true));
+            pooledSpec("managed", managed, true, false),
+            pooledSpec("operators", operators, false, false),
+            pooledSpec("used", used, true, false));
     try (NsjailBackend backend = backend(dataDir, 2)) {
       assumeThat(backend.status().available()).as(backend.status().reason()).isTrue();
       assertThat(backend.joinsHostPaths()).isTrue();
@@ -82,20 +67,20 @@ class NsjailPoolTest extends PooledBackendSuite {
         awaitIdle(backend, 2);
         Path host = Objects.requireNonNull(spec.workspace()).hostPath();
         Files.writeString(host.resolve("given"), "from " + spec.sessionId() + "\n");
-        Sandbox sandbox = backend.start(spec);
-        try {
-          assertThat(sandbox.id()).startsWith(INSTANCE + "_pool-");
-          assertThat(backend.pooledTakes()).isEqualTo(++takes);
-          assertThat(run(sandbox, "cat given; echo made > made; id -u"))
-              .isEqualTo("from " + spec.sessionId() + "\n1000\nexit=0");
-          assertThat(Files.readString(host.resolve("made"))).isEqualTo("made\n");
-          assertThat(Files.getAttribute(host.resolve("made"), "unix:uid")).isEqualTo(UID);
-          assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
-              .contains("nosuid")
-              .contains("nodev");
-        } finally {
-          sandbox.destroy();
-        }
+        inSandbox(
+            backend,
+            spec,
+            sandbox -> {
+              assertThat(sandbox.id()).startsWith(INSTANCE + "_pool-");
+              assertThat(run(sandbox, "cat given; echo made > made; id -u"))
+                  .isEqualTo("from " + spec.sessionId() + "\n1000\nexit=0");
+              assertThat(Files.readString(host.resolve("made"))).isEqualTo("made\n");
+              assertThat(Files.getAttribute(host.resolve("made"), "unix:uid")).isEqualTo(UID);
+              assertThat(run(sandbox, "grep ' /workspace ' /proc/self/mountinfo | tail -1"))
+                  .contains("nosuid")
+                  .contains("nodev");
+            });
+        assertThat(backend.pooledTakes()).isEqualTo(++takes);
         assertThat(host.resolve("made")).as("the workspace outlives its jail").exists();
       }
       assertThat(Files.readString(used.resolve("kept"))).isEqualTo("kept\n");
@@ -106,7 +91,6 @@ class NsjailPoolTest extends PooledBackendSuite {
     assertThat(dataDir.resolve("nsjail-pool")).as("no slot is left").isEmptyDirectory();
   }
 
-  /** The nsjail processes of {@code dataDir}'s pooled jails (by their configuration file). */
   /** The nsjail processes of pool jails (not their supervisors, whose arguments name them too). */
   private static List<String> poolJails(Path dataDir) {
     String config = dataDir.resolve("nsjail").resolve(INSTANCE + "_pool-").toString();

@@ -20,6 +20,20 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class HostSandbox implements Sandbox {
   private final List<HostProcess> spawned = new CopyOnWriteArrayList<>();
+  private final Runnable afterSpawn;
+
+  /** A sandbox that does nothing but start each process. */
+  public HostSandbox() {
+    this(() -> {});
+  }
+
+  /**
+   * A sandbox that runs {@code afterSpawn} once each process has started, as a fake clock's advance
+   * stands for the time a slow backend's spawn takes.
+   */
+  public HostSandbox(Runnable afterSpawn) {
+    this.afterSpawn = afterSpawn;
+  }
 
   @Override
   public String id() {
@@ -47,6 +61,7 @@ public final class HostSandbox implements Sandbox {
     try {
       HostProcess process = new HostProcess(builder.start());
       spawned.add(process);
+      afterSpawn.run();
       return process;
     } catch (IOException e) {
       throw new UncheckedIOException(e);

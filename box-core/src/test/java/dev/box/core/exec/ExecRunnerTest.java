@@ -7,7 +7,6 @@ import dev.box.api.BoxExecutionStatus;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxProcess;
 import dev.box.core.time.FakeTicker;
 import java.time.Duration;
 import java.util.Map;
@@ -70,7 +69,7 @@ class ExecRunnerTest {
   void duration_isWhatTheTickerSaysTheCommandTook() throws Exception {
     FakeTicker ticker = new FakeTicker();
     ExecRunner timed = new ExecRunner(1024, ticker, pumps);
-    Sandbox slow = new TickingSandbox(sandbox, ticker, Duration.ofMillis(1500));
+    Sandbox slow = new HostSandbox(() -> ticker.advance(Duration.ofMillis(1500)));
 
     ExecOutcome outcome = timed.run(slow, shell("echo hi"), Duration.ofSeconds(30));
 
@@ -94,31 +93,5 @@ class ExecRunnerTest {
     given.run(sandbox, shell("echo hi; echo oops >&2"), Duration.ofSeconds(30));
 
     assertThat(pumped).hasValue(2);
-  }
-
-  /** A sandbox whose spawn takes {@code took} by the ticker: the time a command runs. */
-  private record TickingSandbox(Sandbox delegate, FakeTicker ticker, Duration took)
-      implements Sandbox {
-    @Override
-    public String id() {
-      return delegate.id();
-    }
-
-    @Override
-    public boolean isAlive() {
-      return delegate.isAlive();
-    }
-
-    @Override
-    public SandboxProcess spawn(ProcessSpec spec) {
-      SandboxProcess process = delegate.spawn(spec);
-      ticker.advance(took);
-      return process;
-    }
-
-    @Override
-    public void destroy() {
-      delegate.destroy();
-    }
   }
 }

@@ -44,8 +44,16 @@ class HostPathPolicyTest {
     return "host_path " + path + " is blocked for security";
   }
 
-  private String outsideRoots() throws IOException {
-    return "host_path is outside allowed_mount_roots: " + root.toRealPath();
+  /**
+   * Checks that the policy {@link #rooted} refuses {@code path} as outside its root; {@code create}
+   * is whether the directory would be created.
+   */
+  private void assertOutsideTheRoot(Object path, boolean create) throws IOException {
+    String expected = "host_path is outside allowed_mount_roots: " + root.toRealPath();
+
+    assertThatThrownBy(() -> rooted().check(path.toString(), create))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessage(expected);
   }
 
   @ParameterizedTest
@@ -170,11 +178,7 @@ class HostPathPolicyTest {
 
   @Test
   void directoryOutsideTheAllowedRoots_isRefusedListingThem() throws IOException {
-    String expected = outsideRoots();
-
-    assertThatThrownBy(() -> rooted().check(outside.toString(), false))
-        .isInstanceOf(BoxValidationException.class)
-        .hasMessage(expected);
+    assertOutsideTheRoot(outside, false);
   }
 
   @Test
@@ -194,9 +198,8 @@ class HostPathPolicyTest {
   @Test
   void siblingSharingTheRootsNamePrefix_isOutside() throws IOException {
     Path lookalike = Files.createDirectories(tmp.resolve("allowed-not"));
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(lookalike.toString(), false)).hasMessage(expected);
+    assertOutsideTheRoot(lookalike, false);
   }
 
   @Test
@@ -226,28 +229,22 @@ class HostPathPolicyTest {
   @Test
   void symlinkInsideAnAllowedRootToADirectoryOutsideIt_isRefused() throws IOException {
     Path link = Files.createSymbolicLink(root.resolve("escape"), outside);
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(link.toString(), false))
-        .isInstanceOf(BoxValidationException.class)
-        .hasMessage(expected);
+    assertOutsideTheRoot(link, false);
   }
 
   @Test
   void relativeSymlinkEscapingTheRoot_isRefused() throws IOException {
     Path link = Files.createSymbolicLink(root.resolve("escape"), Path.of("../outside"));
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(link.toString(), false)).hasMessage(expected);
+    assertOutsideTheRoot(link, false);
   }
 
   @Test
   void missingDirectoryBelowAnEscapingSymlink_isRefusedAndNotCreated() throws IOException {
     Path link = Files.createSymbolicLink(root.resolve("escape"), outside);
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(link.resolve("new").toString(), true))
-        .hasMessage(expected);
+    assertOutsideTheRoot(link.resolve("new"), true);
     assertThat(outside.resolve("new")).doesNotExist();
   }
 
@@ -283,9 +280,8 @@ class HostPathPolicyTest {
   @Test
   void dotDotSegmentsLeavingTheRoot_areNormalisedAndRefused() throws IOException {
     String path = root + "/sub/../../outside";
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(path, false)).hasMessage(expected);
+    assertOutsideTheRoot(path, false);
   }
 
   @Test
@@ -325,9 +321,8 @@ class HostPathPolicyTest {
   @Test
   void missingDirectoryOutsideTheRoots_isRefusedAndNotCreated() throws IOException {
     Path missing = outside.resolve("new");
-    String expected = outsideRoots();
 
-    assertThatThrownBy(() -> rooted().check(missing.toString(), true)).hasMessage(expected);
+    assertOutsideTheRoot(missing, true);
     assertThat(missing).doesNotExist();
   }
 
