@@ -20,9 +20,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 
@@ -33,19 +31,24 @@ import java.util.concurrent.ScheduledExecutorService;
  * token finds them; processes start through the pod's agent on its pod port.
  */
 public final class KubernetesBackend implements SandboxBackend {
-  private static final SecureRandom RANDOM = new SecureRandom();
-
   /** How long the agent may take to answer a request. */
   private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(10);
 
-  private final KubernetesSettings settings;
-  private final KubernetesClient client;
+  /** What the backend enforces and by what, as {@link BackendStatus#enforced()} says it. */
+  private static final Map<String, String> ENFORCED =
+      Map.of(
+          "memory", "pod limit (the kubelet's cgroup)",
+          "cpu", "pod limit (the kubelet's cgroup)",
+          "pids", "none: the kubelet's pod pids limit, where the cluster sets one",
+          "network", "NetworkPolicy: enforced only by a network plugin that implements it",
+          "egress", "NetworkPolicy ipBlocks: as network",
+          "timeout", "kill (the pod's agent ends the whole tree)",
+          "output", "bounded",
+          "host_mounts", "refused: a cluster has no host paths to offer");
+
   private final Pods pods;
-  private final NetworkPolicies policies;
-  private final String tenant;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
-  private final LinkDeadlines deadlines;
 
   /**
    * @param client the cluster's API, which the backend closes
@@ -60,16 +63,9 @@ public final class KubernetesBackend implements SandboxBackend {
       String controlToken,
       Duration startTimeout,
       ScheduledExecutorService timers) {
-    this.settings = settings;
-    this.client = client;
-    this.timers = timers;
-    this.deadlines = new LinkDeadlines(REPLY_TIMEOUT, timers);
-    this.pods = new Pods(client, settings.namespace());
-    this.policies =
-        new NetworkPolicies(
-            settings.namespace(), settings.boxNamespace(), settings.clusterRanges());
-    this.tenant = Labels.tenant(settings.namespace(), controlToken);
+    this.pods = new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken));
     this.startTimeout = startTimeout;
+    this.timers = timers;
   }
 
   /**
@@ -107,26 +103,18 @@ public final class KubernetesBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    Map<String, String> enforced = new LinkedHashMap<>();
-    enforced.put("memory", "pod limit (the kubelet's cgroup)");
-    enforced.put("cpu", "pod limit (the kubelet's cgroup)");
-    enforced.put("pids", "none: the kubelet's pod pids limit, where the cluster sets one");
-    enforced.put("network", "NetworkPolicy: enforced only by a network plugin that implements it");
-    enforced.put("egress", "NetworkPolicy ipBlocks: as network");
-    enforced.put("timeout", "kill (the pod's agent ends the whole tree)");
-    enforced.put("output", "bounded");
-    enforced.put("host_mounts", "refused: a cluster has no host paths to offer");
+    String namespace = pods.settings().namespace();
     try {
-      client.pods().inNamespace(settings.namespace()).withLabel(Labels.MANAGED_BY).list();
+      pods.client().pods().inNamespace(namespace).withLabel(Labels.MANAGED_BY).list();
     } catch (KubernetesClientException e) {
       return new BackendStatus(
-          name(), false, "the cluster's API server does not answer: " + e.getMessage(), enforced);
+          name(), false, "the cluster's API server does not answer: " + e.getMessage(), ENFORCED);
     }
     return new BackendStatus(
         name(),
         true,
-        "pods in namespace " + settings.namespace() + "; processes through the pods' agents",
-        enforced,
+        "pods in namespace " + namespace + "; processes through the pods' agents",
+        ENFORCED,
         java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
   }
 
@@ -138,33 +126,15 @@ public final class KubernetesBackend implements SandboxBackend {
           "host_path and mounts are not available on the kubernetes backend: a cluster has no"
               + " host paths to offer");
     }
-    String name = Labels.podName(tenant, spec.sessionId());
-    Map<String, String> labels =
-        Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
-    byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
-    RANDOM.nextBytes(fresh);
+    String name = pods.podName(spec.sessionId());
     try {
-      byte[] secret = pods.createSecret(name, labels, fresh);
-      pods.createPolicy(policies.forPod(name, spec.network(), spec.egress()));
-      PodShape shape =
-          new PodShape(
-              name,
-              labels,
-              Map.of(Labels.SESSION_ID, spec.sessionId()),
-              spec.image(),
-              spec.readOnlyRootfs(),
-              spec.cpus(),
-              spec.memoryMb(),
-              1024,
-              null,
-              spec.network());
-      pods.createPod(shape.pod(settings));
+      byte[] secret = pods.create(name, spec);
       String ip = pods.awaitRunning(name, startTimeout);
       AgentLink link =
           AgentLink.dial(
               name,
               new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
-              deadlines);
+              new LinkDeadlines(REPLY_TIMEOUT, timers));
       try {
         link.awaitAgent(startTimeout, () -> pods.remove(name));
       } catch (IOException e) {
@@ -192,7 +162,7 @@ public final class KubernetesBackend implements SandboxBackend {
 
   @Override
   public void close() {
-    client.close();
+    pods.client().close();
     timers.shutdownNow();
   }
 }

@@ -1,5 +1,7 @@
 package dev.box.backend.kubernetes;
 
+import dev.box.core.agent.AgentAddress;
+import dev.box.core.backend.SandboxSpec;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
@@ -7,6 +9,7 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.net.HttpURLConnection;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
@@ -16,31 +19,67 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The API calls for a session's objects in the sandbox namespace: its Secret, its NetworkPolicy and
- * its pod, made and removed together. Creating an object that exists already is not an error: a
- * second replica that creates the same session at the same moment takes what the first made.
+ * The API calls for the sessions' objects in the sandbox namespace: each session's Secret, its
+ * NetworkPolicy and its pod, made and removed together. Creating an object that exists already is
+ * not an error: a second replica that creates the same session at the same moment takes what the
+ * first made.
+ *
+ * @param client the cluster's API
+ * @param settings the namespace and the pods' settings
+ * @param tenant the tenant whose sessions these are ({@link Labels#tenant})
  */
-final class Pods {
+record Pods(KubernetesClient client, KubernetesSettings settings, String tenant) {
   private static final Logger log = LoggerFactory.getLogger(Pods.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
 
-  private final KubernetesClient client;
-  private final String namespace;
+  /** The name of the pod of session {@code sessionId}, the same on every replica. */
+  String podName(String sessionId) {
+    return Labels.podName(tenant, sessionId);
+  }
 
-  Pods(KubernetesClient client, String namespace) {
-    this.client = client;
-    this.namespace = namespace;
+  /**
+   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec} (or
+   * takes those that exist), and returns the secret of the pod's agent.
+   */
+  byte[] create(String name, SandboxSpec spec) {
+    Map<String, String> labels =
+        Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
+    byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
+    RANDOM.nextBytes(fresh);
+    byte[] secret = createSecret(name, labels, fresh);
+    NetworkPolicies policies =
+        new NetworkPolicies(namespace(), settings.boxNamespace(), settings.clusterRanges());
+    createPolicy(policies.forPod(name, spec.network(), spec.egress()));
+    PodShape shape =
+        new PodShape(
+            name,
+            labels,
+            Map.of(Labels.SESSION_ID, spec.sessionId()),
+            spec.image(),
+            spec.readOnlyRootfs(),
+            spec.cpus(),
+            spec.memoryMb(),
+            1024,
+            null,
+            spec.network());
+    createPod(shape.pod(settings));
+    return secret;
+  }
+
+  private String namespace() {
+    return settings.namespace();
   }
 
   /**
    * The secret of pod {@code name}: the one {@code secret} if this call created it, else the one
    * another replica created first.
    */
-  byte[] createSecret(String name, Map<String, String> labels, byte[] secret) {
+  private byte[] createSecret(String name, Map<String, String> labels, byte[] secret) {
     Secret made =
         new SecretBuilder()
             .withNewMetadata()
             .withName(name)
-            .withNamespace(namespace)
+            .withNamespace(namespace())
             .withLabels(labels)
             .endMetadata()
             .withType("Opaque")
@@ -48,13 +87,13 @@ final class Pods {
             .withData(Map.of(PodShape.SECRET_KEY, Base64.getEncoder().encodeToString(secret)))
             .build();
     try {
-      client.secrets().inNamespace(namespace).resource(made).create();
+      client.secrets().inNamespace(namespace()).resource(made).create();
       return secret;
     } catch (KubernetesClientException e) {
       if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
         throw e;
       }
-      Secret existing = client.secrets().inNamespace(namespace).withName(name).get();
+      Secret existing = client.secrets().inNamespace(namespace()).withName(name).get();
       if (existing == null || existing.getData() == null) {
         throw e;
       }
@@ -63,9 +102,9 @@ final class Pods {
   }
 
   /** Creates {@code policy}, or leaves the one that exists. */
-  void createPolicy(NetworkPolicy policy) {
+  private void createPolicy(NetworkPolicy policy) {
     try {
-      client.network().networkPolicies().inNamespace(namespace).resource(policy).create();
+      client.network().networkPolicies().inNamespace(namespace()).resource(policy).create();
     } catch (KubernetesClientException e) {
       if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
         throw e;
@@ -74,9 +113,9 @@ final class Pods {
   }
 
   /** Creates {@code pod}, or leaves the one that exists. */
-  void createPod(Pod pod) {
+  private void createPod(Pod pod) {
     try {
-      client.pods().inNamespace(namespace).resource(pod).create();
+      client.pods().inNamespace(namespace()).resource(pod).create();
     } catch (KubernetesClientException e) {
       if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
         throw e;
@@ -93,7 +132,7 @@ final class Pods {
     Pod ready =
         client
             .pods()
-            .inNamespace(namespace)
+            .inNamespace(namespace())
             .withName(name)
             .waitUntilCondition(
                 p -> p == null || isReady(p) || isOver(p),
@@ -125,15 +164,15 @@ final class Pods {
 
   /** The pod named {@code name}, or null. */
   @Nullable Pod get(String name) {
-    return client.pods().inNamespace(namespace).withName(name).get();
+    return client.pods().inNamespace(namespace()).withName(name).get();
   }
 
   /** Removes the pod, its policy and its secret at once (no grace period); logs a failure. */
   void remove(String name) {
     try {
-      client.pods().inNamespace(namespace).withName(name).withGracePeriod(0).delete();
-      client.network().networkPolicies().inNamespace(namespace).withName(name).delete();
-      client.secrets().inNamespace(namespace).withName(name).delete();
+      client.pods().inNamespace(namespace()).withName(name).withGracePeriod(0).delete();
+      client.network().networkPolicies().inNamespace(namespace()).withName(name).delete();
+      client.secrets().inNamespace(namespace()).withName(name).delete();
     } catch (KubernetesClientException e) {
       log.warn("cannot remove the pod {} and its objects: {}", name, e.getMessage());
     }

@@ -33,33 +33,22 @@ import org.junit.jupiter.api.io.TempDir;
  * test image and the agent image.
  */
 class KubernetesBackendTest {
-  private static final String IMAGE =
-      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
-  private static final String AGENT_IMAGE =
-      System.getenv().getOrDefault("BOX_TEST_AGENT_IMAGE", "box-agent:latest");
   private static final String NS = "box-sandboxes";
 
-  private final ApiServer server = new ApiServer();
-  private final KubernetesClient client = server.client();
   @TempDir Path root;
-  private StandInKubelet kubelet;
+  private StandInCluster cluster;
+  private KubernetesClient client;
   private KubernetesBackend backend;
   private @Nullable Sandbox sandbox;
 
   @BeforeEach
   void start() throws Exception {
-    kubelet = new StandInKubelet(client, NS, root);
-    kubelet.awaitSynced();
-    KubernetesSettings settings =
-        KubernetesSettings.read(
-            Map.of(
-                "k8s_namespace", NS,
-                "k8s_agent_image", AGENT_IMAGE,
-                "k8s_image_pull_policy", "Never"));
+    cluster = new StandInCluster(NS, root);
+    client = cluster.client();
     backend =
         new KubernetesBackend(
-            settings,
-            server.client(),
+            cluster.settings(),
+            cluster.newClient(),
             "control-token",
             Duration.ofSeconds(90),
             Executors.newSingleThreadScheduledExecutor());
@@ -71,9 +60,7 @@ class KubernetesBackendTest {
       sandbox.destroy();
     }
     backend.close();
-    kubelet.close();
-    client.close();
-    server.close();
+    cluster.close();
   }
 
   private static SandboxSpec spec(String session, @Nullable SandboxMount workspace) {
@@ -81,7 +68,7 @@ class KubernetesBackendTest {
         session,
         "unused",
         "instance",
-        IMAGE,
+        StandInCluster.IMAGE,
         BoxNetworkMode.OFF,
         workspace,
         List.of(),

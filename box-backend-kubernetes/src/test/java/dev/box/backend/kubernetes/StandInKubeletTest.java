@@ -24,26 +24,21 @@ import org.junit.jupiter.api.io.TempDir;
  * the test image that {@code scripts/engines up} provides.
  */
 class StandInKubeletTest {
-  private static final String IMAGE =
-      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
   private static final String NS = "sandboxes";
 
-  private final ApiServer server = new ApiServer();
-  private final KubernetesClient client = server.client();
   @TempDir Path root;
-  private StandInKubelet kubelet;
+  private StandInCluster cluster;
+  private KubernetesClient client;
 
   @BeforeEach
   void start() throws Exception {
-    kubelet = new StandInKubelet(client, NS, root);
-    kubelet.awaitSynced();
+    cluster = new StandInCluster(NS, root);
+    client = cluster.client();
   }
 
   @AfterEach
   void stop() {
-    kubelet.close();
-    client.close();
-    server.close();
+    cluster.close();
   }
 
   @Test
@@ -74,7 +69,7 @@ class StandInKubeletTest {
             .endSecurityContext()
             .addNewContainer()
             .withName("main")
-            .withImage(IMAGE)
+            .withImage(StandInCluster.IMAGE)
             .withCommand("sleep", "infinity")
             .withNewSecurityContext()
             .withRunAsUser(1000L)

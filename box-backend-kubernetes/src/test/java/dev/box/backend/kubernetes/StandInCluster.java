@@ -1,0 +1,61 @@
+package dev.box.backend.kubernetes;
+
+import io.fabric8.kubernetes.client.KubernetesClient;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
+
+/**
+ * A cluster for tests: the API server stand-in and the stand-in kubelet on its sandbox namespace,
+ * with the images that {@code scripts/engines up} and {@code scripts/agent-image} provide.
+ */
+final class StandInCluster implements AutoCloseable {
+  /** The sessions' image. */
+  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
+
+  /** The pods' agent image. */
+  static final String AGENT_IMAGE =
+      System.getenv().getOrDefault("BOX_TEST_AGENT_IMAGE", "box-agent:latest");
+
+  private final ApiServer server = new ApiServer();
+  private final KubernetesClient client = server.client();
+  private final String namespace;
+  private final StandInKubelet kubelet;
+
+  /**
+   * Starts the cluster, its kubelet watching {@code namespace}.
+   *
+   * @param root a directory for the pods' volumes
+   */
+  StandInCluster(String namespace, Path root) throws IOException, InterruptedException {
+    this.namespace = namespace;
+    this.kubelet = new StandInKubelet(client, namespace, root);
+    kubelet.awaitSynced();
+  }
+
+  /** The cluster's client (closed with the cluster). */
+  KubernetesClient client() {
+    return client;
+  }
+
+  /** A client of its own, for a backend that closes it. */
+  KubernetesClient newClient() {
+    return server.client();
+  }
+
+  /** The backend's settings for this cluster: its namespace, the agent image, no pulls. */
+  KubernetesSettings settings() {
+    return KubernetesSettings.read(
+        Map.of(
+            "k8s_namespace", namespace,
+            "k8s_agent_image", AGENT_IMAGE,
+            "k8s_image_pull_policy", "Never"));
+  }
+
+  @Override
+  public void close() {
+    kubelet.close();
+    client.close();
+    server.close();
+  }
+}
