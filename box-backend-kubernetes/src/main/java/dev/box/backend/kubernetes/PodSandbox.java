@@ -12,8 +12,12 @@ import java.util.Map;
 /**
  * The sandbox of one session: its pod, and the link to the pod's agent, through which every process
  * starts and every process tree is killed.
+ *
+ * @param id the pod's name
+ * @param link the link to the pod's agent
+ * @param pods removes the pod
  */
-final class PodSandbox implements Sandbox {
+record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
   /** The environment every process starts from, before the spec's own. */
   static final Map<String, String> BASE_ENV =
       Map.of(
@@ -21,21 +25,6 @@ final class PodSandbox implements Sandbox {
           "HOME", PodShape.HOME,
           "LANG", "C.UTF-8",
           "PYTHONUNBUFFERED", "1");
-
-  private final String pod;
-  private final AgentLink link;
-  private final Pods pods;
-
-  PodSandbox(String pod, AgentLink link, Pods pods) {
-    this.pod = pod;
-    this.link = link;
-    this.pods = pods;
-  }
-
-  @Override
-  public String id() {
-    return pod;
-  }
 
   @Override
   public boolean isAlive() {
@@ -53,6 +42,6 @@ final class PodSandbox implements Sandbox {
   @Override
   public void destroy() {
     link.close();
-    pods.remove(pod);
+    pods.remove(id);
   }
 }

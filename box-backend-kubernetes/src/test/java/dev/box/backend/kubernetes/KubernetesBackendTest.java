@@ -130,19 +130,7 @@ class KubernetesBackendTest {
     assertThat(client.pods().inNamespace(NS).withName(pod).get()).isNull();
     assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNull();
     assertThat(client.network().networkPolicies().inNamespace(NS).withName(pod).get()).isNull();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        Docker.run(
-                            List.of(
-                                "ps",
-                                "--all",
-                                "--quiet",
-                                "--filter",
-                                "name=" + StandInKubelet.container(pod))))
-                    .isBlank());
+    await().atMost(Duration.ofSeconds(60)).until(() -> StandInKubelet.containerGone(pod));
   }
 
   @Test

@@ -243,6 +243,12 @@ final class StandInKubelet implements AutoCloseable {
     running.clear();
   }
 
+  /** Whether the container of pod {@code pod} is gone (or never was). */
+  static boolean containerGone(String pod) throws IOException {
+    return Docker.run(List.of("ps", "--all", "--quiet", "--filter", "name=" + container(pod)))
+        .isBlank();
+  }
+
   /** Waits for the informer's first list. */
   void awaitSynced() throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

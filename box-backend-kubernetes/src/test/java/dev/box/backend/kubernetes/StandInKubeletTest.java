@@ -127,13 +127,6 @@ class StandInKubeletTest {
         .isEqualTo("1000\ns3cret\nwritable\nread-only\n");
 
     client.pods().inNamespace(NS).withName("p1").delete();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        Docker.run(
-                            List.of("ps", "--all", "--filter", "name=" + container, "--quiet")))
-                    .isBlank());
+    await().atMost(Duration.ofSeconds(60)).until(() -> StandInKubelet.containerGone("p1"));
   }
 }
