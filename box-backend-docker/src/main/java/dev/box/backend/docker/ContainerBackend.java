@@ -7,7 +7,6 @@ import dev.box.api.BoxSpec;
 import dev.box.api.time.Ticker;
 import dev.box.core.Hashes;
 import dev.box.core.agent.AgentLink;
-import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.PoolLevel;
@@ -96,14 +95,7 @@ public final class ContainerBackend implements SandboxBackend {
             settings.sandboxLease(),
             parts.runtime().threads().apply("box-sandbox-lease"));
     WritableRoot writableRoot = new WritableRoot(engine, client, settings.writableRootMb());
-    this.agents =
-        new ContainerAgents(
-            engine,
-            client,
-            CALL_TIMEOUT,
-            parts.agent(),
-            AgentSockets.root(parts.dataDir()),
-            parts.instanceId());
+    this.agents = new ContainerAgents(engine, parts.agent(), parts.dataDir(), parts.instanceId());
     this.egress = new ContainerEgress(client, engine, firewall, parts.egress(), CALL_TIMEOUT);
     this.containers =
         new EngineContainers(
