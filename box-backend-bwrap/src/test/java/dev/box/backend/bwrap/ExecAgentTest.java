@@ -16,6 +16,7 @@ import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.NamespaceSandbox;
+import dev.box.sandbox.NamespaceSettings;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -38,15 +39,16 @@ class ExecAgentTest {
 
   private BwrapBackend backend() {
     return new BwrapBackend(
-        dataDir,
-        "inst",
-        true,
-        2_000_000,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        true,
-        0,
-        BackendRuntime.system());
+        new NamespaceSettings(
+            dataDir,
+            "inst",
+            true,
+            2_000_000,
+            EgressPolicy.DEFAULT,
+            SyscallGuard.install(dataDir),
+            true,
+            0,
+            BackendRuntime.system()));
   }
 
   private static SandboxSpec spec() {

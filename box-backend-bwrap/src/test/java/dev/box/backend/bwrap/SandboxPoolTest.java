@@ -14,6 +14,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
@@ -52,15 +53,16 @@ class SandboxPoolTest extends PooledBackendSuite {
 
   private static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
     return new BwrapBackend(
-        dataDir,
-        instance,
-        true,
-        UID,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        true,
-        poolSize,
-        BackendRuntime.system());
+        new NamespaceSettings(
+            dataDir,
+            instance,
+            true,
+            UID,
+            EgressPolicy.DEFAULT,
+            SyscallGuard.install(dataDir),
+            true,
+            poolSize,
+            BackendRuntime.system()));
   }
 
   private Path hostDir(String name) throws IOException {

@@ -9,6 +9,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
@@ -41,16 +42,17 @@ class NsjailPoolTest extends PooledBackendSuite {
   private static NsjailBackend backend(Path dataDir, int poolSize) {
     OptionalPiece.assumeNsjail();
     return new NsjailBackend(
-        dataDir,
-        INSTANCE,
-        true,
-        UID,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        null,
-        true,
-        poolSize,
-        BackendRuntime.system());
+        new NamespaceSettings(
+            dataDir,
+            INSTANCE,
+            true,
+            UID,
+            EgressPolicy.DEFAULT,
+            SyscallGuard.install(dataDir),
+            true,
+            poolSize,
+            BackendRuntime.system()),
+        null);
   }
 
   /** A spec of the pooled shape with the workspace {@code host}, the session's or an operator's. */
