@@ -11,10 +11,6 @@ import dev.box.core.Hashes;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
-import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
@@ -52,17 +48,7 @@ class SandboxPoolTest extends PooledBackendSuite {
   }
 
   private static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
-    return new BwrapBackend(
-        new NamespaceSettings(
-            dataDir,
-            instance,
-            true,
-            UID,
-            EgressPolicy.DEFAULT,
-            SyscallGuard.install(dataDir),
-            true,
-            poolSize,
-            BackendRuntime.system()));
+    return new BwrapBackend(namespaceSettings(dataDir, instance, UID, poolSize));
   }
 
   private Path hostDir(String name) throws IOException {

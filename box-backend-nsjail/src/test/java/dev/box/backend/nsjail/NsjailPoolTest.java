@@ -6,10 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
-import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
@@ -41,18 +37,7 @@ class NsjailPoolTest extends PooledBackendSuite {
 
   private static NsjailBackend backend(Path dataDir, int poolSize) {
     OptionalPiece.assumeNsjail();
-    return new NsjailBackend(
-        new NamespaceSettings(
-            dataDir,
-            INSTANCE,
-            true,
-            UID,
-            EgressPolicy.DEFAULT,
-            SyscallGuard.install(dataDir),
-            true,
-            poolSize,
-            BackendRuntime.system()),
-        null);
+    return new NsjailBackend(namespaceSettings(dataDir, INSTANCE, UID, poolSize), null);
   }
 
   /** A spec of the pooled shape with the workspace {@code host}, the session's or an operator's. */
