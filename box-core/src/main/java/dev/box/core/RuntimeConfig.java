@@ -98,24 +98,6 @@ public record RuntimeConfig(
         FileLimits.DEFAULTS);
   }
 
-  /** Settings with the default file bounds. */
-  public RuntimeConfig(
-      Path dataDir,
-      Duration sessionTtl,
-      int maxSessions,
-      int maxOutputBytes,
-      List<Path> allowedMountRoots,
-      ProcessLimits processes) {
-    this(
-        dataDir,
-        sessionTtl,
-        maxSessions,
-        maxOutputBytes,
-        allowedMountRoots,
-        processes,
-        FileLimits.DEFAULTS);
-  }
-
   /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */
   public static RuntimeConfig defaults(Path dataDir) {
     return new RuntimeConfig(

@@ -40,13 +40,8 @@ public final class ExecAgent {
    * @return the installed agent, or an unavailable one whose {@link #reason()} says why
    */
   public static ExecAgent install(Path dataDir) {
-    Path target = dataDir.toAbsolutePath().normalize().resolve("bin").resolve(NAME);
-    return INSTALLED.compute(
-        target,
-        (path, previous) ->
-            previous != null && (!previous.available() || HelperBinaries.intact(path, NAME))
-                ? previous
-                : extract(path));
+    return HelperBinaries.installCached(
+        INSTALLED, dataDir, NAME, ExecAgent::available, ExecAgent::extract);
   }
 
   /** An agent that is not available, for {@code reason}. */

@@ -11,6 +11,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,6 +55,25 @@ final class HelperBinaries {
     } catch (IOException e) {
       return false;
     }
+  }
+
+  /**
+   * The installation of {@code name} in {@code dataDir}'s {@code bin}, from {@code cache} while the
+   * file is intact (or the cached one is unavailable), else made again by {@code extract}.
+   */
+  static <T> T installCached(
+      ConcurrentHashMap<Path, T> cache,
+      Path dataDir,
+      String name,
+      Predicate<T> available,
+      Function<Path, T> extract) {
+    Path target = dataDir.toAbsolutePath().normalize().resolve("bin").resolve(name);
+    return cache.compute(
+        target,
+        (path, previous) ->
+            previous != null && (!available.test(previous) || intact(path, name))
+                ? previous
+                : extract.apply(path));
   }
 
   /**

@@ -70,13 +70,8 @@ public final class SyscallGuard {
    * @return the installed helper, or an unavailable one whose {@link #reason()} says why
    */
   public static SyscallGuard install(Path dataDir) {
-    Path target = dataDir.toAbsolutePath().normalize().resolve("bin").resolve("box-guard");
-    return INSTALLED.compute(
-        target,
-        (path, previous) ->
-            previous != null && (!previous.available() || HelperBinaries.intact(path, NAME))
-                ? previous
-                : extractAndProbe(path));
+    return HelperBinaries.installCached(
+        INSTALLED, dataDir, NAME, SyscallGuard::available, SyscallGuard::extractAndProbe);
   }
 
   /** A guard that is not available, for {@code reason}. */

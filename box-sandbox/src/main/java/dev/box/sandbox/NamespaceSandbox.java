@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * @param launcher starts processes inside
  * @param network the sandbox's slirp4netns, or null with the network off
  * @param agent the sandbox's exec agent, or null when processes start through {@code launcher}
- * @param destroyed whether {@link #destroy} has run
+ * @param destroyed whether {@link #destroy} has run: false for a new sandbox
  */
 public record NamespaceSandbox(
     String name,
@@ -38,18 +38,6 @@ public record NamespaceSandbox(
     AtomicBoolean destroyed)
     implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(NamespaceSandbox.class);
-
-  /** A sandbox not destroyed yet. */
-  public NamespaceSandbox(
-      String name,
-      Process jail,
-      long initPid,
-      CgroupDriver.SessionCgroup cgroup,
-      Launcher launcher,
-      @Nullable Process network,
-      @Nullable AgentRoute agent) {
-    this(name, jail, initPid, cgroup, launcher, network, agent, new AtomicBoolean());
-  }
 
   @Override
   public String id() {

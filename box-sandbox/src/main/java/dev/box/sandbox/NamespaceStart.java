@@ -24,6 +24,7 @@ import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -68,41 +69,38 @@ public final class NamespaceStart {
   public record AgentMounts(Path binary, Path socketDir) {}
 
   /**
-   * Probes the host's firewall, slirp4netns and, when asked to, cgroups.
+   * Probes the host's firewall, slirp4netns and, when asked to, cgroups; installs the exec agent
+   * when {@code settings} want it and the guard is available.
    *
    * @param backend the backend's name, for its threads and its messages
-   * @param sandboxUid the host uid (and gid) the sandbox user is
    * @param workspaces the directory of the sandboxes' workspaces
-   * @param egress the operator's egress policy for network-on sandboxes
-   * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
    * @param baseName the base cgroup of this data directory's sandboxes
    * @param failure the error a start that failed with an unexpected exception reports
-   * @param agent the exec agent sandboxes start their processes through, or null for the launcher;
-   *     used only with cgroups, which admit what it forks
-   * @param runtime the clock of the cgroup waits, and the spawner, reader and agent timer threads
    */
   public NamespaceStart(
       String backend,
-      int sandboxUid,
+      NamespaceSettings settings,
       Path workspaces,
-      EgressPolicy egress,
-      boolean useCgroups,
       String baseName,
-      Function<Exception, BoxException> failure,
-      @Nullable Path agent,
-      BackendRuntime runtime) {
+      Function<Exception, BoxException> failure) {
+    int sandboxUid = settings.sandboxUid();
     if (sandboxUid <= 0) {
       throw new IllegalArgumentException("sandbox_uid must be greater than 0: " + sandboxUid);
     }
+    BackendRuntime runtime = settings.runtime();
+    @Nullable Path agent =
+        agentBinary(backend, settings.dataDir(), settings.execAgent() && settings.guard() != null);
     this.backend = backend;
     this.sandboxUid = sandboxUid;
     this.workspaces = workspaces;
-    this.egress = egress;
+    this.egress = settings.egress();
     this.firewall = NetnsFirewall.probe();
     this.slirp4netns = HostCommand.find("slirp4netns");
     this.setsid = HostCommand.find("setsid");
     this.cgroups =
-        useCgroups ? NamespaceHost.probeCgroups(baseName, runtime.ticker()) : new NoCgroupDriver();
+        settings.useCgroups()
+            ? NamespaceHost.probeCgroups(baseName, runtime.ticker())
+            : new NoCgroupDriver();
     // One spawner thread that lives as long as the backend: a jail dies with the thread that forked
     // it (ParentDeath), so jails must not be forked by pool threads that may retire.
     this.spawner = runtime.singleThread("box-" + backend + "-spawner");
@@ -119,7 +117,7 @@ public final class NamespaceStart {
    * The exec agent installed in {@code dataDir} for {@code backend}, or null when not {@code
    * wanted} or not available (then processes start through nsenter, and the log says why).
    */
-  public static @Nullable Path agentBinary(String backend, Path dataDir, boolean wanted) {
+  private static @Nullable Path agentBinary(String backend, Path dataDir, boolean wanted) {
     if (!wanted) {
       return null;
     }
@@ -276,7 +274,14 @@ public final class NamespaceStart {
       }
       NamespaceSandbox sandbox =
           new NamespaceSandbox(
-              spec.sandboxName(), process, initPid, cgroup, launcher, network, route);
+              spec.sandboxName(),
+              process,
+              initPid,
+              cgroup,
+              launcher,
+              network,
+              route,
+              new AtomicBoolean());
       if (link != null) {
         link.awaitAgent(AGENT_CONNECT_TIMEOUT, sandbox::destroy);
       }

@@ -266,16 +266,7 @@ public final class SandboxPool implements AutoCloseable {
    */
   public void drain() {
     generation.incrementAndGet();
-    while (true) {
-      PooledSandbox next;
-      synchronized (this) {
-        next = idle.pollFirst();
-      }
-      if (next == null) {
-        break;
-      }
-      next.destroy();
-    }
+    destroyIdle();
     refill();
   }
 
@@ -297,6 +288,11 @@ public final class SandboxPool implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    destroyIdle();
+  }
+
+  /** Destroys every waiting sandbox, one at a time outside the lock. */
+  private void destroyIdle() {
     while (true) {
       PooledSandbox next;
       synchronized (this) {

@@ -15,6 +15,8 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
+import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -87,6 +89,24 @@ public abstract class PooledBackendSuite {
     }
     assumeThat(opened.status().available()).as(opened.status().reason()).isTrue();
     return opened;
+  }
+
+  /**
+   * The settings a pool test opens a namespace backend with: cgroups, the syscall guard and the
+   * exec agent on, the default egress policy.
+   */
+  public static NamespaceSettings namespaceSettings(
+      Path dataDir, String instance, int sandboxUid, int poolSize) {
+    return new NamespaceSettings(
+        dataDir,
+        instance,
+        true,
+        sandboxUid,
+        EgressPolicy.DEFAULT,
+        SyscallGuard.install(dataDir),
+        true,
+        poolSize,
+        BackendRuntime.system());
   }
 
   /** A spec of the pooled shape with the workspace {@code host}, a new private one. */

@@ -11,6 +11,7 @@ import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.NamespaceSettings;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -163,27 +164,22 @@ final class Backends {
               runtime);
       case "nsjail" ->
           new NsjailBackend(
-              config.stateDir(),
-              instanceId,
-              config.cgroups(),
-              config.isolation().sandboxUid(),
-              config.isolation().egress(),
-              SyscallGuard.install(config.stateDir()),
-              config.isolation().nsjailPath(),
-              config.isolation().execAgent(),
-              config.isolation().poolSize(),
-              runtime);
-      default ->
-          new BwrapBackend(
-              config.stateDir(),
-              instanceId,
-              config.cgroups(),
-              config.isolation().sandboxUid(),
-              config.isolation().egress(),
-              SyscallGuard.install(config.stateDir()),
-              config.isolation().execAgent(),
-              config.isolation().poolSize(),
-              runtime);
+              namespaceSettings(config, instanceId, runtime), config.isolation().nsjailPath());
+      default -> new BwrapBackend(namespaceSettings(config, instanceId, runtime));
     };
+  }
+
+  private static NamespaceSettings namespaceSettings(
+      ServerConfig config, String instanceId, BackendRuntime runtime) {
+    return new NamespaceSettings(
+        config.stateDir(),
+        instanceId,
+        config.cgroups(),
+        config.isolation().sandboxUid(),
+        config.isolation().egress(),
+        SyscallGuard.install(config.stateDir()),
+        config.isolation().execAgent(),
+        config.isolation().poolSize(),
+        runtime);
   }
 }

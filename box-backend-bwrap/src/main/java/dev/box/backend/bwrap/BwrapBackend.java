@@ -9,12 +9,10 @@ import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdMaps;
 import dev.box.sandbox.Launcher;
 import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.NamespaceStart;
 import dev.box.sandbox.PreStarted;
 import dev.box.sandbox.SandboxEtc;
@@ -58,9 +56,7 @@ public final class BwrapBackend implements SandboxBackend {
   /** The host uid the sandbox user is by default: outside every distribution's user ranges. */
   public static final int DEFAULT_SANDBOX_UID = 2_000_000;
 
-  private final String instanceId;
-  private final int sandboxUid;
-  private final SyscallGuard syscallGuard;
+  private final NamespaceSettings settings;
   private final @Nullable Path guard;
   private final String baseName;
   private final Path workspaces;
@@ -71,63 +67,30 @@ public final class BwrapBackend implements SandboxBackend {
   private final BackendStatus status;
   private final PreStarted preStarted;
 
-  /**
-   * Probes the host and prepares the backend.
-   *
-   * @param dataDir the runtime's data directory
-   * @param instanceId the id of this server instance
-   * @param useCgroups false to limit with rlimits only, as on a host without writable cgroups
-   * @param sandboxUid the host uid (and gid) the sandbox user is
-   * @param egress the operator's egress policy for network-on sandboxes
-   * @param syscallGuard the syscall guard every sandbox process runs through, when available
-   * @param execAgent whether processes start through the exec agent in each sandbox (when it, the
-   *     guard and cgroups are available) rather than through nsenter
-   * @param poolSize how many sandboxes of the {@linkplain SandboxShape#pooled pooled shape} wait,
-   *     started ahead of their sessions; 0 for none
-   * @param runtime the clock and the threads the backend runs on
-   */
-  public BwrapBackend(
-      Path dataDir,
-      String instanceId,
-      boolean useCgroups,
-      int sandboxUid,
-      EgressPolicy egress,
-      SyscallGuard syscallGuard,
-      boolean execAgent,
-      int poolSize,
-      BackendRuntime runtime) {
+  /** Probes the host and prepares the backend. */
+  public BwrapBackend(NamespaceSettings settings) {
+    Path dataDir = settings.dataDir();
     Path data = dataDir.toAbsolutePath().normalize();
-    this.instanceId = instanceId;
-    this.sandboxUid = sandboxUid;
-    this.syscallGuard = syscallGuard;
-    this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
+    this.settings = settings;
+    this.guard = settings.guard();
     this.baseName = "box-" + Hashes.shortSha256(data.toString());
     this.etcDir = dataDir.resolve("bwrap-etc");
     this.workspaces = data.resolve("workspaces");
     this.bwrap = HostCommand.find("bwrap");
     this.launcher = Launcher.onHost(guard != null);
     this.starts =
-        new NamespaceStart(
-            "bwrap",
-            sandboxUid,
-            workspaces,
-            egress,
-            useCgroups,
-            baseName,
-            BwrapBackend::failure,
-            NamespaceStart.agentBinary("bwrap", dataDir, execAgent && guard != null),
-            runtime);
+        new NamespaceStart("bwrap", settings, workspaces, baseName, BwrapBackend::failure);
     this.status = probe();
     this.preStarted =
         PreStarted.open(
             name(),
             data,
-            instanceId,
-            status.available() ? poolSize : 0,
+            settings.instanceId(),
+            status.available() ? settings.poolSize() : 0,
             WorkspaceSlots.store(name(), data),
             spec -> true,
             this::startFresh,
-            runtime);
+            settings.runtime());
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -136,7 +99,7 @@ public final class BwrapBackend implements SandboxBackend {
       log.warn(
           "bwrap backend: no syscall filter (seccomp none): {}; sandboxes still drop every"
               + " capability and cannot create user namespaces",
-          syscallGuard.reason());
+          settings.syscallGuard().reason());
     }
   }
 
@@ -162,8 +125,7 @@ public final class BwrapBackend implements SandboxBackend {
   }
 
   private BackendStatus probe() {
-    Map<String, String> enforced =
-        starts.enforced(guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
+    Map<String, String> enforced = starts.enforced(settings.guardPolicy());
     if (bwrap == null) {
       return new BackendStatus(
           name(), false, "bwrap not found (apt-get install bubblewrap)", enforced);
@@ -208,7 +170,8 @@ public final class BwrapBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    Sandbox taken = status.available() ? preStarted.take(spec, workspaces, sandboxUid) : null;
+    Sandbox taken =
+        status.available() ? preStarted.take(spec, workspaces, settings.sandboxUid()) : null;
     return taken != null ? taken : startFresh(spec);
   }
 
@@ -230,7 +193,7 @@ public final class BwrapBackend implements SandboxBackend {
     Process process = attempt.spawn(builder);
     Future<String> ready = starts.readers().submit(readUntil(process.getInputStream(), '\n'));
     long initPid = awaitInitPid(process);
-    IdMaps.write(initPid, sandboxUid);
+    IdMaps.write(initPid, settings.sandboxUid());
     IdMaps.forbidNestedNamespaces(nsenterPath, initPid);
     // Before anything runs in the namespace: there is never a moment without the firewall.
     attempt.applyFirewall(initPid);
@@ -318,7 +281,7 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public void removeOrphans() {
-    String mine = baseName + "/" + instanceId + "_";
+    String mine = baseName + "/" + settings.instanceId() + "_";
     ProcessHandle.allProcesses()
         .filter(h -> isOrphanSandbox(h, mine))
         .forEach(
@@ -326,8 +289,8 @@ public final class BwrapBackend implements SandboxBackend {
               log.info("killing sandbox left by an earlier instance: pid {}", h.pid());
               h.destroyForcibly();
             });
-    starts.cgroups().removeOthers(instanceId + "_");
-    starts.removeOrphanAgents(instanceId);
+    starts.cgroups().removeOthers(settings.instanceId() + "_");
+    starts.removeOrphanAgents(settings.instanceId());
     preStarted.removeOthers();
   }
 

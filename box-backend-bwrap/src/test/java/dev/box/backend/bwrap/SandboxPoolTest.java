@@ -11,9 +11,6 @@ import dev.box.api.Cidr;
 import dev.box.core.Hashes;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.WorkspaceSlots;
@@ -47,15 +44,7 @@ class SandboxPoolTest extends PooledBackendSuite {
   /** A backend of the default sandbox uid with the syscall filter and the exec agent. */
   static BwrapBackend backend(Path dataDir, String instance, int poolSize) {
     return new BwrapBackend(
-        dataDir,
-        instance,
-        true,
-        BwrapBackend.DEFAULT_SANDBOX_UID,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        true,
-        poolSize,
-        BackendRuntime.system());
+        namespaceSettings(dataDir, instance, BwrapBackend.DEFAULT_SANDBOX_UID, poolSize));
   }
 
   @Test

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,15 +28,10 @@ final class ContainerAgents {
   private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(5);
 
   private final String engine;
-  private final EngineClient client;
-  private final Duration callTimeout;
   private final @Nullable Path binary;
   private final Path root;
   private final String instanceId;
 
-  /**
-   * The links' deadlines, on the engine client's deadline thread, which closes with the backend.
-   */
   private final LinkDeadlines deadlines;
 
   /** Why containers no longer get the exec agent, or null while they do. */
@@ -43,22 +39,20 @@ final class ContainerAgents {
 
   /**
    * @param binary the installed agent, or null when containers never get one
-   * @param root the directory of the agents' socket directories
+   * @param dataDir the server's data directory, whose agents' socket directories these are
+   * @param deadlineThread the engine client's deadline thread, which closes with the backend
    */
   ContainerAgents(
       String engine,
-      EngineClient client,
-      Duration callTimeout,
       @Nullable Path binary,
-      Path root,
-      String instanceId) {
+      Path dataDir,
+      String instanceId,
+      ScheduledExecutorService deadlineThread) {
     this.engine = engine;
-    this.client = client;
-    this.callTimeout = callTimeout;
     this.binary = binary;
-    this.root = root;
+    this.root = AgentSockets.root(dataDir);
     this.instanceId = instanceId;
-    this.deadlines = new LinkDeadlines(REPLY_TIMEOUT, client.threads().deadlines());
+    this.deadlines = new LinkDeadlines(REPLY_TIMEOUT, deadlineThread);
   }
 
   /**
@@ -105,7 +99,7 @@ final class ContainerAgents {
    * engine.
    */
   void attach(ContainerSandbox sandbox, AgentLink link) throws IOException {
-    ContainerCgroup cgroup = cgroupOf(sandbox.containerId());
+    ContainerCgroup cgroup = cgroupOf(sandbox.initPid());
     if (cgroup == null) {
       link.close();
       return;
@@ -151,17 +145,11 @@ final class ContainerAgents {
   }
 
   /**
-   * The cgroup of container {@code containerId} as this server sees it, or null when it cannot (the
-   * server runs in a container of its own, with its own view of /sys/fs/cgroup): then no container
-   * of this backend uses the agent from now on, and the log says why, once.
+   * The cgroup of the container whose init is {@code initPid} as this server sees it, or null when
+   * it cannot (the server runs in a container of its own, with its own view of /sys/fs/cgroup):
+   * then no container of this backend uses the agent from now on, and the log says why, once.
    */
-  private @Nullable ContainerCgroup cgroupOf(String containerId) throws IOException {
-    EngineClient.Response inspected =
-        client.call("GET", "/containers/" + containerId + "/json", null, callTimeout);
-    long initPid = inspected.json().path("State").path("Pid").asLong(0);
-    if (!inspected.ok() || initPid <= 0) {
-      throw new IOException("the container's init is not running: " + inspected.message());
-    }
+  private @Nullable ContainerCgroup cgroupOf(long initPid) {
     try {
       return ContainerCgroup.of(initPid);
     } catch (IOException e) {

@@ -7,7 +7,6 @@ import dev.box.api.BoxSpec;
 import dev.box.api.time.Ticker;
 import dev.box.core.Hashes;
 import dev.box.core.agent.AgentLink;
-import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.PoolLevel;
@@ -99,11 +98,10 @@ public final class ContainerBackend implements SandboxBackend {
     this.agents =
         new ContainerAgents(
             engine,
-            client,
-            CALL_TIMEOUT,
             parts.agent(),
-            AgentSockets.root(parts.dataDir()),
-            parts.instanceId());
+            parts.dataDir(),
+            parts.instanceId(),
+            client.threads().deadlines());
     this.egress = new ContainerEgress(client, engine, firewall, parts.egress(), CALL_TIMEOUT);
     this.containers =
         new EngineContainers(

@@ -10,29 +10,15 @@ import org.jspecify.annotations.Nullable;
 /**
  * What earlier servers of the data directory left in the engine: orphan containers, which are
  * removed, and the containers of persistent sessions, which the next server adopts.
+ *
+ * @param sandboxes the sandbox of a running container, given its name and id
  */
-final class ContainerLeftovers {
-  private final String engine;
-  private final EngineContainers containers;
-  private final ContainerAgents agents;
-  private final SandboxLease lease;
-  private final BiFunction<String, String, ContainerSandbox> sandboxes;
-
-  /**
-   * @param sandboxes the sandbox of a running container, given its name and id
-   */
-  ContainerLeftovers(
-      String engine,
-      EngineContainers containers,
-      ContainerAgents agents,
-      SandboxLease lease,
-      BiFunction<String, String, ContainerSandbox> sandboxes) {
-    this.engine = engine;
-    this.containers = containers;
-    this.agents = agents;
-    this.lease = lease;
-    this.sandboxes = sandboxes;
-  }
+record ContainerLeftovers(
+    String engine,
+    EngineContainers containers,
+    ContainerAgents agents,
+    SandboxLease lease,
+    BiFunction<String, String, ContainerSandbox> sandboxes) {
 
   /**
    * Removes the containers earlier servers of this data directory left, and their agent sockets;

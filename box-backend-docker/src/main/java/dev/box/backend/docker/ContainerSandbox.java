@@ -96,6 +96,21 @@ final class ContainerSandbox implements Sandbox {
     return current != null ? current.usable() : running();
   }
 
+  /**
+   * The host pid of the container's init, as the engine reports it.
+   *
+   * @throws IOException when the engine cannot be asked or the init is not running
+   */
+  long initPid() throws IOException {
+    EngineClient.Response inspected =
+        engine.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
+    long initPid = inspected.json().path("State").path("Pid").asLong(0);
+    if (!inspected.ok() || initPid <= 0) {
+      throw new IOException("the container's init is not running: " + inspected.message());
+    }
+    return initPid;
+  }
+
   /** Whether the engine says the container runs. */
   boolean running() {
     try {

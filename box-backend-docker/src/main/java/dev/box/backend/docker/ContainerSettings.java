@@ -36,65 +36,33 @@ public record ContainerSettings(
     boolean execAgent,
     int poolSize) {
 
-  /** Settings without pre-started containers. */
-  public ContainerSettings(
-      String engine,
-      Path socket,
-      @Nullable String defaultImage,
-      boolean cpuLimit,
-      Duration pullTimeout,
-      @Nullable Path seccompProfile,
-      Duration sandboxLease,
-      int writableRootMb,
-      boolean execAgent) {
-    this(
-        engine,
-        socket,
-        defaultImage,
-        cpuLimit,
-        pullTimeout,
-        seccompProfile,
-        sandboxLease,
-        writableRootMb,
-        execAgent,
-        0);
-  }
-
   /** How long, by default, a container outlives its server. */
   public static final Duration DEFAULT_SANDBOX_LEASE = Duration.ofSeconds(30);
 
   /** What, by default, a container with a writable root may write to it, in MiB. */
   public static final int DEFAULT_WRITABLE_ROOT_MB = 1024;
 
-  /** Settings with the default sandbox lease. */
-  public ContainerSettings(
-      String engine,
-      Path socket,
-      @Nullable String defaultImage,
-      boolean cpuLimit,
-      Duration pullTimeout,
-      @Nullable Path seccompProfile) {
-    this(
-        engine,
-        socket,
-        defaultImage,
-        cpuLimit,
-        pullTimeout,
-        seccompProfile,
-        DEFAULT_SANDBOX_LEASE,
-        DEFAULT_WRITABLE_ROOT_MB,
-        true,
-        0);
-  }
-
-  /** Settings with the engine's default seccomp profile. */
+  /**
+   * Settings with the engine's default seccomp profile, the default sandbox lease and writable
+   * root, the exec agent, and no pre-started containers.
+   */
   public ContainerSettings(
       String engine,
       Path socket,
       @Nullable String defaultImage,
       boolean cpuLimit,
       Duration pullTimeout) {
-    this(engine, socket, defaultImage, cpuLimit, pullTimeout, null);
+    this(
+        engine,
+        socket,
+        defaultImage,
+        cpuLimit,
+        pullTimeout,
+        null,
+        DEFAULT_SANDBOX_LEASE,
+        DEFAULT_WRITABLE_ROOT_MB,
+        true,
+        0);
   }
 
   /**

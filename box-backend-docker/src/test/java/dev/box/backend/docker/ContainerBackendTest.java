@@ -136,7 +136,8 @@ class ContainerBackendTest {
                 null,
                 Duration.ofSeconds(3),
                 ContainerSettings.DEFAULT_WRITABLE_ROOT_MB,
-                true),
+                true,
+                0),
             dataDir,
             "lease",
             EgressPolicy.DEFAULT,
@@ -243,7 +244,16 @@ class ContainerBackendTest {
     try (ContainerBackend backend =
         ContainerBackend.open(
             new ContainerSettings(
-                engine, Path.of(socket), null, true, Duration.ofSeconds(30), profile),
+                engine,
+                Path.of(socket),
+                null,
+                true,
+                Duration.ofSeconds(30),
+                profile,
+                ContainerSettings.DEFAULT_SANDBOX_LEASE,
+                ContainerSettings.DEFAULT_WRITABLE_ROOT_MB,
+                true,
+                0),
             dataDir,
             "inst",
             EgressPolicy.DEFAULT,

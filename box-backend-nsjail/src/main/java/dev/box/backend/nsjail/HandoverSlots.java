@@ -30,24 +30,16 @@ import org.slf4j.LoggerFactory;
  * namespace. Without a working mounter those get jails of their own.
  *
  * <p>Nothing here ever deletes a non-empty directory.
+ *
+ * @param root where the slots of one server instance are
+ * @param workspaces the directory of the private workspaces (the same file system as {@code root},
+ *     or nothing is ever taken)
+ * @param mounter binds {@code host_path} workspaces into the running jail's own mount namespace, or
+ *     null for none
  */
-final class HandoverSlots implements SandboxPool.Slots {
+record HandoverSlots(Path root, Path workspaces, @Nullable HostMounter mounter)
+    implements SandboxPool.Slots {
   private static final Logger log = LoggerFactory.getLogger(HandoverSlots.class);
-
-  private final Path root;
-  private final Path workspaces;
-  private final @Nullable HostMounter mounter;
-
-  /**
-   * The slots of one server instance, in {@code root}, for private workspaces in {@code workspaces}
-   * (the same file system, or nothing is ever taken) and, with a {@code mounter}, for {@code
-   * host_path} workspaces, which it binds into the running jail's own mount namespace.
-   */
-  HandoverSlots(Path root, Path workspaces, @Nullable HostMounter mounter) {
-    this.root = root;
-    this.workspaces = workspaces;
-    this.mounter = mounter;
-  }
 
   /**
    * The store of the nsjail pool's slots: each instance's with the mounter of {@code dataDir}

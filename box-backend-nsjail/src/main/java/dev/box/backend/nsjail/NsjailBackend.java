@@ -10,12 +10,11 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdMaps;
 import dev.box.sandbox.Launcher;
 import dev.box.sandbox.NamespaceHost;
+import dev.box.sandbox.NamespaceSettings;
 import dev.box.sandbox.NamespaceStart;
 import dev.box.sandbox.PreStarted;
 import dev.box.sandbox.SandboxEtc;
@@ -54,9 +53,7 @@ public final class NsjailBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(NsjailBackend.class);
   private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
 
-  private final String instanceId;
-  private final int sandboxUid;
-  private final SyscallGuard syscallGuard;
+  private final NamespaceSettings settings;
   private final @Nullable Path guard;
   private final String baseName;
   private final Path jailsDir;
@@ -70,39 +67,16 @@ public final class NsjailBackend implements SandboxBackend {
   private final PreStarted preStarted;
 
   /**
-   * Probes the host and prepares the backend.
+   * Probes the host and prepares the backend. Jails and cgroups are tagged with the hash of the
+   * data directory, so that two data directories never touch each other's.
    *
-   * @param dataDir the runtime's data directory; jails and cgroups are tagged with its hash so that
-   *     two data directories never touch each other's
-   * @param instanceId the id of this server instance
-   * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
-   * @param sandboxUid the host uid (and gid) the sandbox user is
-   * @param egress the operator's egress policy for network-on sandboxes
-   * @param syscallGuard the syscall guard every sandbox process runs through, when available
    * @param nsjailPath the nsjail binary to use, or null to look for {@code nsjail} in the system
    *     directories
-   * @param execAgent whether processes start through the exec agent in each jail (when it, the
-   *     guard and cgroups are available) rather than through nsenter
-   * @param poolSize how many jails of the {@linkplain SandboxShape#pooled pooled shape} wait,
-   *     started ahead of their sessions; 0 for none
-   * @param runtime the clock and the threads the backend runs on
    */
-  public NsjailBackend(
-      Path dataDir,
-      String instanceId,
-      boolean useCgroups,
-      int sandboxUid,
-      EgressPolicy egress,
-      SyscallGuard syscallGuard,
-      @Nullable Path nsjailPath,
-      boolean execAgent,
-      int poolSize,
-      BackendRuntime runtime) {
-    Path data = dataDir.toAbsolutePath().normalize();
-    this.instanceId = instanceId;
-    this.sandboxUid = sandboxUid;
-    this.syscallGuard = syscallGuard;
-    this.guard = syscallGuard.available() ? syscallGuard.binary() : null;
+  public NsjailBackend(NamespaceSettings settings, @Nullable Path nsjailPath) {
+    Path data = settings.dataDir().toAbsolutePath().normalize();
+    this.settings = settings;
+    this.guard = settings.guard();
     this.baseName = tagOf(data);
     this.jailsDir = data.resolve("nsjail");
     this.etcDir = data.resolve("nsjail-etc");
@@ -112,27 +86,18 @@ public final class NsjailBackend implements SandboxBackend {
     this.launcher = launcher;
     this.setpriv = launcher != null ? launcher.setpriv() : Path.of("/usr/bin/setpriv");
     this.starts =
-        new NamespaceStart(
-            "nsjail",
-            sandboxUid,
-            workspaces,
-            egress,
-            useCgroups,
-            baseName,
-            NsjailBackend::failure,
-            NamespaceStart.agentBinary("nsjail", dataDir, execAgent && guard != null),
-            runtime);
+        new NamespaceStart("nsjail", settings, workspaces, baseName, NsjailBackend::failure);
     this.status = probe(nsjailPath);
     this.preStarted =
         PreStarted.open(
             name(),
             data,
-            instanceId,
-            status.available() ? poolSize : 0,
+            settings.instanceId(),
+            status.available() ? settings.poolSize() : 0,
             HandoverSlots.store(workspaces, data),
             this::acceptsPooled,
             this::startFresh,
-            runtime);
+            settings.runtime());
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -174,8 +139,7 @@ public final class NsjailBackend implements SandboxBackend {
   }
 
   private BackendStatus probe(@Nullable Path configured) {
-    Map<String, String> enforced =
-        starts.enforced(guard != null ? syscallGuard.policy() : SyscallGuard.NONE);
+    Map<String, String> enforced = starts.enforced(settings.guardPolicy());
     enforced.put("nsjail_time_limit", "off: the server's exec timeout kills the process tree");
     Path binary = nsjail;
     if (binary == null || !Files.isExecutable(binary)) {
@@ -220,7 +184,7 @@ public final class NsjailBackend implements SandboxBackend {
       String command) {
     return JailConfig.render(
         name,
-        sandboxUid,
+        settings.sandboxUid(),
         readOnlyRoot,
         networkOn,
         etcDir,
@@ -253,7 +217,7 @@ public final class NsjailBackend implements SandboxBackend {
   @Override
   public Sandbox start(SandboxSpec spec) {
     // The slot, already the sandbox user's, replaces the workspace directory.
-    Sandbox taken = preStarted.take(spec, workspaces, sandboxUid);
+    Sandbox taken = preStarted.take(spec, workspaces, settings.sandboxUid());
     return taken != null ? taken : startFresh(spec);
   }
 
@@ -309,9 +273,9 @@ public final class NsjailBackend implements SandboxBackend {
 
   @Override
   public void removeOrphans() {
-    JailStart.killOthers(baseName, jailsDir, instanceId + "_");
-    starts.cgroups().removeOthers(instanceId + "_");
-    starts.removeOrphanAgents(instanceId);
+    JailStart.killOthers(baseName, jailsDir, settings.instanceId() + "_");
+    starts.cgroups().removeOthers(settings.instanceId() + "_");
+    starts.removeOrphanAgents(settings.instanceId());
     preStarted.removeOthers();
   }
 

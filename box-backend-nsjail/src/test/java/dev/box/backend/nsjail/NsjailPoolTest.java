@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import dev.box.core.backend.SandboxSpec;
-import dev.box.core.net.EgressPolicy;
-import dev.box.guard.SyscallGuard;
-import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
 import dev.box.sandbox.WorkspaceSlots;
 import dev.box.testclient.OptionalPiece;
@@ -34,17 +31,7 @@ class NsjailPoolTest extends PooledBackendSuite {
 
   private static NsjailBackend backend(Path dataDir, int poolSize) {
     OptionalPiece.assumeNsjail();
-    return new NsjailBackend(
-        dataDir,
-        INSTANCE,
-        true,
-        UID,
-        EgressPolicy.DEFAULT,
-        SyscallGuard.install(dataDir),
-        null,
-        true,
-        poolSize,
-        BackendRuntime.system());
+    return new NsjailBackend(namespaceSettings(dataDir, INSTANCE, UID, poolSize), null);
   }
 
   @Test

@@ -262,19 +262,8 @@ public final class SandboxFiles {
   }
 
   /** A download's copy: exactly {@code exact} bytes when known, else up to {@code bound}. */
-  private static final class Transfer implements FileDownload {
-    private final FileProgram program;
-    private final String what;
-    private final long exact;
-    private final long bound;
-
-    Transfer(FileProgram program, String what, long exact, long bound) {
-      this.program = program;
-      this.what = what;
-      this.exact = exact;
-      this.bound = bound;
-    }
-
+  private record Transfer(FileProgram program, String what, long exact, long bound)
+      implements FileDownload {
     @Override
     public long size() {
       return exact;

@@ -46,19 +46,28 @@ public final class ManagedProcess {
   private volatile @Nullable Instant exitedAt;
   private volatile boolean stdinClosed;
 
+  /** Spawns {@code spec} in {@code sandbox}; its output is not read yet. */
   private ManagedProcess(
       String sessionId,
       BoxManagedProcessSpec spec,
-      SandboxProcess process,
-      Instant startedAt,
+      Sandbox sandbox,
       int bufferBytes,
+      Clock clock,
       Ticker ticker) {
     this.sessionId = sessionId;
     this.spec = spec;
-    this.process = process;
-    this.startedAt = startedAt;
+    this.process = sandbox.spawn(processSpec(spec));
+    this.startedAt = clock.instant();
     this.stdout = new StdoutBuffer(bufferBytes, ticker);
     this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId(), ticker);
+  }
+
+  private static ProcessSpec processSpec(BoxManagedProcessSpec spec) {
+    List<String> argv = new ArrayList<>();
+    argv.add(spec.command());
+    argv.addAll(spec.args());
+    return new ProcessSpec(
+        new ProcessSpec.Argv(argv), spec.cwd(), spec.env(), true, spec.memoryMb());
   }
 
   /**
@@ -76,15 +85,9 @@ public final class ManagedProcess {
       Clock clock,
       Ticker ticker,
       Consumer<ManagedProcess> onExit) {
-    List<String> argv = new ArrayList<>();
-    argv.add(spec.command());
-    argv.addAll(spec.args());
-    SandboxProcess process =
-        sandbox.spawn(
-            new ProcessSpec(
-                new ProcessSpec.Argv(argv), spec.cwd(), spec.env(), true, spec.memoryMb()));
     ManagedProcess managed =
-        new ManagedProcess(sessionId, spec, process, clock.instant(), bufferBytes, ticker);
+        new ManagedProcess(sessionId, spec, sandbox, bufferBytes, clock, ticker);
+    SandboxProcess process = managed.process;
     managed.pump("stdout", process.stdout(), managed::onStdout, managed.stdout::close);
     managed.pump("stderr", process.stderr(), managed.stderr::append, () -> {});
     process

@@ -20,25 +20,16 @@ import org.jspecify.annotations.Nullable;
 /** One live session: the spec it was created from, its sandbox, and how it is being used. */
 final class Session {
   private final BoxSpec template;
-  private final Sandbox sandbox;
-  private final String backendName;
-  private final @Nullable Path privateWorkspace;
+  private final Placement placement;
   private final Instant createdAt;
   private final AtomicInteger activeExecs = new AtomicInteger();
   private final ConcurrentHashMap<String, ManagedProcess> processes = new ConcurrentHashMap<>();
   private volatile Instant lastUsedAt;
   private volatile boolean closing;
 
-  Session(
-      BoxSpec template,
-      Sandbox sandbox,
-      String backendName,
-      @Nullable Path privateWorkspace,
-      Instant now) {
+  Session(BoxSpec template, Placement placement, Instant now) {
     this.template = template;
-    this.sandbox = sandbox;
-    this.backendName = backendName;
-    this.privateWorkspace = privateWorkspace;
+    this.placement = placement;
     this.createdAt = now;
     this.lastUsedAt = now;
   }
@@ -48,7 +39,7 @@ final class Session {
   }
 
   Sandbox sandbox() {
-    return sandbox;
+    return placement.sandbox();
   }
 
   BoxSpec template() {
@@ -56,7 +47,7 @@ final class Session {
   }
 
   @Nullable Path privateWorkspace() {
-    return privateWorkspace;
+    return placement.privateWorkspace();
   }
 
   boolean persistent() {
@@ -151,8 +142,8 @@ final class Session {
   BoxSessionInfo info() {
     return new BoxSessionInfo(
         template.sessionId(),
-        backendName,
-        sandbox.id(),
+        placement.backend(),
+        placement.sandbox().id(),
         template.image(),
         template.network(),
         template.hostPath(),

@@ -118,7 +118,7 @@ record SessionSandboxes(
         listener.sessionStarted(
             backend.name(), sandbox.preStarted(), Duration.ofNanos(ticker.read() - started));
       }
-      return new Session(spec, sandbox, backend.name(), privateWorkspace, createdAt);
+      return new Session(spec, new Placement(sandbox, backend.name(), privateWorkspace), createdAt);
     } catch (IOException e) {
       table.release();
       throw new BoxException(

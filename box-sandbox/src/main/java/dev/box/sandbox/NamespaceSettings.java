@@ -1,0 +1,43 @@
+package dev.box.sandbox;
+
+import dev.box.core.net.EgressPolicy;
+import dev.box.guard.SyscallGuard;
+import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a namespace backend (bwrap, nsjail) is opened with.
+ *
+ * @param dataDir the runtime's data directory
+ * @param instanceId the id of this server instance
+ * @param useCgroups false to run without cgroups (then pids and cpu are not limited)
+ * @param sandboxUid the host uid (and gid) the sandbox user is
+ * @param egress the operator's egress policy for network-on sandboxes
+ * @param syscallGuard the syscall guard every sandbox process runs through, when available
+ * @param execAgent whether processes start through the exec agent in each sandbox (when it, the
+ *     guard and cgroups are available) rather than through nsenter
+ * @param poolSize how many sandboxes of the {@linkplain SandboxShape#pooled pooled shape} wait,
+ *     started ahead of their sessions; 0 for none
+ * @param runtime the clock and the threads the backend runs on
+ */
+public record NamespaceSettings(
+    Path dataDir,
+    String instanceId,
+    boolean useCgroups,
+    int sandboxUid,
+    EgressPolicy egress,
+    SyscallGuard syscallGuard,
+    boolean execAgent,
+    int poolSize,
+    BackendRuntime runtime) {
+
+  /** The guard's binary on the host, or null when the guard is not available. */
+  public @Nullable Path guard() {
+    return syscallGuard.available() ? syscallGuard.binary() : null;
+  }
+
+  /** The seccomp policy sandboxes run under: the guard's, or {@link SyscallGuard#NONE}. */
+  public String guardPolicy() {
+    return guard() != null ? syscallGuard.policy() : SyscallGuard.NONE;
+  }
+}
