@@ -80,8 +80,7 @@ public final class AgentLink implements AutoCloseable {
   }
 
   private final String name;
-  private final @Nullable Path socket;
-  private final @Nullable ServerSocketChannel server;
+  private final @Nullable Listening listening;
   private final @Nullable AgentAddress remote;
   private final LinkDeadlines deadlines;
   private final Map<Integer, AgentProcess.Pending> pending = new ConcurrentHashMap<>();
@@ -97,15 +96,17 @@ public final class AgentLink implements AutoCloseable {
   private volatile Runnable onBroken = () -> {};
   private volatile long agentPid;
 
+  /** The Unix socket the agent connects to, and the server's channel on it. */
+  private record Listening(Path socket, ServerSocketChannel channel) {}
+
+  /** A link to the agent that connects to {@code listening}, or that is at {@code remote}. */
   private AgentLink(
       String name,
-      @Nullable Path socket,
-      @Nullable ServerSocketChannel server,
+      @Nullable Listening listening,
       @Nullable AgentAddress remote,
       LinkDeadlines deadlines) {
     this.name = name;
-    this.socket = socket;
-    this.server = server;
+    this.listening = listening;
     this.remote = remote;
     this.deadlines = deadlines;
   }
@@ -130,7 +131,7 @@ public final class AgentLink implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new AgentLink(name, socket, server, null, deadlines);
+    return new AgentLink(name, new Listening(socket, server), null, deadlines);
   }
 
   /**
@@ -140,7 +141,7 @@ public final class AgentLink implements AutoCloseable {
    * @param deadlines how long the agent may take to answer, on the timer of the link's owner
    */
   public static AgentLink dial(String name, AgentAddress remote, LinkDeadlines deadlines) {
-    return new AgentLink(name, null, null, remote, deadlines);
+    return new AgentLink(name, null, remote, deadlines);
   }
 
   /**
@@ -167,17 +168,19 @@ public final class AgentLink implements AutoCloseable {
     }
     control = agent;
     Thread.ofVirtual().name("box-agent-" + name).start(() -> readAgent(agent));
-    ServerSocketChannel listening = server;
-    if (listening != null) {
-      Thread.ofVirtual().name("box-agent-streams-" + name).start(() -> acceptStreams(listening));
+    Listening unix = listening;
+    if (unix != null) {
+      Thread.ofVirtual()
+          .name("box-agent-streams-" + name)
+          .start(() -> acceptStreams(unix.channel()));
     }
   }
 
   private SocketChannel accept(Duration timeout) throws IOException {
-    ServerSocketChannel listening = Objects.requireNonNull(server);
-    ScheduledFuture<?> deadline = closeAfter(listening, timeout);
+    ServerSocketChannel channel = Objects.requireNonNull(listening).channel();
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout);
     try {
-      return listening.accept();
+      return channel.accept();
     } catch (IOException e) {
       throw new IOException("no exec agent connected within " + timeout.toSeconds() + " s", e);
     } finally {
@@ -611,11 +614,12 @@ public final class AgentLink implements AutoCloseable {
     if (channel != null) {
       closeQuietly(channel);
     }
-    closeQuietly(server);
-    Path path = socket;
-    if (path == null) {
+    Listening unix = listening;
+    if (unix == null) {
       return;
     }
+    closeQuietly(unix.channel());
+    Path path = unix.socket();
     try {
       Files.deleteIfExists(path);
       Files.deleteIfExists(path.getParent());
