@@ -51,15 +51,15 @@ class LangBotBackendSwitchTest {
       assertThat(pid1(rpc, "b")).as("a container: box-guard is its init").isEqualTo("box-guard");
       rpc.callData("box_delete_session", "{\"session_id\": \"b\"}", CTX);
 
-      rpc.callData("box_init", "{\"backend\": \"kubernetes\"}", null);
+      rpc.callData("box_init", "{\"backend\": \"firecracker\"}", null);
       JsonNode info = rpc.callData("box_get_backend_info", "{}", null);
       assertThat(info.path("available").asBoolean()).isFalse();
       JsonNode refused = rpc.call("box_exec", "{\"session_id\": \"c\", \"cmd\": \"true\"}", CTX);
       assertThat(refused.path("message").asText())
           .isEqualTo(
-              "BoxBackendUnavailableError: LangBot Box backend \"kubernetes\" not found"
-                  + " (box.backend=kubernetes, available: [local, docker, podman, bwrap, nsjail,"
-                  + " e2b])");
+              "BoxBackendUnavailableError: LangBot Box backend \"firecracker\" not found"
+                  + " (box.backend=firecracker, available: [local, docker, podman, bwrap, nsjail,"
+                  + " e2b, kubernetes])");
 
       rpc.callData("box_init", "{\"backend\": \"local\"}", null);
       assertThat(backend(rpc)).isEqualTo("docker");

@@ -39,7 +39,7 @@ public final class KubernetesBackend implements SandboxBackend {
       Map.of(
           "memory", "pod limit (the kubelet's cgroup)",
           "cpu", "pod limit (the kubelet's cgroup)",
-          "pids", "none: the kubelet's pod pids limit, where the cluster sets one",
+          "pids", "none",
           "network", "NetworkPolicy: enforced only by a network plugin that implements it",
           "egress", "NetworkPolicy ipBlocks: as network",
           "timeout", "kill (the pod's agent ends the whole tree)",
@@ -88,6 +88,11 @@ public final class KubernetesBackend implements SandboxBackend {
     } else {
       config = Config.autoConfigure(null);
     }
+    // Health asks the API server on every call: an unreachable one must answer at once, not after
+    // the client's retries.
+    config.setRequestRetryBackoffLimit(0);
+    config.setConnectionTimeout(3_000);
+    config.setRequestTimeout(10_000);
     return new KubernetesBackend(
         settings,
         new KubernetesClientBuilder().withConfig(config).build(),
@@ -108,7 +113,7 @@ public final class KubernetesBackend implements SandboxBackend {
       pods.client().pods().inNamespace(namespace).withLabel(Labels.MANAGED_BY).list();
     } catch (KubernetesClientException e) {
       return new BackendStatus(
-          name(), false, "the cluster's API server does not answer: " + e.getMessage(), ENFORCED);
+          name(), false, "the cluster's API server does not answer: " + rootMessage(e), ENFORCED);
     }
     return new BackendStatus(
         name(),
@@ -153,6 +158,15 @@ public final class KubernetesBackend implements SandboxBackend {
       pods.remove(name);
       throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
     }
+  }
+
+  /** The message of the deepest cause: fabric8's own names the call, not what went wrong. */
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? String.valueOf(e.getMessage()) : root.toString();
   }
 
   @Override

@@ -5,7 +5,10 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import java.io.IOException;
 import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 
 /**
@@ -30,6 +33,31 @@ final class ApiServer implements AutoCloseable {
   /** A new client of this server (close it). */
   NamespacedKubernetesClient client() {
     return server.createClient();
+  }
+
+  /** Writes a kubeconfig that names this server, with no credentials, to {@code file}. */
+  Path writeKubeconfig(Path file) throws IOException {
+    String url = server.url("/").replaceAll("/$", "");
+    return Files.writeString(
+        file,
+        String.join(
+            "\n",
+            "apiVersion: v1",
+            "kind: Config",
+            "clusters:",
+            "- name: stand-in",
+            "  cluster:",
+            "    server: " + url,
+            "contexts:",
+            "- name: stand-in",
+            "  context:",
+            "    cluster: stand-in",
+            "    user: nobody",
+            "users:",
+            "- name: nobody",
+            "  user: {}",
+            "current-context: stand-in",
+            ""));
   }
 
   @Override

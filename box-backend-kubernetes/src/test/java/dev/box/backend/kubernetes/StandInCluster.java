@@ -9,12 +9,13 @@ import java.util.Map;
  * A cluster for tests: the API server stand-in and the stand-in kubelet on its sandbox namespace,
  * with the images that {@code scripts/engines up} and {@code scripts/agent-image} provide.
  */
-final class StandInCluster implements AutoCloseable {
+public final class StandInCluster implements AutoCloseable {
   /** The sessions' image. */
-  static final String IMAGE = System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
+  public static final String IMAGE =
+      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm");
 
   /** The pods' agent image. */
-  static final String AGENT_IMAGE =
+  public static final String AGENT_IMAGE =
       System.getenv().getOrDefault("BOX_TEST_AGENT_IMAGE", "box-agent:latest");
 
   private final ApiServer server = new ApiServer();
@@ -27,14 +28,14 @@ final class StandInCluster implements AutoCloseable {
    *
    * @param root a directory for the pods' volumes
    */
-  StandInCluster(String namespace, Path root) throws IOException, InterruptedException {
+  public StandInCluster(String namespace, Path root) throws IOException, InterruptedException {
     this.namespace = namespace;
     this.kubelet = new StandInKubelet(client, namespace, root);
     kubelet.awaitSynced();
   }
 
   /** The cluster's client (closed with the cluster). */
-  KubernetesClient client() {
+  public KubernetesClient client() {
     return client;
   }
 
@@ -45,11 +46,30 @@ final class StandInCluster implements AutoCloseable {
 
   /** The backend's settings for this cluster: its namespace, the agent image, no pulls. */
   KubernetesSettings settings() {
-    return KubernetesSettings.read(
-        Map.of(
-            "k8s_namespace", namespace,
-            "k8s_agent_image", AGENT_IMAGE,
-            "k8s_image_pull_policy", "Never"));
+    return KubernetesSettings.read(serverSettings());
+  }
+
+  /** The server's settings ({@code k8s_*}) for this cluster, without the kubeconfig. */
+  public Map<String, String> serverSettings() {
+    return Map.of(
+        "k8s_namespace", namespace,
+        "k8s_agent_image", AGENT_IMAGE,
+        "k8s_image_pull_policy", "Never");
+  }
+
+  /** Writes a kubeconfig for this cluster to {@code file}, for a server that reads one. */
+  public Path writeKubeconfig(Path file) throws IOException {
+    return server.writeKubeconfig(file);
+  }
+
+  /** Whether the container of pod {@code pod} is gone (or never was). */
+  public static boolean containerGone(String pod) throws IOException {
+    return StandInKubelet.containerGone(pod);
+  }
+
+  /** Kills the container of pod {@code pod}, as a node that loses it would. */
+  public static void killContainer(String pod) throws IOException {
+    Docker.run(java.util.List.of("kill", StandInKubelet.container(pod)));
   }
 
   @Override
