@@ -167,7 +167,9 @@ public final class McpLauncher {
       client.startProcess(sessionId, processSpec(config, hostPath, cwd, venv));
     }
     McpSyncClient mcp = initialize(config, sessionId);
-    return new McpServerHandle(host, sessionId, config.processId(), mcp, staged, attempt);
+    McpServerProcess process =
+        new McpServerProcess(host, new McpServerProcess.Id(sessionId, config.processId()));
+    return new McpServerHandle(mcp, process, staged, attempt);
   }
 
   private BoxSpec.Builder sessionSpec(McpServerConfig config, String sessionId) {

@@ -1,8 +1,5 @@
 package dev.box.agenthost;
 
-import dev.box.api.BoxException;
-import dev.box.api.BoxManagedProcessInfo;
-import dev.box.api.BoxManagedProcessStatus;
 import dev.box.api.internal.FileTrees;
 import io.modelcontextprotocol.client.McpSyncClient;
 import java.io.IOException;
@@ -43,31 +40,17 @@ public final class McpServerHandle implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(McpServerHandle.class);
 
-  private final AgentHost host;
-  private final String sessionId;
-  private final String processId;
   private final McpSyncClient client;
+  private final McpServerProcess process;
   private final @Nullable Path staged;
   private final int retryCount;
-  private final Thread monitor;
-  private volatile Health health = Health.RUNNING;
-  private int failures;
-  private String lastPreview = "";
 
   McpServerHandle(
-      AgentHost host,
-      String sessionId,
-      String processId,
-      McpSyncClient client,
-      @Nullable Path staged,
-      int retryCount) {
-    this.host = host;
-    this.sessionId = sessionId;
-    this.processId = processId;
+      McpSyncClient client, McpServerProcess process, @Nullable Path staged, int retryCount) {
     this.client = client;
+    this.process = process;
     this.staged = staged;
     this.retryCount = retryCount;
-    this.monitor = Thread.ofVirtual().name("box-mcp-health-" + processId).start(this::monitor);
   }
 
   /** The initialized MCP client. */
@@ -77,12 +60,12 @@ public final class McpServerHandle implements AutoCloseable {
 
   /** The Box session the server runs in. */
   public String sessionId() {
-    return sessionId;
+    return process.id().sessionId();
   }
 
   /** The server's process id in its session. */
   public String processId() {
-    return processId;
+    return process.id().processId();
   }
 
   /** How many fatal retries the launch took. */
@@ -92,17 +75,7 @@ public final class McpServerHandle implements AutoCloseable {
 
   /** What the monitor knows about the process. */
   public Health health() {
-    return health;
-  }
-
-  private void monitor() {
-    try {
-      while (checkOnce()) {
-        host.sleeper().sleep(HEALTH_INTERVAL);
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    return process.health();
   }
 
   /**
@@ -110,73 +83,21 @@ public final class McpServerHandle implements AutoCloseable {
    *
    * @return whether to keep monitoring
    */
-  synchronized boolean checkOnce() {
-    if (health != Health.RUNNING) {
-      return false;
-    }
-    try {
-      BoxManagedProcessInfo info = host.client().process(sessionId, processId);
-      failures = 0;
-      logStderr(info.stderrPreview());
-      if (info.status() == BoxManagedProcessStatus.EXITED) {
-        health = Health.EXITED;
-        host.errors()
-            .record("mcp", "Box managed process exited unexpectedly: " + processId, sessionId);
-        return false;
-      }
-      return true;
-    } catch (BoxException e) {
-      if (++failures >= HEALTH_FAILURES) {
-        health = Health.UNKNOWN;
-        host.errors().record(e, sessionId);
-        return false;
-      }
-      return true;
-    }
-  }
-
-  /** Logs the lines of {@code preview} that are new since the last check. */
-  private void logStderr(String preview) {
-    String fresh = preview.startsWith(lastPreview) ? preview.substring(lastPreview.length()) : "";
-    if (!preview.startsWith(lastPreview)) {
-      // The preview is a moving window: find where the old one's tail sits in the new one.
-      int overlap = Math.min(lastPreview.length(), preview.length());
-      while (overlap > 0
-          && !preview.startsWith(lastPreview.substring(lastPreview.length() - overlap))) {
-        overlap--;
-      }
-      fresh = preview.substring(overlap);
-    }
-    lastPreview = preview;
-    fresh.lines().filter(l -> !l.isBlank()).forEach(this::logLine);
-  }
-
-  private void logLine(String line) {
-    if (line.contains("ERROR") || line.contains("CRITICAL")) {
-      log.warn("[{}] {}", processId, line);
-    } else {
-      log.debug("[{}] {}", processId, line);
-    }
+  boolean checkOnce() {
+    return process.checkOnce();
   }
 
   /** Closes the client, stops the process and deletes the staged files. */
   @Override
   public void close() {
-    synchronized (this) {
-      health = Health.CLOSED;
-    }
-    monitor.interrupt();
+    process.stopMonitor();
     client.close();
-    try {
-      host.client().stopProcess(sessionId, processId);
-    } catch (BoxException e) {
-      // Exited and forgotten already.
-    }
+    process.stop();
     if (staged != null) {
       try {
         FileTrees.deleteTree(staged.getParent() == null ? staged : staged.getParent());
       } catch (IOException e) {
-        log.warn("cannot delete the staged files of {}: {}", processId, e.toString());
+        log.warn("cannot delete the staged files of {}: {}", processId(), e.toString());
       }
     }
   }

@@ -44,40 +44,37 @@ final class RelayAttachment implements ProcessAttachment {
   /** Wakes the supervisor when the attachment ended. */
   private static final Drop ENDED = new Drop(new IOException("ended"), true);
 
+  /** The managed process attached to, named as messages name it. */
+  private record Target(String sessionId, String processId) {
+    @Override
+    public String toString() {
+      return "managed process " + processId + " in session " + sessionId;
+    }
+  }
+
   private final BoxClient client;
-  private final String sessionId;
-  private final String processId;
+  private final Target target;
   private final ProcessListener listener;
   private final AttachOptions options;
-  private final Ticker ticker;
-  private final Sleeper sleeper;
   private final StdoutDecoder stdout;
   private final Outbox outbox;
   private final ReentrantLock dispatch = new ReentrantLock();
   private final LinkedBlockingQueue<Drop> drops = new LinkedBlockingQueue<>();
   private final AtomicBoolean ended = new AtomicBoolean();
   private volatile boolean detaching;
-  private volatile long lastReceived;
+  private volatile long lastReceived; // Set by connect(), before the supervisor first reads it.
   private long offset = -1;
   private int attemptsSinceStart;
   private @Nullable RelayConnection current;
 
   private RelayAttachment(
-      BoxClient client,
-      String sessionId,
-      String processId,
-      ProcessListener listener,
-      AttachOptions options) {
+      BoxClient client, Target target, ProcessListener listener, AttachOptions options) {
     this.client = client;
-    this.sessionId = sessionId;
-    this.processId = processId;
+    this.target = target;
     this.listener = listener;
     this.options = options;
-    this.ticker = client.ticker();
-    this.sleeper = client.sleeper();
-    this.lastReceived = ticker.read();
     this.stdout = new StdoutDecoder(listener, options);
-    this.outbox = new Outbox("box-relay-send-" + processId, this::writeFailed);
+    this.outbox = new Outbox("box-relay-send-" + target.processId(), this::writeFailed);
   }
 
   /** Connects, and returns once the server accepted the connection. */
@@ -88,7 +85,7 @@ final class RelayAttachment implements ProcessAttachment {
       ProcessListener listener,
       AttachOptions options) {
     RelayAttachment attachment =
-        new RelayAttachment(client, sessionId, processId, listener, options);
+        new RelayAttachment(client, new Target(sessionId, processId), listener, options);
     client.opened(attachment);
     try {
       attachment.connect(options.from(), false);
@@ -104,12 +101,12 @@ final class RelayAttachment implements ProcessAttachment {
 
   @Override
   public String sessionId() {
-    return sessionId;
+    return target.sessionId();
   }
 
   @Override
   public String processId() {
-    return processId;
+    return target.processId();
   }
 
   @Override
@@ -170,7 +167,7 @@ final class RelayAttachment implements ProcessAttachment {
 
   /** Any frame arrived: the connection is alive. */
   void received() {
-    lastReceived = ticker.read();
+    lastReceived = client.ticker().read();
   }
 
   void onStart(RelayConnection conn, long start) {
@@ -317,7 +314,7 @@ final class RelayAttachment implements ProcessAttachment {
           return;
         } else if (drop != null) {
           reconnect(drop);
-        } else if (!idle.isZero() && ticker.read() - lastReceived > idle.toNanos()) {
+        } else if (!idle.isZero() && client.ticker().read() - lastReceived > idle.toNanos()) {
           dispatch.lock();
           try {
             RelayConnection conn = current;
@@ -352,7 +349,7 @@ final class RelayAttachment implements ProcessAttachment {
         dispatch.unlock();
       }
       if (wait) {
-        sleeper.sleep(backoff(attempt));
+        client.sleeper().sleep(backoff(attempt));
       }
       wait = true;
       try {
@@ -370,10 +367,8 @@ final class RelayAttachment implements ProcessAttachment {
     }
     fail(
         new BoxRuntimeUnavailableException(
-            "lost the relay of managed process "
-                + processId
-                + " in session "
-                + sessionId
+            "lost the relay of "
+                + target
                 + (attempts == 0
                     ? " (reconnecting is off): "
                     : " and could not reconnect in " + attempts + " attempts: ")
@@ -403,7 +398,7 @@ final class RelayAttachment implements ProcessAttachment {
           client
               .http()
               .openWebSocket(
-                  Routes.process(sessionId, processId)
+                  Routes.process(target.sessionId(), target.processId())
                       + "/ws?mode=raw"
                       + (from == null ? "" : "&from=" + from),
                   conn);
@@ -418,7 +413,7 @@ final class RelayAttachment implements ProcessAttachment {
       }
       throw e;
     }
-    lastReceived = ticker.read();
+    lastReceived = client.ticker().read();
     dispatch.lock();
     try {
       if (current == conn) {
@@ -439,7 +434,7 @@ final class RelayAttachment implements ProcessAttachment {
   private void finishExited() {
     BoxManagedProcessInfo info;
     try {
-      info = client.process(sessionId, processId);
+      info = client.process(target.sessionId(), target.processId());
     } catch (BoxException e) {
       fail(e);
       return;
@@ -485,13 +480,7 @@ final class RelayAttachment implements ProcessAttachment {
       if (conn != null && abort) {
         conn.abort();
       }
-      outbox.shutdown(
-          new IllegalStateException(
-              "the attachment to managed process "
-                  + processId
-                  + " in session "
-                  + sessionId
-                  + " has ended"));
+      outbox.shutdown(new IllegalStateException("the attachment to " + target + " has ended"));
       drops.offer(ENDED);
       client.ended(this);
       try {

@@ -19,10 +19,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HexFormat;
@@ -50,44 +47,14 @@ public final class BoxServer implements AutoCloseable {
   public static final String VERSION = "0.1.0";
 
   private final ServerConfig config;
-  private final SandboxBackend backend;
-  private final SessionManager sessions;
-  private final ScheduledExecutorService reaper;
-  private final ExecutorService pumps;
-  private final Javalin http;
-  private final LangBotControl langbot;
-  private final ApiAccess access;
-  private final FileChannel lockChannel;
-  private final FileLock lock;
-  private final CgroupMigrations migrations;
-  private final boolean listening;
+  private final HttpEndpoint endpoint;
+  private final ServerResources resources;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private BoxServer(
-      ServerConfig config,
-      SandboxBackend backend,
-      SessionManager sessions,
-      ScheduledExecutorService reaper,
-      ExecutorService pumps,
-      Javalin http,
-      LangBotControl langbot,
-      ApiAccess access,
-      FileChannel lockChannel,
-      FileLock lock,
-      CgroupMigrations migrations,
-      boolean listening) {
-    this.migrations = migrations;
-    this.langbot = langbot;
-    this.listening = listening;
-    this.access = access;
+  private BoxServer(ServerConfig config, HttpEndpoint endpoint, ServerResources resources) {
     this.config = config;
-    this.backend = backend;
-    this.sessions = sessions;
-    this.reaper = reaper;
-    this.pumps = pumps;
-    this.http = http;
-    this.lockChannel = lockChannel;
-    this.lock = lock;
+    this.endpoint = endpoint;
+    this.resources = resources;
   }
 
   /**
@@ -132,26 +99,14 @@ public final class BoxServer implements AutoCloseable {
       boolean stdioControl,
       List<HttpMount> mounts) {
     String langbotToken = ControlAuth.langbotToken(langbotEnv);
-    FileChannel channel = null;
-    FileLock lock = null;
+    DataDirLock lock = null;
     SandboxBackend backend = null;
     SessionManager sessions = null;
     ScheduledExecutorService reaper = null;
     ExecutorService pumps = null;
     try {
       Path state = StateDir.prepare(config.dataDir());
-      channel =
-          FileChannel.open(
-              state.resolve("box.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-      try {
-        lock = channel.tryLock();
-      } catch (java.nio.channels.OverlappingFileLockException e) {
-        lock = null; // held by another server in this JVM
-      }
-      if (lock == null) {
-        throw new IllegalStateException(
-            "data dir " + config.dataDir() + " is in use by another Box server");
-      }
+      lock = DataDirLock.open(state, config.dataDir());
       ApiAccess access = ApiAccess.decide(config, langbotToken);
       String instanceId =
           HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong()).substring(0, 12);
@@ -215,52 +170,17 @@ public final class BoxServer implements AutoCloseable {
               metrics,
               config.metrics().open(),
               mounts);
-      boolean listening = true;
-      try {
-        startListening(http, config);
-      } catch (IllegalStateException e) {
-        if (!stdioControl) {
-          throw e;
-        }
-        listening = false;
-        log.warn("{}. Managed process WebSocket attach will be unavailable.", e.getMessage());
-      }
+      HttpEndpoint endpoint = HttpEndpoint.listen(http, access, config, stdioControl);
       BoxServer server =
           new BoxServer(
-              config,
-              backend,
-              sessions,
-              reaper,
-              pumps,
-              http,
-              langbot,
-              access,
-              channel,
-              lock,
-              migrations,
-              listening);
-      server.logStartup(selection);
+              config, endpoint, new ServerResources(sessions, langbot, reaper, pumps, lock));
+      server.logStartup(selection, migrations);
       return server;
     } catch (IOException e) {
-      cleanUp(sessions, reaper, pumps, backend, lock, channel);
+      ServerResources.release(sessions, reaper, pumps, backend, lock);
       throw new IllegalStateException("cannot start Box: " + e.getMessage(), e);
     } catch (RuntimeException e) {
-      cleanUp(sessions, reaper, pumps, backend, lock, channel);
-      throw e;
-    }
-  }
-
-  private static void startListening(Javalin http, ServerConfig config) {
-    try {
-      http.start(config.host(), config.port());
-    } catch (RuntimeException e) {
-      for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof java.net.BindException bind) {
-          throw new IllegalStateException(
-              "cannot listen on " + config.host() + ":" + config.port() + ": " + bind.getMessage(),
-              e);
-        }
-      }
+      ServerResources.release(sessions, reaper, pumps, backend, lock);
       throw e;
     }
   }
@@ -291,8 +211,8 @@ public final class BoxServer implements AutoCloseable {
     return reaper;
   }
 
-  private void logStartup(BackendChoice selection) {
-    BackendStatus status = sessions.backendStatus();
+  private void logStartup(BackendChoice selection, CgroupMigrations migrations) {
+    BackendStatus status = resources.sessions().backendStatus();
     String limits =
         status.enforced().entrySet().stream()
             .sorted(Map.Entry.comparingByKey())
@@ -308,14 +228,14 @@ public final class BoxServer implements AutoCloseable {
         VERSION,
         config.host(),
         port(),
-        access.description(),
+        endpoint.access().description(),
         status.name(),
         status.available() ? "available" : "UNAVAILABLE: " + status.reason(),
         selection.why(),
         limits,
         migrations.state(),
         others.isEmpty() ? "" : " not chosen: " + others);
-    if (!access.tokens().required()) {
+    if (!endpoint.access().tokens().required()) {
       log.warn(
           "the API is OPEN (--insecure): anything that reaches {}:{}{} can run code and mount host"
               + " paths read-write as this server's user",
@@ -335,7 +255,7 @@ public final class BoxServer implements AutoCloseable {
 
   /** The port the server listens on. */
   public int port() {
-    return http.port();
+    return endpoint.port();
   }
 
   /**
@@ -344,7 +264,7 @@ public final class BoxServer implements AutoCloseable {
    * For clients in this JVM, such as tests; never log it.
    */
   public @Nullable String controlToken() {
-    return access.token();
+    return endpoint.access().token();
   }
 
   /**
@@ -352,26 +272,17 @@ public final class BoxServer implements AutoCloseable {
    * to every address; null when it does not listen (stdio control whose port could not be bound).
    */
   public @Nullable URI localUri() {
-    if (!listening) {
-      return null;
-    }
-    String host = config.host();
-    if (host.isBlank() || host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
-      host = "127.0.0.1";
-    } else if (host.contains(":") && !host.startsWith("[")) {
-      host = "[" + host + "]";
-    }
-    return URI.create("http://" + host + ":" + port());
+    return endpoint.localUri();
   }
 
   /** LangBot's control plane of this server, for the stdio channel. */
   public LangBotControl langbot() {
-    return langbot;
+    return resources.langbot();
   }
 
   /** The sessions this server serves. */
   SessionManager sessions() {
-    return sessions;
+    return resources.sessions();
   }
 
   /** The server's settings. */
@@ -385,41 +296,9 @@ public final class BoxServer implements AutoCloseable {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
-    log.info("Box shutting down: stopping {} sessions", sessions.size());
-    http.stop();
-    cleanUp(sessions, reaper, pumps, backend, lock, lockChannel);
+    log.info("Box shutting down: stopping {} sessions", resources.sessions().size());
+    endpoint.stop();
+    resources.close();
     log.info("Box stopped");
-  }
-
-  private static void cleanUp(
-      @Nullable SessionManager sessions,
-      @Nullable ScheduledExecutorService reaper,
-      @Nullable ExecutorService pumps,
-      @Nullable SandboxBackend backend,
-      @Nullable FileLock lock,
-      @Nullable FileChannel channel) {
-    if (reaper != null) {
-      reaper.shutdownNow();
-    }
-    if (sessions != null) {
-      sessions.close();
-      // LangBot's box_init may have replaced the backend the server started with.
-      sessions.backendChoice().backend().close();
-    } else if (backend != null) {
-      backend.close();
-    }
-    if (pumps != null) {
-      pumps.shutdownNow();
-    }
-    try {
-      if (lock != null) {
-        lock.release();
-      }
-      if (channel != null) {
-        channel.close();
-      }
-    } catch (IOException e) {
-      log.debug("releasing the data dir lock failed", e);
-    }
   }
 }

@@ -126,14 +126,10 @@ final class ProcessRoutes {
             ErrorMapper.closeRelay(ctx.session, e);
             return;
           }
-          Relay relay =
-              new Relay(
-                  process,
-                  processes,
-                  ctx.session,
-                  mode(ctx.queryParam("mode")),
-                  from(ctx.queryParam("from")),
-                  meter);
+          Relay.Client client =
+              new Relay.Client(
+                  ctx.session, mode(ctx.queryParam("mode")), from(ctx.queryParam("from")));
+          Relay relay = new Relay(process, processes, client, meter);
           relays.put(ctx.sessionId(), relay);
           relay.start();
         });

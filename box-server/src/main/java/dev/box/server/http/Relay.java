@@ -41,29 +41,25 @@ final class Relay {
     RAW
   }
 
+  /**
+   * The client at the other end: its socket, how it asked stdout to be framed, and the offset it
+   * asked to start at (null: where the last attachment stopped).
+   */
+  record Client(Session socket, Mode mode, @Nullable Long from) {}
+
   private final ManagedProcess process;
   private final ProcessManager processes;
-  private final Session socket;
-  private final Mode mode;
-  private final @Nullable Long from;
+  private final Client client;
   private final RelayMeter meter;
   private final CompletableFuture<ManagedProcess.@Nullable Attachment> attached =
       new CompletableFuture<>();
   private volatile @Nullable Thread pump;
   private volatile boolean closed;
 
-  Relay(
-      ManagedProcess process,
-      ProcessManager processes,
-      Session socket,
-      Mode mode,
-      @Nullable Long from,
-      RelayMeter meter) {
+  Relay(ManagedProcess process, ProcessManager processes, Client client, RelayMeter meter) {
     this.process = process;
     this.processes = processes;
-    this.socket = socket;
-    this.mode = mode;
-    this.from = from;
+    this.client = client;
     this.meter = meter;
   }
 
@@ -88,7 +84,7 @@ final class Relay {
     } catch (RuntimeException e) {
       log.debug("relay of {} failed: {}", process.spec().processId(), e.toString());
       closed = true;
-      ErrorMapper.closeRelay(socket, e);
+      ErrorMapper.closeRelay(client.socket(), e);
     } finally {
       if (attachment != null) {
         attachment.close();
@@ -98,8 +94,9 @@ final class Relay {
 
   private void relayStdout() throws InterruptedException {
     StdoutBuffer stdout = process.stdout();
+    Long from = client.from();
     long offset = from != null ? from : stdout.delivered();
-    if (mode == Mode.RAW) {
+    if (client.mode() == Mode.RAW) {
       send(RelayProtocol.startFrame(offset));
     }
     ByteArrayOutputStream line = new ByteArrayOutputStream();
@@ -122,7 +119,7 @@ final class Relay {
         continue;
       }
       processes.touch(process);
-      if (mode == Mode.RAW) {
+      if (client.mode() == Mode.RAW) {
         sendBinary(chunk);
         meter.stdout().accept(chunk.length);
         offset += chunk.length;
@@ -181,7 +178,7 @@ final class Relay {
     }
     if (bytes.length == 0) {
       process.closeStdin();
-    } else if (mode == Mode.RAW) {
+    } else if (client.mode() == Mode.RAW) {
       write(bytes);
     }
   }
@@ -219,13 +216,13 @@ final class Relay {
 
   private void send(String text) throws InterruptedException {
     Callback.Completable done = new Callback.Completable();
-    socket.sendText(text, done);
+    client.socket().sendText(text, done);
     await(done);
   }
 
   private void sendBinary(byte[] bytes) throws InterruptedException {
     Callback.Completable done = new Callback.Completable();
-    socket.sendBinary(ByteBuffer.wrap(bytes), done);
+    client.socket().sendBinary(ByteBuffer.wrap(bytes), done);
     await(done);
   }
 
@@ -249,6 +246,7 @@ final class Relay {
 
   private void close(int code, String reason) {
     closed = true;
+    Session socket = client.socket();
     if (socket.isOpen()) {
       socket.close(code, reason, Callback.NOOP);
     }
