@@ -8,6 +8,12 @@ public final class BoxCapabilities {
   /** Sessions run {@code spec.image}; without it the image is only recorded. */
   public static final String IMAGES = "images";
 
+  /**
+   * {@code host_path} and {@code extra_mounts} mount directories of the server's host; without it a
+   * spec that names any is refused ({@code validation_error}): a cluster has no host paths.
+   */
+  public static final String HOST_PATHS = "host_paths";
+
   /** {@code read_only_rootfs} makes the root filesystem read-only, with a writable /tmp. */
   public static final String READ_ONLY_ROOTFS = "read_only_rootfs";
 

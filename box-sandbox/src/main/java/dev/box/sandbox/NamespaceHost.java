@@ -136,7 +136,10 @@ public final class NamespaceHost {
         true,
         description,
         enforced,
-        Set.of(BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PROCESS_MEMORY_LIMIT));
+        Set.of(
+            BoxCapabilities.HOST_PATHS,
+            BoxCapabilities.READ_ONLY_ROOTFS,
+            BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
   /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */

@@ -141,6 +141,7 @@ final class Backends {
           KubernetesBackend.open(
               config.kubernetes(),
               config.controlToken() == null ? "" : config.controlToken(),
+              containers.image(),
               runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(

@@ -78,6 +78,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   private static final Set<String> KNOWN_CAPABILITIES =
       Set.of(
           BoxCapabilities.IMAGES,
+          BoxCapabilities.HOST_PATHS,
           BoxCapabilities.READ_ONLY_ROOTFS,
           BoxCapabilities.PROCESS_MEMORY_LIMIT);
 
@@ -508,6 +509,9 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   void hostPathReadWrite_writesFromInsideAppearOnTheHost_ownedByAnUnprivilegedUid()
       throws IOException {
     Path dir = writableHostDir("rw");
+    if (!mountsHostPaths(session("host-rw"), hostPath(dir, "rw"))) {
+      return;
+    }
 
     Answer a = box().exec(session("host-rw"), "echo hi > /workspace/out", hostPath(dir, "rw"));
 
@@ -522,6 +526,9 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   void hostPathReadOnly_isReadableAndRefusesWrites() throws IOException {
     Path dir = writableHostDir("ro");
     Files.writeString(dir.resolve("in"), "x");
+    if (!mountsHostPaths(session("host-ro"), hostPath(dir, "ro"))) {
+      return;
+    }
 
     Answer a =
         box()
@@ -544,6 +551,9 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
 
     String id = session("host-0700");
+    if (!mountsHostPaths(id, hostPath(dir, "ro"))) {
+      return;
+    }
     Answer a = box().exec(id, "ls /workspace", hostPath(dir, "ro"));
 
     assertThat(a.status()).as("%s", a).isEqualTo(400);
@@ -579,6 +589,9 @@ public abstract class BackendConformanceSuite extends BackendSuite {
                 .formatted(BoxHttp.quote(ro.toString()))
             + "{\"host_path\":%s,\"mount_path\":\"/mnt/box-rw\",\"mode\":\"rw\"}]"
                 .formatted(BoxHttp.quote(rw.toString()));
+    if (!mountsHostPaths(session("extra"), mounts)) {
+      return;
+    }
 
     Answer a =
         box()
@@ -604,7 +617,9 @@ public abstract class BackendConformanceSuite extends BackendSuite {
 
       assertThat(a.status()).as(path).isEqualTo(400);
       assertThat(a.errorCode()).as(path).isEqualTo("validation_error");
-      assertThat(a.errorMessage()).as(path).contains("blocked");
+      assertThat(a.errorMessage())
+          .as(path)
+          .contains(capabilities().contains(BoxCapabilities.HOST_PATHS) ? "blocked" : "host_path");
     }
 
     assertThat(box().get("/v1/sessions/" + id).status()).isEqualTo(404);
@@ -880,6 +895,22 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     Set<String> caps = new HashSet<>();
     health().path("capabilities").forEach(c -> caps.add(c.asText()));
     return caps;
+  }
+
+  /**
+   * Whether the backend mounts host directories ({@link BoxCapabilities#HOST_PATHS}); when it does
+   * not, checks that a session whose spec has {@code hostSpec} is refused and nothing is made.
+   */
+  private boolean mountsHostPaths(String id, String hostSpec) {
+    if (capabilities().contains(BoxCapabilities.HOST_PATHS)) {
+      return true;
+    }
+    Answer a = box().exec(id, "true", hostSpec);
+    assertThat(a.status()).as("%s", a).isEqualTo(400);
+    assertThat(a.errorCode()).isEqualTo("validation_error");
+    assertThat(a.errorMessage()).contains("host_path");
+    assertThat(box().get("/v1/sessions/" + id).status()).as("no session was made").isEqualTo(404);
+    return false;
   }
 
   /** Publishes what a test found or did not test, and prints it for the build log. */

@@ -76,6 +76,7 @@ record EngineCheck(
       Set<String> capabilities =
           Set.of(
               BoxCapabilities.IMAGES,
+              BoxCapabilities.HOST_PATHS,
               BoxCapabilities.READ_ONLY_ROOTFS,
               BoxCapabilities.PROCESS_MEMORY_LIMIT);
       return new BackendStatus(engine, true, reason, enforced, capabilities);

@@ -118,7 +118,10 @@ public final class E2bBackend implements SandboxBackend {
         true,
         "E2B sandboxes from template " + s.template() + " at " + s.apiUrl(),
         enforced,
-        Set.of(BoxCapabilities.IMAGES, BoxCapabilities.PROCESS_MEMORY_LIMIT));
+        Set.of(
+            BoxCapabilities.IMAGES,
+            BoxCapabilities.HOST_PATHS,
+            BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.box.backend.kubernetes;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
@@ -23,6 +24,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sessions as pods of a Kubernetes cluster (see {@link PodShape} for what each pod is, and
@@ -47,6 +49,7 @@ public final class KubernetesBackend implements SandboxBackend {
           "host_mounts", "refused: a cluster has no host paths to offer");
 
   private final Pods pods;
+  private final @Nullable String defaultImage;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
 
@@ -54,6 +57,8 @@ public final class KubernetesBackend implements SandboxBackend {
    * @param client the cluster's API, which the backend closes
    * @param controlToken the control token of the server: with the namespace, it names the tenant
    *     whose sessions this server serves
+   * @param defaultImage the image of sessions that name none (or the reference's default), or null
+   *     to run the reference's default
    * @param startTimeout how long a pod may take to run (an image pull included)
    * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    */
@@ -61,9 +66,11 @@ public final class KubernetesBackend implements SandboxBackend {
       KubernetesSettings settings,
       KubernetesClient client,
       String controlToken,
+      @Nullable String defaultImage,
       Duration startTimeout,
       ScheduledExecutorService timers) {
     this.pods = new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken));
+    this.defaultImage = defaultImage;
     this.startTimeout = startTimeout;
     this.timers = timers;
   }
@@ -71,11 +78,15 @@ public final class KubernetesBackend implements SandboxBackend {
   /**
    * The backend on the cluster {@code settings} name: its kubeconfig, else the standard places.
    *
+   * @param defaultImage the image of sessions that name none, or null
    * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    * @throws IllegalArgumentException when the kubeconfig cannot be read
    */
   public static KubernetesBackend open(
-      KubernetesSettings settings, String controlToken, ScheduledExecutorService timers) {
+      KubernetesSettings settings,
+      String controlToken,
+      @Nullable String defaultImage,
+      ScheduledExecutorService timers) {
     Config config;
     String kubeconfig = settings.kubeconfig();
     if (kubeconfig != null) {
@@ -97,6 +108,7 @@ public final class KubernetesBackend implements SandboxBackend {
         settings,
         new KubernetesClientBuilder().withConfig(config).build(),
         controlToken,
+        defaultImage,
         Duration.ofMinutes(5),
         timers);
   }
@@ -133,7 +145,7 @@ public final class KubernetesBackend implements SandboxBackend {
     }
     String name = pods.podName(spec.sessionId());
     try {
-      byte[] secret = pods.create(name, spec);
+      byte[] secret = pods.create(name, spec, image(spec.image()));
       String ip = pods.awaitRunning(name, startTimeout);
       AgentLink link =
           AgentLink.dial(
@@ -158,6 +170,15 @@ public final class KubernetesBackend implements SandboxBackend {
       pods.remove(name);
       throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
     }
+  }
+
+  /** The image a session runs: its own, or the server's default for one that names none. */
+  private String image(String requested) {
+    String configured = defaultImage;
+    if (configured != null && (requested.isBlank() || requested.equals(BoxSpec.DEFAULT_IMAGE))) {
+      return configured;
+    }
+    return requested;
   }
 
   /** The message of the deepest cause: fabric8's own names the call, not what went wrong. */

@@ -38,10 +38,10 @@ record Pods(KubernetesClient client, KubernetesSettings settings, String tenant)
   }
 
   /**
-   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec} (or
-   * takes those that exist), and returns the secret of the pod's agent.
+   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec}, of
+   * {@code image} (or takes those that exist), and returns the secret of the pod's agent.
    */
-  byte[] create(String name, SandboxSpec spec) {
+  byte[] create(String name, SandboxSpec spec, String image) {
     Map<String, String> labels =
         Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
     byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
@@ -55,7 +55,7 @@ record Pods(KubernetesClient client, KubernetesSettings settings, String tenant)
             name,
             labels,
             Map.of(Labels.SESSION_ID, spec.sessionId()),
-            spec.image(),
+            image,
             spec.readOnlyRootfs(),
             spec.cpus(),
             spec.memoryMb(),

@@ -50,6 +50,7 @@ class KubernetesBackendTest {
             cluster.settings(),
             cluster.newClient(),
             "control-token",
+            null,
             Duration.ofSeconds(90),
             Executors.newSingleThreadScheduledExecutor());
   }

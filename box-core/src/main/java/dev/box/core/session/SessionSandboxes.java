@@ -1,10 +1,13 @@
 package dev.box.core.session;
 
 import dev.box.api.BoxBackendUnavailableException;
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxHostMountMode;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
 import dev.box.api.time.Ticker;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
@@ -81,6 +84,15 @@ record SessionSandboxes(
           status.name().equals(BackendStatus.NONE)
               ? status.reason()
               : "Box backend " + status.name() + " is unavailable: " + status.reason());
+    }
+    boolean namesHostPaths =
+        (spec.hostPath() != null && spec.hostPathMode() != BoxHostMountMode.NONE)
+            || !spec.extraMounts().isEmpty();
+    if (namesHostPaths && !status.capabilities().contains(BoxCapabilities.HOST_PATHS)) {
+      throw new BoxValidationException(
+          "host_path and extra_mounts are not available on the "
+              + status.name()
+              + " backend: it has no host directories to mount");
     }
     HostPathPolicy hostPaths = specs.policy();
     List<SandboxMount> extra = specs.extraMounts(spec, hostPaths);
