@@ -304,9 +304,8 @@ public final class BoxClient implements AutoCloseable {
           || baseUri.getRawQuery() != null
           || baseUri.getRawFragment() != null) {
         throw new IllegalArgumentException(
-            "the Box URL must be an http or https URL with a host and no query, not '"
-                + baseUri
-                + "'");
+            "the Box URL must be an http or https URL with a host and no query, not '%s'"
+                .formatted(baseUri));
       }
       this.baseUri = baseUri;
     }
