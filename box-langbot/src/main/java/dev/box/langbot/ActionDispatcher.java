@@ -58,8 +58,7 @@ public final class ActionDispatcher implements ActionHandler {
       ObjectMapper mapper,
       boolean unsafeSoftStorageLimits,
       Path dataDir) {
-    this(
-        sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, dataDir, Clock.systemUTC(), null);
+    this(sessions, tenancy, auth, mapper, unsafeSoftStorageLimits, dataDir, sessions.clock(), null);
   }
 
   /**

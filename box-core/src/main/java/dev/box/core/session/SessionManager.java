@@ -287,6 +287,11 @@ public final class SessionManager implements AutoCloseable {
     return config;
   }
 
+  /** The source of time of the sessions, which the server chose. */
+  public Clock clock() {
+    return clock;
+  }
+
   /**
    * Stops the session {@code id} and everything running in it, and removes its private workspace; a
    * start of it in progress is waited for first.
