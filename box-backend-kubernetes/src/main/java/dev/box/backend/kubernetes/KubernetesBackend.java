@@ -3,7 +3,6 @@ package dev.box.backend.kubernetes;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
@@ -49,7 +48,6 @@ public final class KubernetesBackend implements SandboxBackend {
           "host_mounts", "refused: a cluster has no host paths to offer");
 
   private final Pods pods;
-  private final @Nullable String defaultImage;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
 
@@ -69,8 +67,8 @@ public final class KubernetesBackend implements SandboxBackend {
       @Nullable String defaultImage,
       Duration startTimeout,
       ScheduledExecutorService timers) {
-    this.pods = new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken));
-    this.defaultImage = defaultImage;
+    this.pods =
+        new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken), defaultImage);
     this.startTimeout = startTimeout;
     this.timers = timers;
   }
@@ -145,7 +143,7 @@ public final class KubernetesBackend implements SandboxBackend {
     }
     String name = pods.podName(spec.sessionId());
     try {
-      byte[] secret = pods.create(name, spec, image(spec.image()));
+      byte[] secret = pods.create(name, spec);
       String ip = pods.awaitRunning(name, startTimeout);
       AgentLink link =
           AgentLink.dial(
@@ -170,15 +168,6 @@ public final class KubernetesBackend implements SandboxBackend {
       pods.remove(name);
       throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
     }
-  }
-
-  /** The image a session runs: its own, or the server's default for one that names none. */
-  private String image(String requested) {
-    String configured = defaultImage;
-    if (configured != null && (requested.isBlank() || requested.equals(BoxSpec.DEFAULT_IMAGE))) {
-      return configured;
-    }
-    return requested;
   }
 
   /** The message of the deepest cause: fabric8's own names the call, not what went wrong. */

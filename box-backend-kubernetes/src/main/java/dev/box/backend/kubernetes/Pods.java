@@ -1,5 +1,6 @@
 package dev.box.backend.kubernetes;
 
+import dev.box.api.BoxSpec;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.backend.SandboxSpec;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -27,8 +28,14 @@ import org.slf4j.LoggerFactory;
  * @param client the cluster's API
  * @param settings the namespace and the pods' settings
  * @param tenant the tenant whose sessions these are ({@link Labels#tenant})
+ * @param defaultImage the image of sessions that name none (or the reference's default), or null to
+ *     run the reference's default
  */
-record Pods(KubernetesClient client, KubernetesSettings settings, String tenant) {
+record Pods(
+    KubernetesClient client,
+    KubernetesSettings settings,
+    String tenant,
+    @Nullable String defaultImage) {
   private static final Logger log = LoggerFactory.getLogger(Pods.class);
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -38,10 +45,10 @@ record Pods(KubernetesClient client, KubernetesSettings settings, String tenant)
   }
 
   /**
-   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec}, of
-   * {@code image} (or takes those that exist), and returns the secret of the pod's agent.
+   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec} (or
+   * takes those that exist), and returns the secret of the pod's agent.
    */
-  byte[] create(String name, SandboxSpec spec, String image) {
+  byte[] create(String name, SandboxSpec spec) {
     Map<String, String> labels =
         Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
     byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
@@ -55,7 +62,7 @@ record Pods(KubernetesClient client, KubernetesSettings settings, String tenant)
             name,
             labels,
             Map.of(Labels.SESSION_ID, spec.sessionId()),
-            image,
+            image(spec.image()),
             spec.readOnlyRootfs(),
             spec.cpus(),
             spec.memoryMb(),
@@ -64,6 +71,15 @@ record Pods(KubernetesClient client, KubernetesSettings settings, String tenant)
             spec.network());
     createPod(shape.pod(settings));
     return secret;
+  }
+
+  /** The image a session runs: its own, or the server's default for one that names none. */
+  private String image(String requested) {
+    String configured = defaultImage;
+    if (configured != null && (requested.isBlank() || requested.equals(BoxSpec.DEFAULT_IMAGE))) {
+      return configured;
+    }
+    return requested;
   }
 
   private String namespace() {
