@@ -106,10 +106,16 @@ class AgentDialTest {
     assertThat(ProcessHandle.of(first)).isPresent();
     assertThat(ProcessHandle.of(detached)).isPresent();
 
-    p.killTree();
+    try {
+      p.killTree();
 
-    assertThat(ProcessHandle.of(first).filter(ProcessHandle::isAlive)).isEmpty();
-    assertThat(ProcessHandle.of(detached).filter(ProcessHandle::isAlive)).isEmpty();
+      assertThat(ProcessHandle.of(first).filter(ProcessHandle::isAlive)).isEmpty();
+      assertThat(ProcessHandle.of(detached).filter(ProcessHandle::isAlive)).isEmpty();
+    } finally {
+      // Whatever the kill missed must not outlive the test: other suites count host processes.
+      ProcessHandle.of(first).ifPresent(ProcessHandle::destroyForcibly);
+      ProcessHandle.of(detached).ifPresent(ProcessHandle::destroyForcibly);
+    }
     assertThat(p.waitFor(TIMEOUT)).isPresent();
     assertThat(link.usable()).isTrue();
     AgentProcess next = link.spawn(List.of("/bin/echo", "still here"), Map.of(), false);
@@ -129,14 +135,21 @@ class AgentDialTest {
     AtomicBoolean broken = new AtomicBoolean();
     AgentLink link = link(secret, () -> broken.set(true));
     AgentProcess p =
-        link.spawn(List.of("/bin/sh", "-c", "echo $PPID; sleep 1000"), Map.of(), false);
+        link.spawn(List.of("/bin/sh", "-c", "echo $PPID $$; sleep 1000"), Map.of(), false);
     var out =
         new java.io.BufferedReader(
             new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
-    long keeper = Long.parseLong(out.readLine().strip());
-    ProcessHandle.of(keeper).orElseThrow().destroyForcibly();
+    String[] pids = out.readLine().strip().split(" ");
+    // Without its keeper the shell is an orphan of the host's init: the test ends it itself.
+    ProcessHandle shell = ProcessHandle.of(Long.parseLong(pids[1])).orElseThrow();
+    try {
+      ProcessHandle.of(Long.parseLong(pids[0])).orElseThrow().destroyForcibly();
 
-    await().atMost(Duration.ofSeconds(10)).untilTrue(broken);
-    assertThat(link.usable()).isFalse();
+      await().atMost(Duration.ofSeconds(10)).untilTrue(broken);
+      assertThat(link.usable()).isFalse();
+    } finally {
+      shell.descendants().forEach(ProcessHandle::destroyForcibly);
+      shell.destroyForcibly();
+    }
   }
 }
