@@ -1,8 +1,12 @@
 package dev.box.sandbox;
 
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import java.nio.file.Path;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -30,6 +34,23 @@ public record NamespaceSettings(
     boolean execAgent,
     int poolSize,
     BackendRuntime runtime) {
+
+  /**
+   * The pool of a namespace backend named {@code backend}, of this data directory, instance, size
+   * and runtime: none when the backend is not {@code available}.
+   *
+   * @param accepts what a spec of the pooled shape must also satisfy to take a sandbox
+   * @param starter starts one sandbox of a spec, as the backend does for a session
+   */
+  public PreStarted preStarted(
+      String backend,
+      boolean available,
+      PreStarted.SlotStore store,
+      Predicate<SandboxSpec> accepts,
+      Function<SandboxSpec, Sandbox> starter) {
+    return PreStarted.open(
+        backend, dataDir, instanceId, available ? poolSize : 0, store, accepts, starter, runtime);
+  }
 
   /** The guard's binary on the host, or null when the guard is not available. */
   public @Nullable Path guard() {

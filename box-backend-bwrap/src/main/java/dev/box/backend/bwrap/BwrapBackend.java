@@ -82,15 +82,12 @@ public final class BwrapBackend implements SandboxBackend {
         new NamespaceStart("bwrap", settings, workspaces, baseName, BwrapBackend::failure);
     this.status = probe();
     this.preStarted =
-        PreStarted.open(
+        settings.preStarted(
             name(),
-            data,
-            settings.instanceId(),
-            status.available() ? settings.poolSize() : 0,
+            status.available(),
             WorkspaceSlots.store(name(), data),
             spec -> true,
-            this::startFresh,
-            settings.runtime());
+            this::startFresh);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",

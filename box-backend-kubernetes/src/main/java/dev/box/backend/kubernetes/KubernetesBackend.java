@@ -3,15 +3,14 @@ package dev.box.backend.kubernetes;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
-import dev.box.api.BoxValidationException;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -120,7 +119,12 @@ public final class KubernetesBackend implements SandboxBackend {
   public BackendStatus status() {
     String namespace = pods.settings().namespace();
     try {
-      pods.client().pods().inNamespace(namespace).withLabel(Labels.MANAGED_BY).list();
+      // One pod at most: health and every session start ask, whatever the namespace holds.
+      pods.client()
+          .pods()
+          .inNamespace(namespace)
+          .withLabel(Labels.MANAGED_BY)
+          .list(new ListOptionsBuilder().withLimit(1L).build());
     } catch (KubernetesClientException e) {
       return new BackendStatus(
           name(), false, "the cluster's API server does not answer: " + rootMessage(e), ENFORCED);
@@ -135,12 +139,6 @@ public final class KubernetesBackend implements SandboxBackend {
 
   @Override
   public Sandbox start(SandboxSpec spec) {
-    SandboxMount workspace = spec.workspace();
-    if (!spec.extraMounts().isEmpty() || (workspace != null && !workspace.boxOwned())) {
-      throw new BoxValidationException(
-          "host_path and mounts are not available on the kubernetes backend: a cluster has no"
-              + " host paths to offer");
-    }
     String name = pods.podName(spec.sessionId());
     try {
       byte[] secret = pods.create(name, spec);

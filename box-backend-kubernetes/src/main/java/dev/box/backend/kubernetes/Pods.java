@@ -39,6 +39,12 @@ record Pods(
   private static final Logger log = LoggerFactory.getLogger(Pods.class);
   private static final SecureRandom RANDOM = new SecureRandom();
 
+  /**
+   * The size of a session's workspace emptyDir: the backend's spec carries no workspace quota, and
+   * the kubelet evicts a pod whose workspace outgrows it.
+   */
+  static final int WORKSPACE_MB = 1024;
+
   /** The name of the pod of session {@code sessionId}, the same on every replica. */
   String podName(String sessionId) {
     return Labels.podName(tenant, sessionId);
@@ -66,7 +72,7 @@ record Pods(
             spec.readOnlyRootfs(),
             spec.cpus(),
             spec.memoryMb(),
-            1024,
+            WORKSPACE_MB,
             null,
             spec.network());
     createPod(shape.pod(settings));

@@ -1,15 +1,12 @@
 package dev.box.backend.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
-import dev.box.api.BoxValidationException;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -64,14 +61,14 @@ class KubernetesBackendTest {
     cluster.close();
   }
 
-  private static SandboxSpec spec(String session, @Nullable SandboxMount workspace) {
+  private static SandboxSpec spec(String session) {
     return new SandboxSpec(
         session,
         "unused",
         "instance",
         StandInCluster.IMAGE,
         BoxNetworkMode.OFF,
-        workspace,
+        null,
         List.of(),
         true,
         1,
@@ -92,7 +89,7 @@ class KubernetesBackendTest {
 
   @Test
   void aSessionIsAPod_whoseProcessesRunThroughItsAgent_asTheSandboxUser() throws Exception {
-    sandbox = backend.start(spec("s1", null));
+    sandbox = backend.start(spec("s1"));
 
     assertThat(run(sandbox, "id -u; echo hi > f; cat f; pwd; touch /etc/x 2>/dev/null || echo ro"))
         .isEqualTo("1000\nhi\n/workspace\nro\n");
@@ -105,7 +102,7 @@ class KubernetesBackendTest {
 
   @Test
   void killingAProcessTreeEndsItInThePod_andTheSandboxGoesOn() throws Exception {
-    sandbox = backend.start(spec("s2", null));
+    sandbox = backend.start(spec("s2"));
     SandboxProcess p =
         sandbox.spawn(
             new ProcessSpec(
@@ -123,7 +120,7 @@ class KubernetesBackendTest {
 
   @Test
   void destroyRemovesThePodItsSecretAndItsPolicy() throws Exception {
-    Sandbox s = backend.start(spec("s3", null));
+    Sandbox s = backend.start(spec("s3"));
     String pod = s.id();
 
     s.destroy();
@@ -132,15 +129,5 @@ class KubernetesBackendTest {
     assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNull();
     assertThat(client.network().networkPolicies().inNamespace(NS).withName(pod).get()).isNull();
     await().atMost(Duration.ofSeconds(60)).until(() -> StandInKubelet.containerGone(pod));
-  }
-
-  @Test
-  void aHostPathIsRefused_andNothingIsCreated() {
-    SandboxMount hostPath = new SandboxMount(root, "/workspace", false, false);
-
-    assertThatThrownBy(() -> backend.start(spec("s4", hostPath)))
-        .isInstanceOf(BoxValidationException.class)
-        .hasMessageContaining("host_path");
-    assertThat(client.pods().inNamespace(NS).list().getItems()).isEmpty();
   }
 }

@@ -89,15 +89,12 @@ public final class NsjailBackend implements SandboxBackend {
         new NamespaceStart("nsjail", settings, workspaces, baseName, NsjailBackend::failure);
     this.status = probe(nsjailPath);
     this.preStarted =
-        PreStarted.open(
+        settings.preStarted(
             name(),
-            data,
-            settings.instanceId(),
-            status.available() ? settings.poolSize() : 0,
+            status.available(),
             HandoverSlots.store(workspaces, data),
             this::acceptsPooled,
-            this::startFresh,
-            settings.runtime());
+            this::startFresh);
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
