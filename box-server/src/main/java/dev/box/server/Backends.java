@@ -5,6 +5,7 @@ import dev.box.backend.docker.ContainerBackend;
 import dev.box.backend.docker.ContainerSettings;
 import dev.box.backend.e2b.E2bBackend;
 import dev.box.backend.kubernetes.KubernetesBackend;
+import dev.box.backend.kubernetes.Replica;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
@@ -13,6 +14,7 @@ import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.NamespaceSettings;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -140,7 +142,11 @@ final class Backends {
       case "kubernetes" ->
           KubernetesBackend.open(
               config.kubernetes(),
-              config.controlToken() == null ? "" : config.controlToken(),
+              new Replica(
+                  instanceId,
+                  config.controlToken() == null ? "" : config.controlToken(),
+                  containers.sandboxLease(),
+                  Clock.systemUTC()),
               containers.image(),
               runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->

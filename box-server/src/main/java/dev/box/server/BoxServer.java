@@ -208,6 +208,20 @@ public final class BoxServer implements AutoCloseable {
         period,
         period,
         TimeUnit.SECONDS);
+    Duration renewEvery = sessions.renewSharedEvery();
+    if (renewEvery != null) {
+      reaper.scheduleWithFixedDelay(
+          () -> {
+            try {
+              sessions.renewShared();
+            } catch (RuntimeException e) {
+              log.warn("renewing the sessions' lease failed; it is tried again: {}", e.toString());
+            }
+          },
+          0,
+          renewEvery.toMillis(),
+          TimeUnit.MILLISECONDS);
+    }
     return reaper;
   }
 

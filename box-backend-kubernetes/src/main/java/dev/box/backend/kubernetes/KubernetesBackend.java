@@ -10,7 +10,10 @@ import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.backend.SharedSessions;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -20,9 +23,12 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sessions as pods of a Kubernetes cluster (see {@link PodShape} for what each pod is, and
@@ -31,6 +37,8 @@ import org.jspecify.annotations.Nullable;
  * token finds them; processes start through the pod's agent on its pod port.
  */
 public final class KubernetesBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(KubernetesBackend.class);
+
   /** How long the agent may take to answer a request. */
   private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(10);
 
@@ -47,13 +55,14 @@ public final class KubernetesBackend implements SandboxBackend {
           "host_mounts", "refused: a cluster has no host paths to offer");
 
   private final Pods pods;
+  private final Replicas replicas;
+  private final PodSessions sessions;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
 
   /**
    * @param client the cluster's API, which the backend closes
-   * @param controlToken the control token of the server: with the namespace, it names the tenant
-   *     whose sessions this server serves
+   * @param replica this server as a replica of its tenant, whose sessions it serves
    * @param defaultImage the image of sessions that name none (or the reference's default), or null
    *     to run the reference's default
    * @param startTimeout how long a pod may take to run (an image pull included)
@@ -62,12 +71,14 @@ public final class KubernetesBackend implements SandboxBackend {
   public KubernetesBackend(
       KubernetesSettings settings,
       KubernetesClient client,
-      String controlToken,
+      Replica replica,
       @Nullable String defaultImage,
       Duration startTimeout,
       ScheduledExecutorService timers) {
-    this.pods =
-        new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken), defaultImage);
+    String tenant = Labels.tenant(settings.namespace(), replica.controlToken());
+    this.pods = new Pods(client, settings, tenant, defaultImage);
+    this.replicas = new Replicas(client, settings.namespace(), tenant, replica);
+    this.sessions = new PodSessions(pods, replicas, startTimeout);
     this.startTimeout = startTimeout;
     this.timers = timers;
   }
@@ -75,13 +86,14 @@ public final class KubernetesBackend implements SandboxBackend {
   /**
    * The backend on the cluster {@code settings} name: its kubeconfig, else the standard places.
    *
+   * @param replica this server as a replica of its tenant
    * @param defaultImage the image of sessions that name none, or null
    * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    * @throws IllegalArgumentException when the kubeconfig cannot be read
    */
   public static KubernetesBackend open(
       KubernetesSettings settings,
-      String controlToken,
+      Replica replica,
       @Nullable String defaultImage,
       ScheduledExecutorService timers) {
     Config config;
@@ -104,7 +116,7 @@ public final class KubernetesBackend implements SandboxBackend {
     return new KubernetesBackend(
         settings,
         new KubernetesClientBuilder().withConfig(config).build(),
-        controlToken,
+        replica,
         defaultImage,
         Duration.ofMinutes(5),
         timers);
@@ -142,19 +154,7 @@ public final class KubernetesBackend implements SandboxBackend {
     String name = pods.podName(spec.sessionId());
     try {
       byte[] secret = pods.create(name, spec);
-      String ip = pods.awaitRunning(name, startTimeout);
-      AgentLink link =
-          AgentLink.dial(
-              name,
-              new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
-              new LinkDeadlines(REPLY_TIMEOUT, timers));
-      try {
-        link.awaitAgent(startTimeout, () -> pods.remove(name));
-      } catch (IOException e) {
-        link.close();
-        throw e;
-      }
-      return new PodSandbox(name, link, pods);
+      return connect(name, pods.awaitRunning(name, startTimeout), secret);
     } catch (IOException | IllegalStateException | KubernetesClientException e) {
       pods.remove(name);
       throw new BoxException(
@@ -168,6 +168,56 @@ public final class KubernetesBackend implements SandboxBackend {
     }
   }
 
+  /**
+   * The running pod of session {@code spec}, which another replica (or an earlier server) started;
+   * null when it has none, or none that runs.
+   */
+  @Override
+  public @Nullable Sandbox adopt(SandboxSpec spec) {
+    String name = pods.podName(spec.sessionId());
+    try {
+      Secret record =
+          pods.client().secrets().inNamespace(pods.settings().namespace()).withName(name).get();
+      if (record == null
+          || record.getData() == null
+          || record.getData().get(PodShape.SECRET_KEY) == null) {
+        return null;
+      }
+      Pod pod = pods.get(name);
+      if (pod == null || !Pods.isReady(pod)) {
+        return null;
+      }
+      byte[] secret = Base64.getDecoder().decode(record.getData().get(PodShape.SECRET_KEY));
+      return connect(name, pod.getStatus().getPodIP(), secret);
+    } catch (IOException | IllegalArgumentException | KubernetesClientException e) {
+      log.info("cannot adopt the pod of session {}: {}", spec.sessionId(), e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Dials the agent of pod {@code name} at {@code ip}; a pod whose agent never answers is removed.
+   */
+  private PodSandbox connect(String name, String ip, byte[] secret) throws IOException {
+    AgentLink link =
+        AgentLink.dial(
+            name,
+            new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
+            new LinkDeadlines(REPLY_TIMEOUT, timers));
+    try {
+      link.awaitAgent(startTimeout, () -> pods.remove(name));
+    } catch (IOException e) {
+      link.close();
+      throw e;
+    }
+    return new PodSandbox(name, link, pods);
+  }
+
+  @Override
+  public SharedSessions sharedSessions() {
+    return sessions;
+  }
+
   /** The message of the deepest cause: fabric8's own names the call, not what went wrong. */
   private static String rootMessage(Throwable e) {
     Throwable root = e;
@@ -177,13 +227,16 @@ public final class KubernetesBackend implements SandboxBackend {
     return root == e ? String.valueOf(e.getMessage()) : root.toString();
   }
 
+  /**
+   * Nothing at start: sessions belong to the tenant, not to this replica, and the lease renewal
+   * ({@link SharedSessions#renew}) removes those no replica serves any more.
+   */
   @Override
-  public void removeOrphans() {
-    // Sessions belong to the tenant, not to this replica: another replica may be serving them.
-  }
+  public void removeOrphans() {}
 
   @Override
   public void close() {
+    replicas.leave();
     pods.client().close();
     timers.shutdownNow();
   }

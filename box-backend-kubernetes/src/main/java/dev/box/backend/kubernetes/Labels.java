@@ -17,6 +17,9 @@ final class Labels {
   static final String POD = "box.dev/pod";
   static final String SESSION_ID = "box.dev/session-id";
 
+  /** The label of the pods of the pool, and of their Secrets: not sessions (yet). */
+  static final String POOL = "box.dev/pool";
+
   private Labels() {}
 
   /**
@@ -46,6 +49,11 @@ final class Labels {
     }
     String hash = hex(tenant + "\0" + sessionId).substring(0, 16);
     return "box-" + (readable.isEmpty() ? "" : readable + "-") + hash;
+  }
+
+  /** The name of the lease of replica {@code instanceId} of {@code tenant}. */
+  static String replicaLease(String tenant, String instanceId) {
+    return "box-replica-" + hex(tenant + "\0" + instanceId).substring(0, 16);
   }
 
   private static String hex(String text) {

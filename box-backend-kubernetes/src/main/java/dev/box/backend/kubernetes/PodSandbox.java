@@ -38,6 +38,12 @@ record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
     return link.spawn(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"), env, spec.stdin());
   }
 
+  /** Closes the link, leaving the pod and its processes to the replicas that serve it. */
+  @Override
+  public void release() {
+    link.close();
+  }
+
   /** Closes the link (the agent kills every tree of it at once), then removes the pod. */
   @Override
   public void destroy() {

@@ -170,7 +170,7 @@ record Pods(
     return ready.getStatus().getPodIP();
   }
 
-  private static boolean isReady(Pod p) {
+  static boolean isReady(Pod p) {
     return p.getStatus() != null
         && "Running".equals(p.getStatus().getPhase())
         && p.getStatus().getPodIP() != null

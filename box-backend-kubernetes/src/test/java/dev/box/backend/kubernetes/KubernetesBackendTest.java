@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,14 +41,7 @@ class KubernetesBackendTest {
   void start() throws Exception {
     cluster = new StandInCluster(NS, root);
     client = cluster.client();
-    backend =
-        new KubernetesBackend(
-            cluster.settings(),
-            cluster.newClient(),
-            "control-token",
-            null,
-            Duration.ofSeconds(90),
-            Executors.newSingleThreadScheduledExecutor());
+    backend = cluster.backend("instance", Duration.ofSeconds(30));
   }
 
   @AfterEach

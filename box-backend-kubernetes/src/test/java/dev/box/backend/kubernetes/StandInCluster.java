@@ -3,7 +3,10 @@ package dev.box.backend.kubernetes;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.Executors;
 
 /**
  * A cluster for tests: the API server stand-in and the stand-in kubelet on its sandbox namespace,
@@ -42,6 +45,22 @@ public final class StandInCluster implements AutoCloseable {
   /** A client of its own, for a backend that closes it. */
   KubernetesClient newClient() {
     return server.client();
+  }
+
+  /**
+   * A backend on this cluster, as replica {@code instanceId} of one tenant: every backend this
+   * method makes serves the same sessions.
+   *
+   * @param lease the replica's lease ({@code sandbox_lease_sec})
+   */
+  KubernetesBackend backend(String instanceId, Duration lease) {
+    return new KubernetesBackend(
+        settings(),
+        newClient(),
+        new Replica(instanceId, "control-token", lease, Clock.systemUTC()),
+        null,
+        Duration.ofSeconds(90),
+        Executors.newSingleThreadScheduledExecutor());
   }
 
   /** The backend's settings for this cluster: its namespace, the agent image, no pulls. */

@@ -24,6 +24,14 @@ public interface Sandbox {
   void destroy();
 
   /**
+   * Lets go of the sandbox without stopping it, for another server to serve ({@link
+   * SharedSessions}); the default destroys it.
+   */
+  default void release() {
+    destroy();
+  }
+
+  /**
    * Whether the backend started this sandbox ahead of its session, from a pool, rather than for it;
    * false by default.
    */

@@ -41,6 +41,14 @@ public interface SandboxBackend extends AutoCloseable {
   }
 
   /**
+   * The sessions this backend keeps where every server of the tenant sees them, or null (the
+   * default) when a session belongs to the server that started it.
+   */
+  default @Nullable SharedSessions sharedSessions() {
+    return null;
+  }
+
+  /**
    * As {@link #removeOrphans()}, sparing the running sandboxes of persistent sessions, which the
    * restore that follows may {@link #adopt}; the default spares nothing. After the restore the
    * runtime calls {@link #removeOrphans()}, which removes those not adopted.

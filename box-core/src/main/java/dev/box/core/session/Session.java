@@ -140,10 +140,16 @@ final class Session {
   }
 
   BoxSessionInfo info() {
+    return info(template, placement.backend(), placement.sandbox().id(), createdAt, lastUsedAt);
+  }
+
+  /** What the API says of a session of {@code template} in sandbox {@code sandboxId}. */
+  static BoxSessionInfo info(
+      BoxSpec template, String backend, String sandboxId, Instant createdAt, Instant lastUsedAt) {
     return new BoxSessionInfo(
         template.sessionId(),
-        placement.backend(),
-        placement.sandbox().id(),
+        backend,
+        sandboxId,
         template.image(),
         template.network(),
         template.hostPath(),

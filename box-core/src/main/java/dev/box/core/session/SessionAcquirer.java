@@ -4,6 +4,7 @@ import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SharedSessions;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.function.BooleanSupplier;
@@ -39,6 +40,7 @@ record SessionAcquirer(
    */
   Use acquire(BoxSpec spec, boolean forExec) {
     String id = spec.sessionId();
+    adoptShared(id);
     try (BackendSlot.Lease lease = slot.lease()) {
       Session stale;
       try (KeyedLocks.Held held = table.lockSettled(id)) {
@@ -112,6 +114,44 @@ record SessionAcquirer(
    * @return whether it was started
    */
   boolean restore(BoxSpec spec, Instant createdAt) {
+    try {
+      if (takeOver(spec, createdAt)) {
+        log.info("restored persistent session {}", spec.sessionId());
+        return true;
+      }
+      return false;
+    } catch (RuntimeException e) {
+      log.warn(
+          "persistent session {} could not be restored now: {}", spec.sessionId(), e.getMessage());
+      return false;
+    }
+  }
+
+  /**
+   * Adopts the session {@code id} when this server does not hold it and the backend's {@linkplain
+   * SharedSessions shared sessions} record it: another server created it, and this one serves it
+   * from now on. Does nothing otherwise.
+   *
+   * @throws dev.box.api.BoxException when the recorded session's sandbox cannot be reached
+   */
+  void adoptShared(String id) {
+    if (table.get(id) != null) {
+      return;
+    }
+    SharedSessions shared = slot.backend().sharedSessions();
+    SharedSessions.Entry entry = shared == null ? null : shared.find(id);
+    if (entry != null && takeOver(entry.spec(), entry.createdAt())) {
+      log.info("serving session {}, which another server started", id);
+    }
+  }
+
+  /**
+   * Starts the sandbox of a recorded session (the backend adopts it where it still runs), unless a
+   * session of its id exists already.
+   *
+   * @return whether it was started
+   */
+  private boolean takeOver(BoxSpec spec, Instant createdAt) {
     String id = spec.sessionId();
     try (BackendSlot.Lease lease = slot.lease()) {
       try (KeyedLocks.Held held = table.lockSettled(id)) {
@@ -123,14 +163,10 @@ record SessionAcquirer(
       Session session = null;
       try {
         session = sandboxes.restore(spec, lease.backend(), createdAt);
-        log.info("restored persistent session {}", id);
         return true;
       } finally {
         table.settle(id, session);
       }
-    } catch (RuntimeException e) {
-      log.warn("persistent session {} could not be restored now: {}", id, e.getMessage());
-      return false;
     }
   }
 

@@ -16,6 +16,7 @@ import java.io.OutputStream;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -29,8 +30,19 @@ public final class SessionFiles {
   private final SandboxFiles files;
   private final Clock clock;
   private final BooleanSupplier shuttingDown;
+  private final Consumer<String> adoptShared;
 
-  SessionFiles(SessionTable table, SandboxFiles files, Clock clock, BooleanSupplier shuttingDown) {
+  /**
+   * @param adoptShared adopts a session that another server started, when the backend shares its
+   *     sessions ({@link SessionAcquirer#adoptShared})
+   */
+  SessionFiles(
+      SessionTable table,
+      SandboxFiles files,
+      Clock clock,
+      BooleanSupplier shuttingDown,
+      Consumer<String> adoptShared) {
+    this.adoptShared = adoptShared;
     this.table = table;
     this.files = files;
     this.clock = clock;
@@ -116,6 +128,7 @@ public final class SessionFiles {
 
   /** Finds the session, resolves the path and counts the operation in the session. */
   private Use use(String id, @Nullable String requested) {
+    adoptShared.accept(id);
     Session session;
     try (KeyedLocks.Held held = table.lockSettled(id)) {
       if (shuttingDown.getAsBoolean()) {

@@ -11,6 +11,7 @@ import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SharedSessions;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.files.SandboxFiles;
 import dev.box.core.policy.HostPathPolicy;
@@ -19,7 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -129,7 +132,8 @@ public final class SessionManager implements AutoCloseable {
             table,
             new SandboxFiles(config.files(), pumps, config.dataDir().resolve("spool")),
             clock,
-            () -> shuttingDown);
+            () -> shuttingDown,
+            acquirer::adoptShared);
   }
 
   /** The files of the sessions: read, write, list, delete, archive and extract in a sandbox. */
@@ -199,12 +203,26 @@ public final class SessionManager implements AutoCloseable {
     return require(id).info();
   }
 
-  /** Every session, oldest first. */
+  /**
+   * Every session, oldest first: this server's, and those another server of a backend that shares
+   * its sessions started.
+   */
   public List<BoxSessionInfo> list() {
-    return table.sessions().stream()
-        .map(Session::info)
-        .sorted(Comparator.comparing(BoxSessionInfo::createdAt))
-        .toList();
+    Map<String, BoxSessionInfo> all = new HashMap<>();
+    SharedSessions shared = slot.backend().sharedSessions();
+    if (shared != null) {
+      String backend = slot.backend().name();
+      for (SharedSessions.Entry entry : shared.list()) {
+        all.put(
+            entry.spec().sessionId(),
+            Session.info(
+                entry.spec(), backend, entry.sandboxId(), entry.createdAt(), entry.lastUsedAt()));
+      }
+    }
+    for (Session session : table.sessions()) {
+      all.put(session.id(), session.info());
+    }
+    return all.values().stream().sorted(Comparator.comparing(BoxSessionInfo::createdAt)).toList();
   }
 
   /** How many sessions exist. */
@@ -328,7 +346,80 @@ public final class SessionManager implements AutoCloseable {
    */
   public void shutdown() {
     shuttingDown = true;
-    reaper.stopAll();
+    SharedSessions shared = slot.backend().sharedSessions();
+    if (shared != null && othersServe(shared)) {
+      reaper.handOverAll(shared);
+    } else {
+      reaper.stopAll();
+    }
+  }
+
+  /** Whether other servers serve {@code shared}; when that cannot be told, they are assumed to. */
+  private static boolean othersServe(SharedSessions shared) {
+    try {
+      return shared.othersServe();
+    } catch (RuntimeException e) {
+      log.warn(
+          "cannot tell whether other servers serve the sessions, handing them over: {}",
+          e.toString());
+      return true;
+    }
+  }
+
+  /**
+   * How often {@link #renewShared()} must run: the backend's lease renewal, or null when the
+   * backend does not share its sessions.
+   */
+  public @Nullable Duration renewSharedEvery() {
+    SharedSessions shared = slot.backend().sharedSessions();
+    return shared == null ? null : shared.renewEvery();
+  }
+
+  /**
+   * Renews this server's lease on the sessions it holds, when the backend shares its sessions: the
+   * last use another server saw moves {@code last_used_at}, a session another server deleted is let
+   * go, and sessions a stopped server handed over are adopted.
+   */
+  public void renewShared() {
+    SharedSessions shared = slot.backend().sharedSessions();
+    if (shared == null || shuttingDown) {
+      return;
+    }
+    Map<String, Instant> held = new HashMap<>();
+    for (Session session : table.sessions()) {
+      held.put(session.id(), session.lastUsedAt());
+    }
+    SharedSessions.Renewal renewal = shared.renew(held);
+    for (String id : held.keySet()) {
+      Instant used = renewal.lastUsed().get(id);
+      if (used == null) {
+        forget(id);
+      } else {
+        Session session = table.get(id);
+        if (session != null && used.isAfter(session.lastUsedAt())) {
+          session.touch(used);
+        }
+      }
+    }
+    for (String id : renewal.handedOver()) {
+      try {
+        acquirer.adoptShared(id);
+      } catch (RuntimeException e) {
+        log.warn("could not take over session {}: {}", id, e.getMessage());
+      }
+    }
+  }
+
+  /** Lets go of the session {@code id}, which another server deleted. */
+  private void forget(String id) {
+    try (KeyedLocks.Held held = table.lockSettled(id)) {
+      Session session = table.get(id);
+      if (session != null) {
+        table.remove(id);
+        log.info("session {} was deleted by another server", id);
+        sandboxes.release(session);
+      }
+    }
   }
 
   @Override
@@ -346,6 +437,7 @@ public final class SessionManager implements AutoCloseable {
   }
 
   Session require(String id) {
+    acquirer.adoptShared(id);
     Session session = table.get(id);
     if (session == null) {
       throw new BoxSessionNotFoundException("session " + id + " not found");

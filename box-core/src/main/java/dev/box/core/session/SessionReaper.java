@@ -1,15 +1,18 @@
 package dev.box.core.session;
 
 import dev.box.api.BoxException;
+import dev.box.core.backend.SharedSessions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes the sessions that have been idle too long, and every session at shutdown.
+ * Deletes the sessions that have been idle too long, and every session at shutdown (or hands them
+ * over to the other servers of a backend that shares them).
  *
  * @param table the live sessions
  * @param sandboxes what stops a session's sandbox
@@ -57,13 +60,31 @@ record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock
    * most 30 s; private workspaces of persistent sessions are kept.
    */
   void stopAll() {
-    List<Thread> stoppers = new ArrayList<>();
-    for (String id : table.ids()) {
-      stoppers.add(Thread.ofVirtual().start(() -> stop(id)));
+    forEachSession(session -> sandboxes.stop(session, !session.persistent()));
+  }
+
+  /**
+   * Hands every session over to the other servers of {@code shared}, those being started once their
+   * start ends: each is released, not stopped.
+   */
+  void handOverAll(SharedSessions shared) {
+    try {
+      shared.handOver(List.copyOf(table.ids()));
+    } catch (RuntimeException e) {
+      log.warn("could not mark the sessions handed over: {}", e.toString());
     }
-    for (Thread stopper : stoppers) {
+    forEachSession(sandboxes::release);
+  }
+
+  /** Ends each session with {@code ending}, in parallel, waiting for each at most 30 s. */
+  private void forEachSession(Consumer<Session> ending) {
+    List<Thread> enders = new ArrayList<>();
+    for (String id : table.ids()) {
+      enders.add(Thread.ofVirtual().start(() -> end(id, ending)));
+    }
+    for (Thread ender : enders) {
       try {
-        stopper.join(SHUTDOWN_WAIT);
+        ender.join(SHUTDOWN_WAIT);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -71,15 +92,15 @@ record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock
     }
   }
 
-  private void stop(String id) {
+  private void end(String id, Consumer<Session> ending) {
     try (KeyedLocks.Held held = table.lockSettled(id)) {
       Session session = table.get(id);
       if (session != null) {
         table.remove(id);
-        sandboxes.stop(session, !session.persistent());
+        ending.accept(session);
       }
     } catch (BoxException e) {
-      log.warn("could not stop session {}: {}", id, e.getMessage());
+      log.warn("could not end session {}: {}", id, e.getMessage());
     }
   }
 }

@@ -14,6 +14,7 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.backend.SharedSessions;
 import dev.box.core.policy.HostPathPolicy;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import java.util.function.IntSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -107,15 +109,23 @@ record SessionSandboxes(
       SandboxSpec sandboxSpec = specs.sandboxSpec(spec, workspace, extra);
       Sandbox adopted = adopt ? backend.adopt(sandboxSpec) : null;
       if (adopted != null) {
-        log.info(
-            "adopted the running sandbox {} of persistent session {}",
-            adopted.id(),
-            spec.sessionId());
+        log.info("adopted the running sandbox {} of session {}", adopted.id(), spec.sessionId());
       }
       Sandbox sandbox = adopted != null ? adopted : backend.start(sandboxSpec);
       if (shuttingDown.getAsBoolean()) {
         sandbox.destroy();
         throw new BoxRuntimeUnavailableException("Box runtime is shutting down");
+      }
+      SharedSessions shared = backend.sharedSessions();
+      if (shared != null) {
+        try {
+          shared.record(spec, createdAt);
+        } catch (RuntimeException e) {
+          // Other servers may serve the same sandbox (they started the same session at once): let
+          // go of it, never stop it; one that nobody records is removed when its lease runs out.
+          sandbox.release();
+          throw e;
+        }
       }
       if (spec.persistent()) {
         try {
@@ -149,12 +159,27 @@ record SessionSandboxes(
    * workspace is removed when {@code removeWorkspace}. A failure is logged, never thrown.
    */
   void stop(Session session, boolean removeWorkspace) {
+    end(session, Sandbox::destroy, removeWorkspace);
+    log.info("stopped session {}", session.id());
+  }
+
+  /**
+   * Lets go of {@code session} for another server to serve ({@link SharedSessions}): its managed
+   * processes stop (their relays are this server's), its sandbox is {@linkplain Sandbox#release
+   * released}, its capacity given back. A failure is logged, never thrown.
+   */
+  void release(Session session) {
+    end(session, Sandbox::release, false);
+    log.info("handed over session {}", session.id());
+  }
+
+  private void end(Session session, Consumer<Sandbox> ending, boolean removeWorkspace) {
     session.markClosing();
     try {
       processes.stopAll(session);
-      session.sandbox().destroy();
+      ending.accept(session.sandbox());
     } catch (RuntimeException e) {
-      log.warn("destroying session {} failed: {}", session.id(), e.toString());
+      log.warn("ending session {} failed: {}", session.id(), e.toString());
     } finally {
       table.release();
       @Nullable Path workspace = session.privateWorkspace();
@@ -164,7 +189,6 @@ record SessionSandboxes(
       if (removeWorkspace && session.persistent()) {
         persistent.remove(session.id());
       }
-      log.info("stopped session {}", session.id());
     }
   }
 }

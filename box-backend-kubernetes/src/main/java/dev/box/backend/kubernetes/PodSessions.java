@@ -1,0 +1,250 @@
+package dev.box.backend.kubernetes;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxJson;
+import dev.box.api.BoxSpec;
+import dev.box.core.backend.SharedSessions;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sessions of one tenant as the cluster records them, so that every replica serves every
+ * session ({@link SharedSessions}). A session's record is its Secret (named by the session, {@link
+ * Labels#podName}), whose annotations hold:
+ *
+ * <ul>
+ *   <li>{@value #SPEC}: the session's spec, without a command or an environment;
+ *   <li>{@value #CREATED_AT} and {@value #USED_AT}: when it was created and last used by any
+ *       replica;
+ *   <li>{@value #LEASE_UNTIL}: until when a replica serves it, renewed by every replica that does;
+ *       a non-persistent session whose lease has run out is removed by any replica (one that never
+ *       got a lease, a create cut short, runs out a lease after the Secret was made);
+ *   <li>{@value #HANDED_OVER}: set by a replica that stopped while others were alive; the next
+ *       renewal of another replica adopts the session.
+ * </ul>
+ *
+ * Persistent sessions are never removed for their lease: they wait, with their pod and claim, for a
+ * replica to serve them.
+ */
+final class PodSessions implements SharedSessions {
+  private static final Logger log = LoggerFactory.getLogger(PodSessions.class);
+
+  static final String SPEC = "box.dev/spec";
+  static final String CREATED_AT = "box.dev/created-at";
+  static final String USED_AT = "box.dev/used-at";
+  static final String LEASE_UNTIL = "box.dev/lease-until";
+  static final String HANDED_OVER = "box.dev/handed-over";
+
+  private final Pods pods;
+  private final Replicas replicas;
+  private final Duration startTimeout;
+  private final ObjectMapper json = BoxJson.newMapper();
+
+  /**
+   * @param startTimeout how long a pod may take to start: a record that has no lease yet (its
+   *     session is being created) is kept that long, and one lease more
+   */
+  PodSessions(Pods pods, Replicas replicas, Duration startTimeout) {
+    this.pods = pods;
+    this.replicas = replicas;
+    this.startTimeout = startTimeout;
+  }
+
+  private Replica replica() {
+    return replicas.replica();
+  }
+
+  private Instant now() {
+    return replica().clock().instant();
+  }
+
+  @Override
+  public Duration renewEvery() {
+    return replica().lease().dividedBy(3);
+  }
+
+  @Override
+  public void record(BoxSpec spec, Instant createdAt) {
+    String text;
+    try {
+      text = json.writeValueAsString(spec.toBuilder().cmd("").env(Map.of()).build());
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write the spec of session " + spec.sessionId(), e);
+    }
+    Instant now = now();
+    Map<String, @Nullable String> notes = new HashMap<>();
+    notes.put(SPEC, text);
+    notes.put(CREATED_AT, createdAt.toString());
+    notes.put(USED_AT, now.toString());
+    notes.put(LEASE_UNTIL, now.plus(replica().lease()).toString());
+    notes.put(HANDED_OVER, null);
+    annotate(pods.podName(spec.sessionId()), notes);
+  }
+
+  @Override
+  public @Nullable Entry find(String sessionId) {
+    Secret secret =
+        pods.client()
+            .secrets()
+            .inNamespace(pods.settings().namespace())
+            .withName(pods.podName(sessionId))
+            .get();
+    return secret == null ? null : entry(secret);
+  }
+
+  @Override
+  public List<Entry> list() {
+    List<Entry> entries = new ArrayList<>();
+    for (Secret secret : records()) {
+      Entry entry = entry(secret);
+      if (entry != null) {
+        entries.add(entry);
+      }
+    }
+    return entries;
+  }
+
+  @Override
+  public Renewal renew(Map<String, Instant> held) {
+    replicas.renew();
+    Instant now = now();
+    Map<String, Instant> lastUsed = new HashMap<>();
+    List<String> handedOver = new ArrayList<>();
+    for (Secret secret : records()) {
+      Entry entry = entry(secret);
+      String id = entry == null ? null : entry.spec().sessionId();
+      Instant mine = id == null ? null : held.get(id);
+      if (entry != null && mine != null) {
+        Instant latest = mine.isAfter(entry.lastUsedAt()) ? mine : entry.lastUsedAt();
+        lastUsed.put(id, latest);
+        renewLease(secret, latest, now);
+      } else if (entry != null && annotations(secret).get(HANDED_OVER) != null) {
+        handedOver.add(id);
+      } else if (leaseUntil(secret).isBefore(now)
+          && (entry == null || !entry.spec().persistent())) {
+        String name = secret.getMetadata().getName();
+        log.info("removing {}: no replica has renewed its lease", name);
+        pods.remove(name);
+      }
+    }
+    return new Renewal(lastUsed, handedOver);
+  }
+
+  private void renewLease(Secret secret, Instant used, Instant now) {
+    Map<String, @Nullable String> notes = new HashMap<>();
+    notes.put(USED_AT, used.toString());
+    notes.put(LEASE_UNTIL, now.plus(replica().lease()).toString());
+    try {
+      annotate(secret.getMetadata().getName(), notes);
+    } catch (KubernetesClientException e) {
+      log.warn("cannot renew the lease of {}: {}", secret.getMetadata().getName(), e.getMessage());
+    }
+  }
+
+  @Override
+  public boolean othersServe() {
+    return replicas.othersAlive();
+  }
+
+  @Override
+  public void handOver(List<String> sessionIds) {
+    Map<String, @Nullable String> notes = new HashMap<>();
+    notes.put(HANDED_OVER, now().toString());
+    for (String id : sessionIds) {
+      try {
+        annotate(pods.podName(id), notes);
+      } catch (KubernetesClientException e) {
+        log.warn("cannot hand session {} over: {}", id, e.getMessage());
+      }
+    }
+  }
+
+  /** The tenant's session records. */
+  private List<Secret> records() {
+    return pods.client()
+        .secrets()
+        .inNamespace(pods.settings().namespace())
+        .withLabel(Labels.TENANT, pods.tenant())
+        .withoutLabel(Labels.POOL)
+        .list()
+        .getItems();
+  }
+
+  /** The session {@code secret} records, or null when it holds no spec yet (a create under way). */
+  private @Nullable Entry entry(Secret secret) {
+    Map<String, String> notes = annotations(secret);
+    String spec = notes.get(SPEC);
+    String pod =
+        secret.getMetadata().getLabels() == null
+            ? null
+            : secret.getMetadata().getLabels().get(Labels.POD);
+    if (spec == null || pod == null) {
+      return null;
+    }
+    try {
+      Instant created = Instant.parse(notes.getOrDefault(CREATED_AT, Instant.EPOCH.toString()));
+      return new Entry(
+          json.readValue(spec, BoxSpec.class),
+          pod,
+          created,
+          Instant.parse(notes.getOrDefault(USED_AT, created.toString())));
+    } catch (JsonProcessingException | RuntimeException e) {
+      log.warn("the record {} cannot be read: {}", secret.getMetadata().getName(), e.getMessage());
+      return null;
+    }
+  }
+
+  /**
+   * Until when {@code secret}'s session is leased: its annotation, else (its session is being
+   * created, or a create was cut short) the Secret's creation, the time a pod may take to start and
+   * one lease.
+   */
+  private Instant leaseUntil(Secret secret) {
+    String until = annotations(secret).get(LEASE_UNTIL);
+    String created = secret.getMetadata().getCreationTimestamp();
+    Duration grace = startTimeout.plus(replica().lease());
+    try {
+      if (until != null) {
+        return Instant.parse(until);
+      }
+      return (created == null ? now() : Instant.parse(created)).plus(grace);
+    } catch (RuntimeException e) {
+      return Instant.EPOCH;
+    }
+  }
+
+  private static Map<String, String> annotations(Secret secret) {
+    if (secret.getMetadata().getAnnotations() == null) {
+      secret.getMetadata().setAnnotations(new HashMap<>());
+    }
+    return secret.getMetadata().getAnnotations();
+  }
+
+  /**
+   * Sets (or, for a null value, removes) annotations of the record {@code name} with one merge
+   * patch: no read before, so that replicas renewing the same record never conflict.
+   */
+  private void annotate(String name, Map<String, @Nullable String> notes) {
+    ObjectNode patch = json.createObjectNode();
+    ObjectNode annotations = patch.putObject("metadata").putObject("annotations");
+    notes.forEach(annotations::put);
+    pods.client()
+        .secrets()
+        .inNamespace(pods.settings().namespace())
+        .withName(name)
+        .patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
+  }
+}

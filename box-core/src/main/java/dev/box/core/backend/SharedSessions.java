@@ -1,0 +1,72 @@
+package dev.box.core.backend;
+
+import dev.box.api.BoxSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The sessions of a backend that keeps them where every server of one tenant sees them (a cluster's
+ * API server), so that any server serves any session: a server that does not hold a session a
+ * request names finds it here and adopts its sandbox ({@link SandboxBackend#adopt}).
+ *
+ * <p>A session is held by the servers that serve it; each renews a lease on the sessions it holds
+ * every {@link #renewEvery()}, and any server removes a non-persistent session whose lease has
+ * expired (its servers are gone). A server that stops while others serve hands its sessions over
+ * instead of stopping them: the next renewal of another server adopts them.
+ */
+public interface SharedSessions {
+  /**
+   * A session as recorded.
+   *
+   * @param spec the session's spec
+   * @param sandboxId the backend's name of its sandbox
+   * @param createdAt when it was first created
+   * @param lastUsedAt when any server last used it, as far as the record knows
+   */
+  record Entry(BoxSpec spec, String sandboxId, Instant createdAt, Instant lastUsedAt) {}
+
+  /**
+   * What a renewal found.
+   *
+   * @param lastUsed when each held session was last used by any server (the latest of this server's
+   *     use and the record's); a held session missing here was deleted by another server
+   * @param handedOver the sessions a stopped server handed over, for this one to adopt
+   */
+  record Renewal(Map<String, Instant> lastUsed, List<String> handedOver) {}
+
+  /** How often {@link #renew} must run for the leases to hold. */
+  Duration renewEvery();
+
+  /**
+   * Records a started (or adopted) session beside its sandbox, with this server's lease on it.
+   *
+   * @throws RuntimeException when it cannot be recorded: the session is then not served
+   */
+  void record(BoxSpec spec, Instant createdAt);
+
+  /** The recorded session {@code sessionId}, or null. */
+  @Nullable Entry find(String sessionId);
+
+  /** Every recorded session of the tenant. */
+  List<Entry> list();
+
+  /**
+   * Renews this server's lease on the sessions it holds, with when it last used each, and removes
+   * every non-persistent session whose lease has expired and that no server holds.
+   *
+   * @param held the sessions this server holds, by id, with when it last used each
+   */
+  Renewal renew(Map<String, Instant> held);
+
+  /**
+   * Whether another server of the tenant is alive, so that this one, stopping, hands its sessions
+   * over rather than stopping them.
+   */
+  boolean othersServe();
+
+  /** Marks {@code sessionIds} as handed over by this server, which is stopping. */
+  void handOver(List<String> sessionIds);
+}
