@@ -5,6 +5,7 @@ import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
@@ -171,6 +172,14 @@ record PodShape(
         .withContainerPort(AGENT_PORT)
         .withProtocol("TCP")
         .endPort()
+        // Ready once the agent listens: box-guard's set-up (--net-off) comes first, and a pod
+        // whose guard fails never becomes ready.
+        .withNewReadinessProbe()
+        .withNewTcpSocket()
+        .withPort(new IntOrString(AGENT_PORT))
+        .endTcpSocket()
+        .withPeriodSeconds(1)
+        .endReadinessProbe()
         .withSecurityContext(containerSecurity(readOnlyRoot))
         .withResources(limits(cpus, memoryMb))
         .withVolumeMounts(mounts)

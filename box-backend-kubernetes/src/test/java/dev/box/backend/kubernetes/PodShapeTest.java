@@ -89,6 +89,7 @@ class PodShapeTest {
             "--netns",
             "3",
             "4");
+    assertThat(sandbox.getReadinessProbe().getTcpSocket().getPort().getIntVal()).isEqualTo(5411);
     var security = sandbox.getSecurityContext();
     assertThat(security.getRunAsUser()).isEqualTo(1000L);
     assertThat(security.getAllowPrivilegeEscalation()).isFalse();

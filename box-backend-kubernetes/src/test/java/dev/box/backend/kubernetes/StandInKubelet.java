@@ -7,6 +7,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.SeccompProfile;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -16,6 +17,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -40,9 +43,10 @@ import org.slf4j.LoggerFactory;
  * the pod's fsGroup, claims as host directories that outlive the pod), and the seccomp profile:
  * RuntimeDefault is Docker's default profile, a Localhost profile is the file of that name in the
  * repository's {@code deploy/kubernetes/seccomp} (where a node has the operator's profiles). It
- * then writes the pod's phase, its Ready condition and its IP back; when the container ends, the
- * phase and the container's termination message (its {@code /dev/termination-log}, a host file as a
- * kubelet mounts it), and removes the container when the pod is deleted.
+ * then writes the pod's phase, its Ready condition (once its TCP readiness probe passes) and its IP
+ * back; when the container ends, the phase and the container's termination message (its {@code
+ * /dev/termination-log}, a host file as a kubelet mounts it), and removes the container when the
+ * pod is deleted.
  *
  * <p>What it does not stand in for: scheduling, node selectors and tolerations (there is one node),
  * RuntimeClasses, image pulls (images must be in the engine), emptyDir size limits and
@@ -124,7 +128,10 @@ final class StandInKubelet implements AutoCloseable {
           "type=bind,source=" + terminationLog + ",target=" + TERMINATION_LOG);
       Docker.run(argv);
       try {
-        status(pod, "Running", Docker.ip(container(name), NETWORK), true, null);
+        String ip = Docker.ip(container(name), NETWORK);
+        if (probeReady(main, container(name), ip)) {
+          status(pod, "Running", ip, true, null);
+        }
       } catch (IOException ended) {
         // It ended at once: its end says why.
       }
@@ -142,6 +149,8 @@ final class StandInKubelet implements AutoCloseable {
                 .build();
         status(pod, exit.equals("0") ? "Succeeded" : "Failed", null, false, ended);
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (IOException | RuntimeException e) {
       log.warn("pod {} failed: {}", name, e.toString());
       if (running.contains(name)) {
@@ -273,6 +282,31 @@ final class StandInKubelet implements AutoCloseable {
     argv.addAll(c.getCommand().subList(1, c.getCommand().size()));
     argv.addAll(c.getArgs());
     return argv;
+  }
+
+  /**
+   * Whether container {@code c} passed its TCP readiness probe on {@code ip} (true without one),
+   * probing until it does or its container stops, as a kubelet does (more often than the probe's
+   * period says).
+   */
+  private static boolean probeReady(Container c, String container, String ip)
+      throws IOException, InterruptedException {
+    Probe probe = c.getReadinessProbe();
+    if (probe == null || probe.getTcpSocket() == null) {
+      return true;
+    }
+    int port = probe.getTcpSocket().getPort().getIntVal();
+    while (Docker.run(List.of("inspect", "--format", "{{.State.Running}}", container))
+        .strip()
+        .equals("true")) {
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(ip, port), 1000);
+        return true;
+      } catch (IOException notYet) {
+        Thread.sleep(50);
+      }
+    }
+    return false;
   }
 
   /**
