@@ -30,6 +30,17 @@ import org.junit.jupiter.api.io.TempDir;
 class ExecAgentNetworkOffTest {
   private static final Duration GENEROUS = Duration.ofSeconds(30);
 
+  /** Prints the port it listens on at 127.0.0.1, then what the first connection sends. */
+  private static final String LISTENER =
+      """
+      import socket
+      s = socket.socket()
+      s.bind(('127.0.0.1', 0))
+      s.listen(1)
+      print(s.getsockname()[1], flush=True)
+      print(s.accept()[0].recv(64).decode(), flush=True)
+      """;
+
   @TempDir Path dir;
   private final List<AutoCloseable> opened = new ArrayList<>();
   private @Nullable ListeningAgent agent;
@@ -72,19 +83,7 @@ class ExecAgentNetworkOffTest {
   @Test
   void twoProcesses_shareTheirNamespace_andTalkOverLoopback() throws Exception {
     Control control = helloed();
-    Started listener =
-        client.start(
-            control,
-            1,
-            false,
-            "/usr/bin/python3",
-            "-c",
-            "import socket\n"
-                + "s = socket.socket()\n"
-                + "s.bind(('127.0.0.1', 0))\n"
-                + "s.listen(1)\n"
-                + "print(s.getsockname()[1], flush=True)\n"
-                + "print(s.accept()[0].recv(64).decode(), flush=True)\n");
+    Started listener = client.start(control, 1, false, "/usr/bin/python3", "-c", LISTENER);
     BufferedReader lines =
         new BufferedReader(
             new InputStreamReader(listener.out().getInputStream(), StandardCharsets.US_ASCII));

@@ -3,18 +3,11 @@ package dev.box.backend.kubernetes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.box.api.BoxEgress;
 import dev.box.api.BoxException;
-import dev.box.api.BoxNetworkMode;
-import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxProcess;
-import dev.box.core.backend.SandboxSpec;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
@@ -69,42 +62,18 @@ class NetworkOffPodTest {
     return started;
   }
 
-  private static SandboxSpec spec(String session) {
-    return new SandboxSpec(
-        session,
-        "unused",
-        "instance",
-        StandInCluster.IMAGE,
-        BoxNetworkMode.OFF,
-        null,
-        List.of(),
-        false,
-        1,
-        256,
-        64,
-        BoxEgress.NONE,
-        false);
-  }
-
-  private static String run(Sandbox sandbox, String script) throws Exception {
-    SandboxProcess p =
-        sandbox.spawn(
-            new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), false));
-    String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(Duration.ofSeconds(30))).isPresent();
-    return out;
-  }
-
   @Test
   void theSessionsProcessesSeeOnlyLoopback_andCannotJoinTheAgentsNetwork() throws Exception {
-    Sandbox started = backend(Map.of()).start(spec("off1"));
+    Sandbox started = backend(Map.of()).start(KubernetesBackendTest.spec("off1"));
     sandbox = started;
 
-    assertThat(run(started, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"))
+    assertThat(
+            KubernetesBackendTest.run(
+                started, "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"))
         .isEqualTo("lo\n");
     // PID 1 is box-guard, in the pod's network with the agent; neither namespace lets them back.
     assertThat(
-            run(
+            KubernetesBackendTest.run(
                 started,
                 "nsenter --net=/proc/1/ns/net true 2>/dev/null; echo $?;"
                     + " nsenter --user=/proc/1/ns/user true 2>/dev/null; echo $?"))
@@ -115,7 +84,7 @@ class NetworkOffPodTest {
   void underTheRuntimesDefaultProfile_createFails_namingTheFix() {
     KubernetesBackend refused = backend(Map.of("k8s_seccomp_profile", "RuntimeDefault"));
 
-    assertThatThrownBy(() -> refused.start(spec("off2")))
+    assertThatThrownBy(() -> refused.start(KubernetesBackendTest.spec("off2")))
         .isInstanceOf(BoxException.class)
         .hasMessageContaining("box-guard: --net-off")
         .hasMessageContaining("k8s_seccomp_profile=localhost/box-sandbox.json");
@@ -125,10 +94,10 @@ class NetworkOffPodTest {
   void withPolicyAlone_theSessionStartsUnderTheRuntimesDefaultProfile() throws Exception {
     Sandbox started =
         backend(Map.of("k8s_seccomp_profile", "RuntimeDefault", "k8s_network_off", "policy"))
-            .start(spec("off3"));
+            .start(KubernetesBackendTest.spec("off3"));
     sandbox = started;
 
-    assertThat(run(started, "echo ran")).isEqualTo("ran\n");
+    assertThat(KubernetesBackendTest.run(started, "echo ran")).isEqualTo("ran\n");
     assertThat(started.id()).isNotBlank();
   }
 }
