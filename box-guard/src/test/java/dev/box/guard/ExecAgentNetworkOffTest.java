@@ -89,14 +89,20 @@ class ExecAgentNetworkOffTest {
             new InputStreamReader(listener.out().getInputStream(), StandardCharsets.US_ASCII));
     String port = lines.readLine();
 
-    run(
-        control,
-        2,
-        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', "
-            + port
-            + ")).sendall(b'hello')\"");
+    // Not run(): the two processes' frames interleave as they end.
+    Started sender =
+        client.start(
+            control,
+            2,
+            false,
+            "/usr/bin/python3",
+            "-c",
+            "import socket; socket.create_connection(('127.0.0.1', "
+                + port
+                + ")).sendall(b'hello')");
 
     assertThat(lines.readLine()).isEqualTo("hello");
+    assertThat(NetworkAgentClient.readAll(sender.err())).isEmpty();
   }
 
   @Test
