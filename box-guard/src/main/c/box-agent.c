@@ -1,8 +1,8 @@
 /*
  * box-agent: starts the processes of one Box sandbox on the server's request.
  *
- *   box-agent SOCKET                      Unix mode
- *   box-agent --listen PORT SECRET_FILE   network mode
+ *   box-agent SOCKET                                          Unix mode
+ *   box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]   network mode
  *
  * Runs inside the sandbox as its PID 1 (bubblewrap, nsjail) or as the child of its init
  * (containers, pods), as the sandbox user, under box-guard's seccomp filter: everything it forks
@@ -22,6 +22,7 @@
  *     'G' go:    u32 id    the process is in its cgroup: let it exec
  *     'C' cancel: u32 id   do not run it: it is killed
  *     'K' kill:  u32 id    (network mode only) end the process's whole tree
+ *     'A' end all: no payload  (network mode only) end the trees of every process of every control
  *   agent -> server, on a control connection
  *     'H' hello: u32 version (1), u32 own pid
  *     'P' pid:   u32 id, u32 pid   forked, waiting for go (pid as the sandbox sees it)
@@ -29,6 +30,7 @@
  *     'X' exit:  u32 id, u32 wait status
  *     'Q' quiet: u32 id    (network mode only) its whole tree has ended; the id is forgotten
  *     'L' lost:  u32 id    (network mode only) its tree is no longer accounted for; forgotten
+ *     'E' all ended: no payload  (network mode only) every tree 'A' ended has ended or been lost
  *
  * Unix mode. The agent connects to SOCKET, a Unix socket the server listens on and mounts into
  * this sandbox only, says hello, and serves requests until the server closes the connection, when
@@ -48,8 +50,11 @@
  *   kind 'C': a control connection. At most 8 at once (more are closed); each gets 'H' and is
  *     served as above. Ids are the control's own: a process belongs to the control that spawned
  *     it, and only that control hears of it. A malformed frame, or a frame or write that stalls
- *     for 2 s, closes that control only. When a control ends, the trees of all its processes are
- *     killed as by 'K' (it hears nothing more of them) and its pending spawns are dropped.
+ *     for 2 s, closes that control only. When a control ends, its pending spawns are dropped and
+ *     its processes that have not had go are cancelled, but its running processes go on: a session
+ *     outlives the server (replica) that started them. They are orphans: no control hears of them
+ *     again, the agent reaps their keepers, and their ids are forgotten once they end. Only 'A' (or
+ *     the sandbox's end) kills them.
  *   kind 'O': a stream connection, followed by u32 id, u64 token, u8 fd: it becomes stream fd of
  *     the pending spawn with that id and token whose stream fd has not come yet; one that matches
  *     nothing is closed.
@@ -66,6 +71,15 @@
  *   'C' before go: the keeper exits without running anything: 'X' status 9, then 'Q'.
  *   'K' of a live process: SIGTERM to its keeper (the answer is 'Q' or 'L'); of a pending spawn:
  *     the spawn is dropped, 'F' ECANCELED and 'Q'; of an unknown id: 'Q' at once.
+ *   'A': every pending spawn of every control is dropped ('F' ECANCELED to its control), every
+ *     keeper, of every control and orphaned, gets SIGTERM as by 'K' (each control hears 'X' and 'Q'
+ *     or 'L' of its own), and once none of them is left this control hears 'E' (at once when there
+ *     was none). It is bounded by the keepers' own kill; the server bounds its wait anyway.
+ * With --netns, USERFD and NETFD are open descriptors of a user namespace and of a network
+ * namespace (box-guard --net-off makes them): every keeper enters both before anything else, so
+ * that every process of the sandbox runs in that network (only loopback) while the agent stays in
+ * the pod's and is reached there. A keeper that cannot enter them exits 1 without running
+ * anything: 'X' with that status, then 'L'.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -78,6 +92,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/nsfs.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -109,11 +126,13 @@ struct proc {
   int ctl;      /* the control that started it; -1 once that control has ended */
   int report;   /* network mode: the read end of the keeper's report pipe until read, else -1 */
   int reported; /* network mode: 'X' is done */
+  int doomed;   /* network mode: 'A' ended it; a control awaits its end */
 };
 
 struct control {
   int fd; /* -1: a free slot */
   int dead;
+  int awaits_end; /* it sent 'A' and has not had 'E' yet */
 };
 
 /* What a spawn frame asks for. */
@@ -141,6 +160,9 @@ static int npending;
 static int network;
 static struct sockaddr_un addr = {.sun_family = AF_UNIX};
 static unsigned char secret[SECRET_SIZE];
+/* Network mode with --netns: the namespaces every keeper enters, else -1. */
+static int session_userns = -1;
+static int session_netns = -1;
 
 /* What request() says when the connection ended between frames, or failed within one. */
 static const char CLOSED[] = "closed";
@@ -483,6 +505,12 @@ static void end_tree(pid_t real, int rep) {
 /* Network mode, in the keeper: waits for go, forks the real process, reports it, reaps the tree.
  * Never returns. */
 static void keeper(char **argv, char **envp, int in, int out, int err, int gate, int rep) {
+  /* Into the session's network before anything runs; the agent keeps the pod's. */
+  if (session_userns >= 0 &&
+      (setns(session_userns, CLONE_NEWUSER) < 0 || setns(session_netns, CLONE_NEWNET) < 0)) {
+    fprintf(stderr, "box-agent: cannot enter the session's network: %s\n", strerror(errno));
+    _exit(1);
+  }
   int from[5] = {in, out, err, gate, rep};
   place(from, 5);
   gate = 3;
@@ -671,6 +699,38 @@ static void end_keeper(const struct proc *p) {
   }
 }
 
+/* Network mode: 'E' to each control that awaits it, once no tree that 'A' ended is left. */
+static void confirm_ended(void) {
+  for (int i = 0; i < nprocs; i++) {
+    if (procs[i].doomed) return;
+  }
+  for (int c = 0; c < MAX_CONTROLS; c++) {
+    if (controls[c].fd >= 0 && controls[c].awaits_end) {
+      controls[c].awaits_end = 0;
+      unsigned char f[5];
+      put32(f, 1);
+      f[4] = 'E';
+      send_frame(c, f, sizeof f);
+    }
+  }
+}
+
+/* Network mode, 'A' from control c: ends every tree and every pending spawn, of every control. */
+static const char *end_all(int c, uint32_t len) {
+  if (len != 0) return "end all with a payload";
+  for (int i = npending - 1; i >= 0; i--) {
+    send2(pendings[i].ctl, 'F', pendings[i].req.id, ECANCELED);
+    drop_pending(i);
+  }
+  for (int i = 0; i < nprocs; i++) {
+    if (!procs[i].doomed) end_keeper(&procs[i]);
+    procs[i].doomed = 1;
+  }
+  controls[c].awaits_end = 1;
+  confirm_ended();
+  return NULL;
+}
+
 static const char *kill_request(int c, const unsigned char *payload, uint32_t len) {
   if (len != 4) return "short kill";
   uint32_t id = get32(payload);
@@ -707,6 +767,8 @@ static const char *request(int c) {
     wrong = gate(c, payload, len, head[4] == 'G');
   } else if (head[4] == 'K' && network) {
     wrong = kill_request(c, payload, len);
+  } else if (head[4] == 'A' && network) {
+    wrong = end_all(c, len);
   } else {
     wrong = "unknown type";
   }
@@ -760,9 +822,11 @@ static void reap(int sigfd) {
       }
     }
   }
+  if (network) confirm_ended();
 }
 
-/* Network mode: closes control c; its processes' trees are killed, its pending spawns dropped. */
+/* Network mode: closes control c. Its pending spawns are dropped and its processes that have not
+ * had go are cancelled; the others run on, orphaned. */
 static void drop_control(int c) {
   drop_fd(controls[c].fd);
   controls[c] = (struct control){.fd = -1};
@@ -772,7 +836,9 @@ static void drop_control(int c) {
   for (int i = 0; i < nprocs; i++) {
     if (procs[i].ctl == c) {
       procs[i].ctl = -1;
-      end_keeper(&procs[i]);
+      /* A keeper whose gate closes without go exits without running anything. */
+      drop_fd(procs[i].go);
+      procs[i].go = -1;
     }
   }
 }
@@ -988,11 +1054,30 @@ static void serve_unix(const char *socket_path, int sigfd) {
   }
 }
 
+/* The namespace of type `type` open at descriptor `arg`, close-on-exec; exits 2 when it is not. */
+static int namespace_fd(const char *arg, int type) {
+  char *end;
+  errno = 0;
+  long fd = strtol(arg, &end, 10);
+  if (errno != 0 || *end != 0 || end == arg || fd < 0 || fd > 1023 ||
+      ioctl((int)fd, NS_GET_NSTYPE) != type || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0) {
+    fprintf(stderr, "box-agent: --netns: %s is not a descriptor of the namespace it must be\n", arg);
+    _exit(2);
+  }
+  return (int)fd;
+}
+
 int main(int argc, char **argv) {
-  network = argc == 4 && strcmp(argv[1], "--listen") == 0;
+  network = (argc == 4 || (argc == 7 && strcmp(argv[4], "--netns") == 0)) &&
+            strcmp(argv[1], "--listen") == 0;
   if (argc != 2 && !network) {
-    fprintf(stderr, "usage: box-agent SOCKET | box-agent --listen PORT SECRET_FILE\n");
+    fprintf(stderr, "usage: box-agent SOCKET | "
+                    "box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]\n");
     return 2;
+  }
+  if (argc == 7) {
+    session_userns = namespace_fd(argv[5], CLONE_NEWUSER);
+    session_netns = namespace_fd(argv[6], CLONE_NEWNET);
   }
   for (int c = 0; c < MAX_CONTROLS; c++) controls[c] = (struct control){.fd = -1};
   /* In network mode the agent logs to stderr and lives on: when it started with 0-2 closed,

@@ -1,7 +1,7 @@
 /*
  * box-guard: starts a program inside a Box sandbox under a seccomp filter.
  *
- *   box-guard [--uid N --gid N] [--init] -- PROGRAM [ARGS...]
+ *   box-guard [--uid N --gid N] [--init] [--net-off] -- PROGRAM [ARGS...]
  *   box-guard --policy
  *
  * In order: with --uid and --gid, a process that is uid 0 (in its user namespace) becomes that
@@ -13,8 +13,19 @@
  * unfiltered for a process to take over (an engine's own init could be written through
  * /proc/1/mem by any process of the same user).
  *
+ * With --net-off, before the filter, a child makes a user namespace (the current uid and gid mapped
+ * to themselves, setgroups denied) with a network namespace of its own, whose loopback it brings
+ * up; PROGRAM inherits descriptors of both at 3 (user) and 4 (network), which keep them alive, and
+ * runs itself in the pod's network: box-agent --netns 3 4 has every process of the session enter
+ * them (see box-agent.c). The filter lets a process join a user or network namespace it has a
+ * descriptor of (setns with exactly CLONE_NEWUSER or CLONE_NEWNET), never make one; the kernel
+ * refuses the way back into the pod's network (no capability there).
+ *
  * Nothing is written on success. Any failure prints one line, "box-guard: <what>: <why>", on
- * stderr and exits 125; PROGRAM never runs unfiltered.
+ * stderr, and also into /dev/termination-log where that exists (a pod's termination message), and
+ * exits 125; PROGRAM never runs unfiltered. Where the runtime's seccomp profile or the kernel
+ * refuses the namespaces of --net-off, that is such a failure: the program never runs with the
+ * network.
  *
  * --policy builds and loads the filter in a child process, checks that the kernel applies it, and
  * prints the policy's name.
@@ -26,16 +37,20 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <net/if.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -47,7 +62,13 @@
 
 #define GUARD_FAILED 125
 #define POLICY_NAME "docker-default-equivalent"
-#define USAGE "usage: box-guard [--uid N --gid N] [--init] -- PROGRAM [ARGS...] | box-guard --policy"
+#define USAGE \
+  "usage: box-guard [--uid N --gid N] [--init] [--net-off] -- PROGRAM [ARGS...] | box-guard --policy"
+/* Where --net-off puts its namespaces' descriptors for PROGRAM. */
+#define USERNS_FD 3
+#define NETNS_FD 4
+/* Where a Kubernetes pod's container writes why it ended (its terminationMessagePath). */
+#define TERMINATION_LOG "/dev/termination-log"
 
 /* Namespace flags of clone(2); CLONE_NEWTIME (0x80) cannot be passed to clone, only to unshare and
  * clone3, which are refused whole. */
@@ -139,8 +160,14 @@ static const struct {
 /* personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26 and query. */
 static const unsigned long PERSONALITIES[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffffUL};
 
+/* Says why box-guard fails on stderr and, in a pod, as the container's termination message. */
 static void fail(const char *what, int err) {
   fprintf(stderr, "box-guard: %s: %s\n", what, strerror(err));
+  FILE *log = fopen(TERMINATION_LOG, "we");
+  if (log != NULL) {
+    fprintf(log, "box-guard: %s: %s\n", what, strerror(err));
+    fclose(log);
+  }
   exit(GUARD_FAILED);
 }
 
@@ -317,6 +344,15 @@ static scmp_filter_ctx build_filter(void) {
     }
   }
 
+  /* setns into a namespace of one of these two types only (0, any type, is refused): what the
+   * processes of a --net-off session do to enter its network. The kernel allows it where the
+   * caller has CAP_SYS_ADMIN over the namespace: one its own user namespace owns, never the pod's. */
+  static const unsigned long JOINABLE[] = {CLONE_NEWUSER, CLONE_NEWNET};
+  for (size_t i = 0; i < sizeof JOINABLE / sizeof JOINABLE[0]; i++) {
+    struct scmp_arg_cmp type = SCMP_A1(SCMP_CMP_EQ, JOINABLE[i]);
+    add_rule(ctx, SCMP_ACT_ALLOW, SCMP_SYS(setns), "seccomp_rule_add setns", 1, &type);
+  }
+
   for (int nr = FIRST_UNREVIEWED_NR; nr <= LAST_UNREVIEWED_NR; nr++) {
     add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, "seccomp_rule_add unreviewed", 0, NULL);
   }
@@ -369,6 +405,138 @@ static int probe(void) {
   }
   printf("%s\n", POLICY_NAME);
   return fflush(stdout) == 0 ? 0 : GUARD_FAILED;
+}
+
+/* Writes `text` to the file `path`; false on failure, with errno set. */
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return 0;
+  }
+  size_t len = strlen(text);
+  ssize_t n = write(fd, text, len);
+  int e = errno;
+  close(fd);
+  errno = e;
+  if (n >= 0 && (size_t)n != len) {
+    errno = EIO;
+  }
+  return n >= 0 && (size_t)n == len;
+}
+
+/* In the child of --net-off: the new namespaces, this process's ids mapped, loopback up. Exits 0,
+ * or 125 with the reason (the parent says it again). */
+static void make_namespaces(uid_t uid, gid_t gid) {
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) != 0) {
+    fail("--net-off: unshare(CLONE_NEWUSER|CLONE_NEWNET) (the runtime's seccomp profile or the "
+         "kernel refuses unprivileged user namespaces)",
+         errno);
+  }
+  char map[64];
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+  if (!write_file("/proc/self/uid_map", map)) {
+    fail("--net-off: uid_map", errno);
+  }
+  if (!write_file("/proc/self/setgroups", "deny\n")) {
+    fail("--net-off: setgroups", errno);
+  }
+  snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+  if (!write_file("/proc/self/gid_map", map)) {
+    fail("--net-off: gid_map", errno);
+  }
+  int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  struct ifreq lo;
+  memset(&lo, 0, sizeof lo);
+  strcpy(lo.ifr_name, "lo");
+  if (s < 0 || ioctl(s, SIOCGIFFLAGS, &lo) != 0) {
+    fail("--net-off: reading loopback", errno);
+  }
+  lo.ifr_flags |= IFF_UP;
+  if (ioctl(s, SIOCSIFFLAGS, &lo) != 0) {
+    fail("--net-off: bringing loopback up", errno);
+  }
+  close(s);
+}
+
+/* Puts descriptor `fd` at `at`, inheritable, and closes it where it was. */
+static void place_fd(int fd, int at) {
+  if (fd != at) {
+    if (dup2(fd, at) < 0) {
+      fail("--net-off: dup2", errno);
+    }
+    close(fd);
+  }
+}
+
+/*
+ * --net-off: a child makes the namespaces and waits; this process opens them through its /proc
+ * entry (the descriptors keep them alive once it is gone) at USERNS_FD and NETNS_FD.
+ */
+static void make_session_network(void) {
+  int ready[2], done[2];
+  if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(done, O_CLOEXEC) != 0) {
+    fail("--net-off: pipe", errno);
+  }
+  uid_t uid = geteuid();
+  gid_t gid = getegid();
+  pid_t child = fork();
+  if (child < 0) {
+    fail("--net-off: fork", errno);
+  }
+  if (child == 0) {
+    close(ready[0]);
+    close(done[1]);
+    make_namespaces(uid, gid);
+    char byte = 'r';
+    if (write(ready[1], &byte, 1) != 1) {
+      _exit(GUARD_FAILED);
+    }
+    /* Until the parent has opened them: it closes its end. */
+    while (read(done[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    _exit(0);
+  }
+  close(ready[1]);
+  close(done[0]);
+  char byte;
+  ssize_t n;
+  do {
+    n = read(ready[0], &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  int user = -1, net = -1;
+  if (n == 1) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int)child);
+    user = open(path, O_RDONLY);
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)child);
+    net = open(path, O_RDONLY);
+  }
+  int e = errno;
+  close(done[1]);
+  close(ready[0]);
+  int status;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) {
+      fail("--net-off: waitpid", errno);
+    }
+  }
+  if (n != 1) {
+    /* The child said why on stderr and in the termination log already. */
+    exit(GUARD_FAILED);
+  }
+  if (user < 0 || net < 0) {
+    fail("--net-off: opening the namespaces", e);
+  }
+  /* Above both places first, so that neither dup2 overwrites the other. */
+  int high_user = fcntl(user, F_DUPFD, NETNS_FD + 1);
+  int high_net = fcntl(net, F_DUPFD, NETNS_FD + 1);
+  if (high_user < 0 || high_net < 0) {
+    fail("--net-off: fcntl", errno);
+  }
+  close(user);
+  close(net);
+  place_fd(high_user, USERNS_FD);
+  place_fd(high_net, NETNS_FD);
 }
 
 static volatile pid_t init_child;
@@ -426,7 +594,7 @@ static int run_init(char **argv) {
 
 int main(int argc, char **argv) {
   long uid = -1, gid = -1;
-  int init = 0;
+  int init = 0, net_off = 0;
   int i = 1;
   if (argc == 2 && strcmp(argv[1], "--policy") == 0) {
     return probe();
@@ -438,6 +606,8 @@ int main(int argc, char **argv) {
       gid = parse_id("--gid", argv[++i]);
     } else if (strcmp(argv[i], "--init") == 0 && !init) {
       init = 1;
+    } else if (strcmp(argv[i], "--net-off") == 0 && !net_off) {
+      net_off = 1;
     } else {
       fail_usage("unexpected argument ", argv[i]);
     }
@@ -453,6 +623,9 @@ int main(int argc, char **argv) {
   }
   if (uid >= 0) {
     become((uid_t)uid, (gid_t)gid);
+  }
+  if (net_off) {
+    make_session_network();
   }
   load_filter();
   char **program = argv + i + 1;

@@ -27,10 +27,12 @@ import org.junit.jupiter.api.io.TempDir;
  * The real {@code box-agent} in network mode ({@code --listen PORT SECRET_FILE}), on this host and
  * outside any sandbox, with a test that plays the server over loopback TCP: only connections with
  * the secret are served, streams are dialled by the server, every process runs under a keeper that
- * accounts for its whole tree, and nothing a connection does ends the agent.
+ * accounts for its whole tree, a process outlives the control that started it until one ends all,
+ * and nothing a connection does ends the agent.
  */
 class ExecAgentNetworkTest {
   private static final int ETIMEDOUT = 110;
+  private static final int ECANCELED = 125;
   private static final int KILLED = 9;
   private static final Duration GENEROUS = Duration.ofSeconds(30);
 
@@ -52,7 +54,7 @@ class ExecAgentNetworkTest {
 
   @AfterEach
   void stop() throws Exception {
-    // Closing the controls has the agent kill their trees; whatever is left is killed here.
+    // Closing the controls leaves their processes running: whatever is left is killed here.
     for (AutoCloseable c : opened) {
       c.close();
     }
@@ -182,17 +184,70 @@ class ExecAgentNetworkTest {
   }
 
   @Test
-  void closingAControl_killsTheTreesOfItsProcesses() throws Exception {
-    Control control = helloed();
+  void aClosedControlsProcess_runsOn_reachedByNoOtherControl_untilEndAll() throws Exception {
+    List<Control> others = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      others.add(helloed());
+    }
+    Control closed = helloed();
     Started p =
-        client.start(control, 1, false, "/bin/sh", "-c", "echo $$; sleep 1000 & echo $!; wait");
+        client.start(
+            closed,
+            1,
+            true,
+            "/bin/sh",
+            "-c",
+            "echo $$; sleep 1000 & echo $!; read line; echo \"got $line\"; wait");
     pids.add((long) p.keeper());
     List<Long> tree = readPids(p.out(), 2);
 
-    control.close();
+    closed.close();
+    // The eighth slot is free again only once the agent has dropped that control.
+    others.getFirst().close();
+    await().atMost(GENEROUS).ignoreExceptions().until(this::greetsANewControl);
+    Control other = helloed();
+    other.send('K', 1);
 
-    await().atMost(GENEROUS).until(() -> tree.stream().noneMatch(ExecAgentNetworkTest::exists));
+    assertThat(other.next()).isEqualTo(new Frame('Q', 1, 0));
+    Socket in = Objects.requireNonNull(p.in());
+    in.getOutputStream().write("still here\n".getBytes(StandardCharsets.UTF_8));
+    assertThat(lines(p.out()).readLine()).isEqualTo("got still here");
+    assertThat(tree).allMatch(ExecAgentNetworkTest::exists);
+
+    other.send('A');
+
+    assertThat(other.next()).isEqualTo(new Frame('E', 0, 0));
+    assertThat(tree).noneMatch(ExecAgentNetworkTest::exists);
+    assertThat(exists(p.keeper())).isFalse();
     assertStillServes();
+  }
+
+  @Test
+  void endAll_endsTheTreesOfEveryControl_thenSaysAllEnded() throws Exception {
+    Control owner = helloed();
+    Control ender = helloed();
+    Started p =
+        client.start(owner, 5, false, "/bin/sh", "-c", "echo $$; sleep 1000 & echo $!; wait");
+    pids.add((long) p.keeper());
+    List<Long> tree = readPids(p.out(), 2);
+    ender.spawn(6, new byte[8], false, "/bin/true");
+
+    ender.send('A');
+
+    assertThat(ender.next()).isEqualTo(new Frame('F', 6, ECANCELED));
+    assertThat(ender.next()).isEqualTo(new Frame('E', 0, 0));
+    assertThat(tree).noneMatch(ExecAgentNetworkTest::exists);
+    assertThat(owner.next()).isEqualTo(new Frame('X', 5, KILLED));
+    assertThat(owner.next()).isEqualTo(new Frame('Q', 5, 0));
+  }
+
+  @Test
+  void endAll_withNothingRunning_isAnsweredAtOnce() throws Exception {
+    Control control = helloed();
+
+    control.send('A');
+
+    assertThat(control.next()).isEqualTo(new Frame('E', 0, 0));
   }
 
   @Test
@@ -259,15 +314,19 @@ class ExecAgentNetworkTest {
 
   /** The first {@code count} lines of {@code stream}, each a pid; each is killed after the test. */
   private List<Long> readPids(Socket stream, int count) throws IOException {
-    BufferedReader lines =
-        new BufferedReader(
-            new InputStreamReader(stream.getInputStream(), StandardCharsets.US_ASCII));
+    BufferedReader lines = lines(stream);
     List<Long> read = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       read.add(Long.parseLong(Objects.requireNonNull(lines.readLine())));
     }
     pids.addAll(read);
     return read;
+  }
+
+  /** The lines of {@code stream}; a reader buffers, so only what was written since is read. */
+  private static BufferedReader lines(Socket stream) throws IOException {
+    return new BufferedReader(
+        new InputStreamReader(stream.getInputStream(), StandardCharsets.US_ASCII));
   }
 
   private static boolean exists(long pid) {

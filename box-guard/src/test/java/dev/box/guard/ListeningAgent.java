@@ -7,6 +7,8 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -28,6 +30,24 @@ public final class ListeningAgent implements AutoCloseable {
 
   /** Installs the agent under {@code dir} and starts it. */
   public static ListeningAgent start(Path dir) throws IOException {
+    return start(dir, List.of(), List.of());
+  }
+
+  /**
+   * Installs the agent and {@code box-guard} under {@code dir} and starts the agent as a pod of a
+   * network-off session does: {@code box-guard --net-off -- box-agent ... --netns 3 4}.
+   */
+  public static ListeningAgent startWithoutNetwork(Path dir) throws IOException {
+    SyscallGuard guard = SyscallGuard.install(dir.resolve("data"));
+    assumeTrue(guard.available(), guard.reason());
+    return start(
+        dir,
+        List.of(Objects.requireNonNull(guard.binary()).toString(), "--net-off", "--"),
+        List.of("--netns", "3", "4"));
+  }
+
+  private static ListeningAgent start(Path dir, List<String> before, List<String> after)
+      throws IOException {
     ExecAgent installed = ExecAgent.install(dir.resolve("data"));
     assumeTrue(installed.available(), installed.reason());
     byte[] secret = new byte[32];
@@ -37,12 +57,16 @@ public final class ListeningAgent implements AutoCloseable {
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = probe.getLocalPort();
     }
+    List<String> command = new ArrayList<>(before);
+    command.addAll(
+        List.of(
+            Objects.requireNonNull(installed.binary()).toString(),
+            "--listen",
+            Integer.toString(port),
+            secretFile.toString()));
+    command.addAll(after);
     Process process =
-        new ProcessBuilder(
-                Objects.requireNonNull(installed.binary()).toString(),
-                "--listen",
-                Integer.toString(port),
-                secretFile.toString())
+        new ProcessBuilder(command)
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start();

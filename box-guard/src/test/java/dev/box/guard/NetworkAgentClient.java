@@ -32,7 +32,7 @@ final class NetworkAgentClient {
     this.opened = opened;
   }
 
-  /** One frame from the agent: its type, its id and its second field (0 when it has none). */
+  /** One frame from the agent: its type, its id and its second field (each 0 when it has none). */
   record Frame(char type, int id, int value) {}
 
   /** A process the agent forked and let run, with its keeper's pid and its streams. */
@@ -105,8 +105,15 @@ final class NetworkAgentClient {
       in.readFully(body);
       ByteBuffer frame = ByteBuffer.wrap(body);
       char type = (char) frame.get();
-      int id = frame.getInt();
+      int id = frame.remaining() >= 4 ? frame.getInt() : 0;
       return new Frame(type, id, frame.remaining() >= 4 ? frame.getInt() : 0);
+    }
+
+    /** Sends a frame of {@code type} without a payload. */
+    void send(char type) throws IOException {
+      out.writeInt(1);
+      out.writeByte(type);
+      out.flush();
     }
 
     /** Sends a frame of {@code type} whose payload is {@code id}. */

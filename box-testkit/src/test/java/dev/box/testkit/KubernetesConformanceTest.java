@@ -21,10 +21,9 @@ import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
  * on its pod IP. The backend's objects are the pods of the sandbox namespace.
  *
  * <p>Run on request ({@code BOX_TEST_KUBERNETES_CONFORMANCE=1}) while the backend is being built:
- * 32 of its 35 tests pass; three gaps of the backend fail, as docs/KUBERNETES.md lists them: a
- * network-off pod still has its interface (no network namespace of its own inside the pod), the
- * processes of a persistent session die with the server that started them (the agent ends a
- * control's trees when the control goes), and a crashed server's pods stay (no lease yet).
+ * 34 of its 35 tests pass; one gap of the backend fails, as docs/KUBERNETES.md lists it: a crashed
+ * server's pods stay (no lease yet). The pods run under the repository's seccomp profile ({@link
+ * StandInCluster#serverSettings}), which lets network-off sessions make their namespace.
  */
 @EnabledIfEnvironmentVariable(named = "BOX_TEST_KUBERNETES_CONFORMANCE", matches = "1")
 class KubernetesConformanceTest extends BackendConformanceSuite {

@@ -139,14 +139,32 @@ public final class KubernetesBackend implements SandboxBackend {
           .list(new ListOptionsBuilder().withLimit(1L).build());
     } catch (KubernetesClientException e) {
       return new BackendStatus(
-          name(), false, "the cluster's API server does not answer: " + rootMessage(e), ENFORCED);
+          name(), false, "the cluster's API server does not answer: " + rootMessage(e), enforced());
     }
     return new BackendStatus(
         name(),
         true,
         "pods in namespace " + namespace + "; processes through the pods' agents",
-        ENFORCED,
+        enforced(),
         java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
+  }
+
+  /** {@link #ENFORCED}, its network row saying what keeps a network-off session off. */
+  private Map<String, String> enforced() {
+    Map<String, String> enforced = new java.util.HashMap<>(ENFORCED);
+    enforced.put(
+        "network",
+        switch (pods.settings().networkOff()) {
+          case NAMESPACE ->
+              "off: a network namespace of the session's own in the pod, only loopback (box-guard"
+                  + " --net-off; a pod whose seccomp profile refuses it does not start), and a"
+                  + " NetworkPolicy; on: NetworkPolicy, enforced only by a network plugin that"
+                  + " implements it";
+          case POLICY ->
+              "off and on: NetworkPolicy alone (k8s_network_off=policy), enforced only by a"
+                  + " network plugin that implements it";
+        });
+    return Map.copyOf(enforced);
   }
 
   @Override
@@ -208,7 +226,9 @@ public final class KubernetesBackend implements SandboxBackend {
       link.awaitAgent(startTimeout, () -> pods.remove(name));
     } catch (IOException e) {
       link.close();
-      throw e;
+      // The pod may have ended since it ran: its termination message says why.
+      Pod pod = pods.get(name);
+      throw pod == null ? e : new IOException(e.getMessage() + PodShape.endedBecause(pod), e);
     }
     return new PodSandbox(name, link, pods);
   }

@@ -28,6 +28,7 @@ import org.jspecify.annotations.Nullable;
  * @param boxNamespace the namespace of Box's own pods, the only ones that reach the agents
  * @param clusterRanges the address blocks of the cluster (pods, services, the API server), which
  *     network-on sessions may not reach
+ * @param networkOff what keeps a network-off session off the network besides its NetworkPolicy
  */
 public record KubernetesSettings(
     String namespace,
@@ -40,7 +41,8 @@ public record KubernetesSettings(
     String seccompProfile,
     @Nullable String kubeconfig,
     String boxNamespace,
-    List<Cidr> clusterRanges) {
+    List<Cidr> clusterRanges,
+    NetworkOff networkOff) {
   /** A configuration key of the backend, as a flag, variable or file entry spells it. */
   enum Key {
     NAMESPACE,
@@ -53,7 +55,8 @@ public record KubernetesSettings(
     SECCOMP_PROFILE,
     KUBECONFIG,
     BOX_NAMESPACE,
-    CLUSTER_RANGES;
+    CLUSTER_RANGES,
+    NETWORK_OFF;
 
     /** The key's text: {@code k8s_} and its name in lower case. */
     String text() {
@@ -96,6 +99,32 @@ public record KubernetesSettings(
       Pattern.compile("([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?");
   private static final Pattern LOCALHOST_PROFILE =
       Pattern.compile("localhost/[A-Za-z0-9._/-]{1,200}");
+
+  /** What keeps a network-off session's processes off the network ({@code k8s_network_off}). */
+  public enum NetworkOff {
+    /**
+     * A network namespace of the session's own in the pod, with only loopback ({@code box-guard
+     * --net-off}), and the NetworkPolicy; a pod that cannot make the namespace does not start.
+     */
+    NAMESPACE,
+    /** The NetworkPolicy alone, which only a network plugin that implements it enforces. */
+    POLICY;
+
+    /** The value's text: its name in lower case. */
+    String text() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static NetworkOff parse(String text) {
+      for (NetworkOff value : values()) {
+        if (value.text().equals(text)) {
+          return value;
+        }
+      }
+      throw new IllegalArgumentException(
+          Key.NETWORK_OFF + ": namespace or policy, not '" + text + "'");
+    }
+  }
 
   /** A taint a sandbox pod tolerates: {@code key[=value]:Effect}. */
   public record Toleration(String key, @Nullable String value, String effect) {
@@ -195,7 +224,8 @@ public record KubernetesSettings(
         orDefault(Key.SECCOMP_PROFILE.in(values), "RuntimeDefault"),
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
-        ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)));
+        ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
+        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())));
   }
 
   /** The settings with their defaults. */

@@ -44,9 +44,13 @@ record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
     link.close();
   }
 
-  /** Closes the link (the agent kills every tree of it at once), then removes the pod. */
+  /**
+   * Has the agent kill every process of the session at once (those other replicas started too),
+   * then closes the link and removes the pod with no grace period.
+   */
   @Override
   public void destroy() {
+    link.endAll();
     link.close();
     pods.remove(id);
   }

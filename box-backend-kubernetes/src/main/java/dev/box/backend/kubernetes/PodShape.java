@@ -3,6 +3,9 @@ package dev.box.backend.kubernetes;
 import dev.box.api.BoxNetworkMode;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
+import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.IntOrString;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSecurityContextBuilder;
@@ -35,7 +38,10 @@ import org.jspecify.annotations.Nullable;
  * {@code box-agent} (static binaries, from the agent image) into a memory volume; the session's
  * container then runs the session's own image with {@code box-guard --init} as its PID 1 and {@code
  * box-agent} serving the processes on port {@value #AGENT_PORT}, to servers that present the pod's
- * secret (a Secret volume only the pod mounts: never in its environment).
+ * secret (a Secret volume only the pod mounts: never in its environment). A network-off session's
+ * guard also makes a network namespace with only loopback ({@code --net-off}), in which the agent
+ * runs every process while it stays in the pod's network ({@code --netns}), unless the operator
+ * accepts the NetworkPolicy alone ({@link KubernetesSettings.NetworkOff#POLICY}).
  *
  * @param name the pod's name (also its Secret's)
  * @param labels the labels that find the pod: managed-by, tenant, session
@@ -155,14 +161,7 @@ record PodShape(
         .withName("sandbox")
         .withImage(image)
         .withImagePullPolicy(settings.imagePullPolicy())
-        .withCommand(
-            BIN + "/box-guard",
-            "--init",
-            "--",
-            BIN + "/box-agent",
-            "--listen",
-            Integer.toString(AGENT_PORT),
-            SECRET_DIR + "/" + SECRET_KEY)
+        .withCommand(command(settings))
         .withWorkingDir(WORKSPACE)
         .addNewEnv()
         .withName("HOME")
@@ -173,10 +172,67 @@ record PodShape(
         .withContainerPort(AGENT_PORT)
         .withProtocol("TCP")
         .endPort()
+        // Ready once the agent listens: box-guard's set-up (--net-off) comes first, and a pod
+        // whose guard fails never becomes ready.
+        .withNewReadinessProbe()
+        .withNewTcpSocket()
+        .withPort(new IntOrString(AGENT_PORT))
+        .endTcpSocket()
+        .withPeriodSeconds(1)
+        .endReadinessProbe()
         .withSecurityContext(containerSecurity(readOnlyRoot))
         .withResources(limits(cpus, memoryMb))
         .withVolumeMounts(mounts)
         .build();
+  }
+
+  /** box-guard as PID 1, running the agent; with the namespace of a network-off session. */
+  private List<String> command(KubernetesSettings settings) {
+    boolean ownNetwork =
+        network == BoxNetworkMode.OFF
+            && settings.networkOff() == KubernetesSettings.NetworkOff.NAMESPACE;
+    List<String> command = new ArrayList<>(List.of(BIN + "/box-guard", "--init"));
+    if (ownNetwork) {
+      command.add("--net-off");
+    }
+    command.addAll(
+        List.of(
+            "--",
+            BIN + "/box-agent",
+            "--listen",
+            Integer.toString(AGENT_PORT),
+            SECRET_DIR + "/" + SECRET_KEY));
+    if (ownNetwork) {
+      // Where box-guard --net-off puts the descriptors of the user and network namespaces.
+      command.addAll(List.of("--netns", "3", "4"));
+    }
+    return command;
+  }
+
+  /**
+   * Why the sandbox container of {@code pod} ended, from its termination message (box-guard writes
+   * its failure there), with the fix when the pod could not make a network-off session's namespace;
+   * empty when it says nothing.
+   */
+  static String endedBecause(Pod pod) {
+    if (pod.getStatus() == null) {
+      return "";
+    }
+    StringBuilder why = new StringBuilder();
+    for (ContainerStatus c : pod.getStatus().getContainerStatuses()) {
+      ContainerStateTerminated ended = c.getState() == null ? null : c.getState().getTerminated();
+      if (ended != null && ended.getMessage() != null && !ended.getMessage().isBlank()) {
+        why.append(": ").append(ended.getMessage().strip());
+      }
+    }
+    if (why.indexOf("--net-off") >= 0) {
+      why.append(
+          " (a network-off session runs in a network namespace of its own, which the pod's seccomp"
+              + " profile must allow: install deploy/kubernetes/seccomp/box-sandbox.json on the"
+              + " nodes and set k8s_seccomp_profile=localhost/box-sandbox.json, or accept the"
+              + " NetworkPolicy alone with k8s_network_off=policy; see docs/KUBERNETES.md)");
+    }
+    return why.toString();
   }
 
   private List<Volume> volumes() {

@@ -165,7 +165,11 @@ record Pods(
     }
     if (!isReady(ready)) {
       throw new IllegalStateException(
-          "the pod " + name + " ended before it ran: " + ready.getStatus().getPhase());
+          "the pod "
+              + name
+              + " ended before it ran: "
+              + ready.getStatus().getPhase()
+              + PodShape.endedBecause(ready));
     }
     return ready.getStatus().getPodIP();
   }

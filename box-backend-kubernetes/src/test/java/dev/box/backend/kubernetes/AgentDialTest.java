@@ -124,6 +124,32 @@ class AgentDialTest {
   }
 
   @Test
+  void aClosedLinksProcessRunsOn_untilAnotherLinkEndsAll() throws Exception {
+    AgentLink first = link(secret, () -> {});
+    AgentProcess p =
+        first.spawn(List.of("/bin/sh", "-c", "echo $$; exec sleep 1000"), Map.of(), false);
+    var out =
+        new java.io.BufferedReader(
+            new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+    long shell = Long.parseLong(out.readLine().strip());
+    try {
+      first.close();
+      AgentLink second = link(secret, () -> {});
+      // The second link's processes start and end while the first's runs on.
+      AgentProcess echo = second.spawn(List.of("/bin/echo", "second"), Map.of(), false);
+      assertThat(echo.waitFor(TIMEOUT)).hasValue(0);
+      assertThat(ProcessHandle.of(shell).filter(ProcessHandle::isAlive)).isPresent();
+
+      assertThat(second.endAll()).isTrue();
+
+      assertThat(ProcessHandle.of(shell).filter(ProcessHandle::isAlive)).isEmpty();
+      assertThat(second.usable()).isTrue();
+    } finally {
+      ProcessHandle.of(shell).ifPresent(ProcessHandle::destroyForcibly);
+    }
+  }
+
+  @Test
   void aWrongSecretGetsNoAgent() {
     byte[] wrong = secret.clone();
     wrong[0] ^= 1;

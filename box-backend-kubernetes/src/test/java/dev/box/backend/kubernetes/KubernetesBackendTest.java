@@ -53,7 +53,7 @@ class KubernetesBackendTest {
     cluster.close();
   }
 
-  private static SandboxSpec spec(String session) {
+  static SandboxSpec spec(String session) {
     return new SandboxSpec(
         session,
         "unused",
@@ -70,7 +70,7 @@ class KubernetesBackendTest {
         false);
   }
 
-  private static String run(Sandbox sandbox, String script) throws Exception {
+  static String run(Sandbox sandbox, String script) throws Exception {
     SandboxProcess p =
         sandbox.spawn(
             new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), false));

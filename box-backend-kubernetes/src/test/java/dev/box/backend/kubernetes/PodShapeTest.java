@@ -80,11 +80,16 @@ class PodShapeTest {
         .containsExactly(
             "/box/bin/box-guard",
             "--init",
+            "--net-off",
             "--",
             "/box/bin/box-agent",
             "--listen",
             "5411",
-            "/box/secret/agent-token");
+            "/box/secret/agent-token",
+            "--netns",
+            "3",
+            "4");
+    assertThat(sandbox.getReadinessProbe().getTcpSocket().getPort().getIntVal()).isEqualTo(5411);
     var security = sandbox.getSecurityContext();
     assertThat(security.getRunAsUser()).isEqualTo(1000L);
     assertThat(security.getAllowPrivilegeEscalation()).isFalse();
@@ -106,6 +111,25 @@ class PodShapeTest {
         .singleElement()
         .satisfies(
             v -> assertThat(v.getSecret().getSecretName()).isEqualTo(pod.getMetadata().getName()));
+  }
+
+  @Test
+  void aNetworkOffSession_withPolicyAlone_getsNoNamespaceOfItsOwn() {
+    KubernetesSettings settings = KubernetesSettings.read(Map.of("k8s_network_off", "policy"));
+
+    List<String> command =
+        shape(false, null).pod(settings).getSpec().getContainers().getFirst().getCommand();
+
+    assertThat(command).doesNotContain("--net-off", "--netns");
+    assertThat(command).startsWith("/box/bin/box-guard", "--init", "--");
+  }
+
+  @Test
+  void networkOff_acceptsNamespaceOrPolicy_only() {
+    assertThat(KubernetesSettings.defaults().networkOff())
+        .isEqualTo(KubernetesSettings.NetworkOff.NAMESPACE);
+    assertThatThrownBy(() -> KubernetesSettings.read(Map.of("k8s_network_off", "none")))
+        .hasMessageContaining("k8s_network_off: namespace or policy");
   }
 
   @Test

@@ -68,12 +68,20 @@ public final class StandInCluster implements AutoCloseable {
     return KubernetesSettings.read(serverSettings());
   }
 
-  /** The server's settings ({@code k8s_*}) for this cluster, without the kubeconfig. */
+  /**
+   * The server's settings ({@code k8s_*}) for this cluster, without the kubeconfig: the pods run
+   * under the repository's seccomp profile, which lets network-off sessions make their namespace.
+   */
   public Map<String, String> serverSettings() {
     return Map.of(
-        "k8s_namespace", namespace,
-        "k8s_agent_image", AGENT_IMAGE,
-        "k8s_image_pull_policy", "Never");
+        "k8s_namespace",
+        namespace,
+        "k8s_agent_image",
+        AGENT_IMAGE,
+        "k8s_image_pull_policy",
+        "Never",
+        "k8s_seccomp_profile",
+        "localhost/box-sandbox.json");
   }
 
   /** Writes a kubeconfig for this cluster to {@code file}, for a server that reads one. */

@@ -1,11 +1,15 @@
 package dev.box.backend.kubernetes;
 
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
 import io.fabric8.kubernetes.api.model.PodStatusBuilder;
+import io.fabric8.kubernetes.api.model.Probe;
 import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.SeccompProfile;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
@@ -13,6 +17,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -34,8 +40,13 @@ import org.slf4j.LoggerFactory;
  * containers first, to completion, then the pod's container with the pod's command, user, working
  * directory, environment, read-only root, dropped capabilities, no-new-privileges, cpu and memory
  * limits, and its volumes (emptyDirs as tmpfs of their size limit, Secrets as read-only files of
- * the pod's fsGroup, claims as host directories that outlive the pod). It then writes the pod's
- * phase, its Ready condition and its IP back, and removes the container when the pod is deleted.
+ * the pod's fsGroup, claims as host directories that outlive the pod), and the seccomp profile:
+ * RuntimeDefault is Docker's default profile, a Localhost profile is the file of that name in the
+ * repository's {@code deploy/kubernetes/seccomp} (where a node has the operator's profiles). It
+ * then writes the pod's phase, its Ready condition (once its TCP readiness probe passes) and its IP
+ * back; when the container ends, the phase and the container's termination message (its {@code
+ * /dev/termination-log}, a host file as a kubelet mounts it), and removes the container when the
+ * pod is deleted.
  *
  * <p>What it does not stand in for: scheduling, node selectors and tolerations (there is one node),
  * RuntimeClasses, image pulls (images must be in the engine), emptyDir size limits and
@@ -45,6 +56,9 @@ import org.slf4j.LoggerFactory;
 final class StandInKubelet implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StandInKubelet.class);
   private static final String NETWORK = "box-standin-pods";
+
+  /** Where a container writes why it ended, as Kubernetes' default terminationMessagePath. */
+  private static final String TERMINATION_LOG = "/dev/termination-log";
 
   private final KubernetesClient client;
   private final String namespace;
@@ -104,16 +118,49 @@ final class StandInKubelet implements AutoCloseable {
         Docker.run(dockerRun(pod, init, volumes, name + "-" + init.getName(), false));
       }
       Container main = pod.getSpec().getContainers().getFirst();
-      Docker.run(dockerRun(pod, main, volumes, container(name), true));
-      String ip = Docker.ip(container(name), NETWORK);
-      status(pod, "Running", ip, true);
+      Path terminationLog = dir.resolve("termination-log");
+      Files.write(terminationLog, new byte[0]);
+      Files.setPosixFilePermissions(terminationLog, PosixFilePermissions.fromString("rw-rw-rw-"));
+      List<String> argv = dockerRun(pod, main, volumes, container(name), true);
+      argv.add(argv.indexOf("--entrypoint"), "--mount");
+      argv.add(
+          argv.indexOf("--entrypoint"),
+          "type=bind,source=" + terminationLog + ",target=" + TERMINATION_LOG);
+      Docker.run(argv);
+      try {
+        String ip = Docker.ip(container(name), NETWORK);
+        if (probeReady(main, container(name), ip)) {
+          status(pod, "Running", ip, true, null);
+        }
+      } catch (IOException ended) {
+        // It ended at once: its end says why.
+      }
+      String exit = Docker.run(List.of("wait", container(name))).strip();
+      if (running.contains(name)) {
+        ContainerStatus ended =
+            new ContainerStatusBuilder()
+                .withName(main.getName())
+                .withNewState()
+                .withNewTerminated()
+                .withExitCode(Integer.parseInt(exit))
+                .withMessage(Files.readString(terminationLog).strip())
+                .endTerminated()
+                .endState()
+                .build();
+        status(pod, exit.equals("0") ? "Succeeded" : "Failed", null, false, ended);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (IOException | RuntimeException e) {
       log.warn("pod {} failed: {}", name, e.toString());
-      status(pod, "Failed", null, false);
+      if (running.contains(name)) {
+        status(pod, "Failed", null, false, null);
+      }
     }
   }
 
-  private void status(Pod pod, String phase, @Nullable String ip, boolean ready) {
+  private void status(
+      Pod pod, String phase, @Nullable String ip, boolean ready, @Nullable ContainerStatus ended) {
     PodCondition condition =
         new PodConditionBuilder().withType("Ready").withStatus(ready ? "True" : "False").build();
     client
@@ -127,6 +174,7 @@ final class StandInKubelet implements AutoCloseable {
                       .withPhase(phase)
                       .withPodIP(ip)
                       .withConditions(condition)
+                      .withContainerStatuses(ended == null ? List.of() : List.of(ended))
                       .build());
               return p;
             });
@@ -173,9 +221,11 @@ final class StandInKubelet implements AutoCloseable {
   }
 
   private static List<String> dockerRun(
-      Pod pod, Container c, Map<String, Path> hostVolumes, String name, boolean detach) {
+      Pod pod, Container c, Map<String, Path> hostVolumes, String name, boolean detach)
+      throws IOException {
     List<String> argv = new ArrayList<>(List.of("run", "--name", name, "--network", NETWORK));
     argv.add(detach ? "--detach" : "--rm");
+    argv.addAll(seccomp(pod, c));
     var security = c.getSecurityContext();
     if (security != null) {
       if (security.getRunAsUser() != null) {
@@ -232,6 +282,66 @@ final class StandInKubelet implements AutoCloseable {
     argv.addAll(c.getCommand().subList(1, c.getCommand().size()));
     argv.addAll(c.getArgs());
     return argv;
+  }
+
+  /**
+   * Whether container {@code c} passed its TCP readiness probe on {@code ip} (true without one),
+   * probing until it does or its container stops, as a kubelet does (more often than the probe's
+   * period says).
+   */
+  private static boolean probeReady(Container c, String container, String ip)
+      throws IOException, InterruptedException {
+    Probe probe = c.getReadinessProbe();
+    if (probe == null || probe.getTcpSocket() == null) {
+      return true;
+    }
+    int port = probe.getTcpSocket().getPort().getIntVal();
+    while (Docker.run(List.of("inspect", "--format", "{{.State.Running}}", container))
+        .strip()
+        .equals("true")) {
+      try (Socket s = new Socket()) {
+        s.connect(new InetSocketAddress(ip, port), 1000);
+        return true;
+      } catch (IOException notYet) {
+        Thread.sleep(50);
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Docker's options for the seccomp profile of container {@code c} of {@code pod}: its own, else
+   * the pod's; RuntimeDefault is Docker's default, which needs none.
+   */
+  private static List<String> seccomp(Pod pod, Container c) throws IOException {
+    SeccompProfile profile =
+        c.getSecurityContext() != null && c.getSecurityContext().getSeccompProfile() != null
+            ? c.getSecurityContext().getSeccompProfile()
+            : pod.getSpec().getSecurityContext() == null
+                ? null
+                : pod.getSpec().getSecurityContext().getSeccompProfile();
+    if (profile == null || "RuntimeDefault".equals(profile.getType())) {
+      return List.of();
+    }
+    if (!"Localhost".equals(profile.getType())) {
+      throw new IOException("the stand-in runs no " + profile.getType() + " seccomp profile");
+    }
+    Path file = seccompProfiles().resolve(profile.getLocalhostProfile()).normalize();
+    if (!file.startsWith(seccompProfiles()) || !Files.isRegularFile(file)) {
+      throw new IOException("no seccomp profile " + profile.getLocalhostProfile() + " on the node");
+    }
+    return List.of("--security-opt", "seccomp=" + file);
+  }
+
+  /** The node's Localhost seccomp profiles: the repository's deploy/kubernetes/seccomp. */
+  static Path seccompProfiles() throws IOException {
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path profiles = dir.resolve("deploy/kubernetes/seccomp");
+      if (Files.isDirectory(profiles)) {
+        return profiles;
+      }
+    }
+    throw new IOException("no deploy/kubernetes/seccomp above " + Path.of("").toAbsolutePath());
   }
 
   @Override

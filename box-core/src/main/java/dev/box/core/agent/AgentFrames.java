@@ -59,6 +59,11 @@ final class AgentFrames {
     return small('K', id);
   }
 
+  /** Kills the trees of every process, of every control (network mode). */
+  static byte[] endAll() {
+    return withLength(new byte[] {0, 0, 0, 0, (byte) 'A'});
+  }
+
   private static byte[] small(char type, int id) {
     return withLength(
         new byte[] {

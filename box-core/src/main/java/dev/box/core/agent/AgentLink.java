@@ -51,7 +51,9 @@ import org.slf4j.LoggerFactory;
  * opening with the sandbox's secret ({@link AgentAddress}); nothing is admitted into a cgroup, and
  * every process runs under a keeper in the sandbox that kills its whole tree on request ({@link
  * #spawn(List, Map, boolean)}). The agent is no more trusted for that: a tree it cannot account
- * for, or a kill it does not confirm in time, breaks the link and so ends the sandbox.
+ * for, or a kill it does not confirm in time, breaks the link and so ends the sandbox. There the
+ * processes belong to the sandbox, not to the link: closing the link leaves them running (another
+ * server may serve the sandbox), and {@link #endAll} kills every one, whichever link started it.
  */
 public final class AgentLink implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AgentLink.class);
@@ -87,6 +89,9 @@ public final class AgentLink implements AutoCloseable {
 
   /** In network mode, the trees not yet ended, each completed true when it ended, false if lost. */
   private final Map<Integer, CompletableFuture<Boolean>> trees = new ConcurrentHashMap<>();
+
+  /** In network mode, while {@link #endAll} waits: completed when the agent says all ended. */
+  private volatile @Nullable CompletableFuture<Void> allEnded;
 
   private final AtomicInteger ids = new AtomicInteger();
   private final AtomicInteger unclaimed = new AtomicInteger();
@@ -372,6 +377,42 @@ public final class AgentLink implements AutoCloseable {
     }
   }
 
+  /**
+   * Kills the trees of every process of the sandbox through the agent (network mode), those other
+   * links started included, and waits until the agent says all have ended.
+   *
+   * @return whether the agent said so within the link's reply deadline; false also when the link is
+   *     not usable (the caller removes the sandbox either way)
+   */
+  public boolean endAll() {
+    if (remote == null) {
+      throw new IllegalStateException("the agent of " + name + " kills by cgroup");
+    }
+    CompletableFuture<Void> ended = new CompletableFuture<>();
+    allEnded = ended;
+    if (!usable()) {
+      return false;
+    }
+    sendQuietly(AgentFrames.endAll());
+    try {
+      ended.get(deadlines.reply().toNanos(), TimeUnit.NANOSECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      log.warn(
+          "sandbox {}: the exec agent did not end every process within {} ms",
+          name,
+          deadlines.reply().toMillis());
+      return false;
+    } catch (ExecutionException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } finally {
+      allEnded = null;
+    }
+  }
+
   /** The error of a start that the link's breaking stopped: nothing of it ran. */
   private SandboxGoneException gone() {
     return new SandboxGoneException(endedMessage());
@@ -453,6 +494,9 @@ public final class AgentLink implements AutoCloseable {
   /** Acts on one frame of the agent's; what was wrong with it, or null. */
   private @Nullable String handle(ByteBuffer frame) {
     byte type = frame.get();
+    if (type == 'E') {
+      return allEnded(frame);
+    }
     boolean treeFrame = type == 'Q' || type == 'L';
     if (frame.remaining() != (treeFrame ? 4 : 8)) {
       return "sent a frame of the wrong size";
@@ -508,6 +552,19 @@ public final class AgentLink implements AutoCloseable {
         return "lost a process tree (its keeper was killed from within the sandbox)";
       }
     }
+    return null;
+  }
+
+  /** The agent says every tree that {@link #endAll} asked it to end has ended. */
+  private @Nullable String allEnded(ByteBuffer frame) {
+    CompletableFuture<Void> ended = allEnded;
+    if (remote == null || frame.hasRemaining()) {
+      return "sent a frame of the wrong size or mode";
+    }
+    if (ended == null) {
+      return "said all ended unasked";
+    }
+    ended.complete(null);
     return null;
   }
 
@@ -602,6 +659,7 @@ public final class AgentLink implements AutoCloseable {
     pending.clear();
     trees.values().forEach(t -> t.complete(false));
     trees.clear();
+    failAllEnded();
     try {
       onBroken.run();
     } catch (RuntimeException e) {
@@ -628,7 +686,10 @@ public final class AgentLink implements AutoCloseable {
     }
   }
 
-  /** Closes the link without ending the sandbox (it is being destroyed). */
+  /**
+   * Closes the link without ending the sandbox (it is being destroyed, or in network mode left to
+   * another server: its processes run on).
+   */
   @Override
   public void close() {
     synchronized (this) {
@@ -640,6 +701,14 @@ public final class AgentLink implements AutoCloseable {
     BoxException failure = failure();
     pending.values().forEach(p -> p.fail(failure));
     pending.clear();
+    failAllEnded();
+  }
+
+  private void failAllEnded() {
+    CompletableFuture<Void> ended = allEnded;
+    if (ended != null) {
+      ended.completeExceptionally(failure());
+    }
   }
 
   private ScheduledFuture<?> closeAfter(AutoCloseable channel, Duration timeout) {
