@@ -41,7 +41,7 @@ class KubernetesBackendTest {
   void start() throws Exception {
     cluster = new StandInCluster(NS, root);
     client = cluster.client();
-    backend = cluster.backend("instance", Duration.ofSeconds(30));
+    backend = cluster.backend(Map.of());
   }
 
   @AfterEach

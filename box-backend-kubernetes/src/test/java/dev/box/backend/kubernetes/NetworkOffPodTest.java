@@ -6,10 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.box.api.BoxException;
 import dev.box.core.backend.Sandbox;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,16 +45,7 @@ class NetworkOffPodTest {
   }
 
   private KubernetesBackend backend(Map<String, String> overrides) {
-    Map<String, String> settings = new HashMap<>(cluster.serverSettings());
-    settings.putAll(overrides);
-    KubernetesBackend started =
-        new KubernetesBackend(
-            KubernetesSettings.read(settings),
-            cluster.newClient(),
-            "control-token",
-            null,
-            Duration.ofSeconds(90),
-            Executors.newSingleThreadScheduledExecutor());
+    KubernetesBackend started = cluster.backend(overrides);
     backend = started;
     return started;
   }

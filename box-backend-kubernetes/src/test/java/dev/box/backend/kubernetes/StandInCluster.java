@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
 
@@ -48,16 +49,16 @@ public final class StandInCluster implements AutoCloseable {
   }
 
   /**
-   * A backend on this cluster, as replica {@code instanceId} of one tenant: every backend this
-   * method makes serves the same sessions.
-   *
-   * @param lease the replica's lease ({@code sandbox_lease_sec})
+   * A backend on this cluster with {@code overrides} over its settings, as one replica of one
+   * tenant (lease 30 s).
    */
-  KubernetesBackend backend(String instanceId, Duration lease) {
+  KubernetesBackend backend(Map<String, String> overrides) {
+    Map<String, String> settings = new HashMap<>(serverSettings());
+    settings.putAll(overrides);
     return new KubernetesBackend(
-        settings(),
+        KubernetesSettings.read(settings),
         newClient(),
-        new Replica(instanceId, "control-token", lease, Clock.systemUTC()),
+        new Replica("instance", "control-token", Duration.ofSeconds(30), Clock.systemUTC()),
         null,
         Duration.ofSeconds(90),
         Executors.newSingleThreadScheduledExecutor());
