@@ -153,6 +153,9 @@ record SessionSandboxes(
     try {
       processes.stopAll(session);
       session.sandbox().destroy();
+      if (removeWorkspace) {
+        session.sandbox().removeWorkspace();
+      }
     } catch (RuntimeException e) {
       log.warn("destroying session {} failed: {}", session.id(), e.toString());
     } finally {
