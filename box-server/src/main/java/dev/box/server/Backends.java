@@ -142,6 +142,7 @@ final class Backends {
               config.kubernetes(),
               config.controlToken() == null ? "" : config.controlToken(),
               containers.image(),
+              config.isolation().poolSize(),
               runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(

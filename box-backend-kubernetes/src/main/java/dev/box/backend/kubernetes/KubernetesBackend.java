@@ -7,6 +7,7 @@ import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -47,6 +48,7 @@ public final class KubernetesBackend implements SandboxBackend {
           "host_mounts", "refused: a cluster has no host paths to offer");
 
   private final Pods pods;
+  private final Pool pool;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
 
@@ -56,26 +58,33 @@ public final class KubernetesBackend implements SandboxBackend {
    *     whose sessions this server serves
    * @param defaultImage the image of sessions that name none (or the reference's default), or null
    *     to run the reference's default
+   * @param poolSize how many warm pods of the pooled shape the tenant keeps ({@link Pool}); 0 for
+   *     none
    * @param startTimeout how long a pod may take to run (an image pull included)
-   * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
+   * @param timers runs the deadlines of the agents' links and the pool's refill; the backend shuts
+   *     it down on close
    */
   public KubernetesBackend(
       KubernetesSettings settings,
       KubernetesClient client,
       String controlToken,
       @Nullable String defaultImage,
+      int poolSize,
       Duration startTimeout,
       ScheduledExecutorService timers) {
     this.pods =
         new Pods(client, settings, Labels.tenant(settings.namespace(), controlToken), defaultImage);
+    this.pool = new Pool(pods, poolSize, timers);
     this.startTimeout = startTimeout;
     this.timers = timers;
+    pool.start();
   }
 
   /**
    * The backend on the cluster {@code settings} name: its kubeconfig, else the standard places.
    *
    * @param defaultImage the image of sessions that name none, or null
+   * @param poolSize how many warm pods the tenant keeps; 0 for none
    * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    * @throws IllegalArgumentException when the kubeconfig cannot be read
    */
@@ -83,6 +92,7 @@ public final class KubernetesBackend implements SandboxBackend {
       KubernetesSettings settings,
       String controlToken,
       @Nullable String defaultImage,
+      int poolSize,
       ScheduledExecutorService timers) {
     Config config;
     String kubeconfig = settings.kubeconfig();
@@ -106,6 +116,7 @@ public final class KubernetesBackend implements SandboxBackend {
         new KubernetesClientBuilder().withConfig(config).build(),
         controlToken,
         defaultImage,
+        poolSize,
         Duration.ofMinutes(5),
         timers);
   }
@@ -141,20 +152,24 @@ public final class KubernetesBackend implements SandboxBackend {
   public Sandbox start(SandboxSpec spec) {
     String name = pods.podName(spec.sessionId());
     try {
-      byte[] secret = pods.create(name, spec);
-      String ip = pods.awaitRunning(name, startTimeout);
+      Pods.Placed taken = pool.take(spec, name);
+      Pods.Placed placed = taken != null ? taken : pods.create(name, spec);
+      // From here on the session's pod, which a pool pod is under its own name.
+      name = placed.name();
+      String pod = name;
+      String ip = pods.awaitRunning(pod, startTimeout);
       AgentLink link =
           AgentLink.dial(
-              name,
-              new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
+              pod,
+              new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), placed.secret()),
               new LinkDeadlines(REPLY_TIMEOUT, timers));
       try {
-        link.awaitAgent(startTimeout, () -> pods.remove(name));
+        link.awaitAgent(startTimeout, () -> pods.remove(pod));
       } catch (IOException e) {
         link.close();
         throw e;
       }
-      return new PodSandbox(name, link, pods);
+      return new PodSandbox(pod, link, pods);
     } catch (IOException | IllegalStateException | KubernetesClientException e) {
       pods.remove(name);
       throw new BoxException(
@@ -183,7 +198,21 @@ public final class KubernetesBackend implements SandboxBackend {
   }
 
   @Override
+  public @Nullable PoolLevel poolLevel() {
+    return pool.level();
+  }
+
+  /**
+   * Removes the tenant's warm pods and stops refilling them: for the last replica that stops, as
+   * the server decides; {@link #close} leaves them to the other replicas.
+   */
+  public void drainPool() {
+    pool.drain();
+  }
+
+  @Override
   public void close() {
+    pool.close();
     pods.client().close();
     timers.shutdownNow();
   }
