@@ -288,7 +288,11 @@ record Pods(
     try {
       client.pods().inNamespace(namespace()).withName(name).withGracePeriod(0).delete();
       client.network().networkPolicies().inNamespace(namespace()).withName(name).delete();
-      client.secrets().inNamespace(namespace()).withLabels(labels(name)).delete();
+      // Listed, then deleted one by one: the Role grants no deletecollection.
+      for (Secret secret :
+          client.secrets().inNamespace(namespace()).withLabels(labels(name)).list().getItems()) {
+        client.secrets().inNamespace(namespace()).withName(secret.getMetadata().getName()).delete();
+      }
     } catch (KubernetesClientException e) {
       log.warn("cannot remove the pod {} and its objects: {}", name, e.getMessage());
     }
