@@ -148,6 +148,7 @@ final class Backends {
                   containers.sandboxLease(),
                   Clock.systemUTC()),
               containers.image(),
+              config.isolation().poolSize(),
               runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(

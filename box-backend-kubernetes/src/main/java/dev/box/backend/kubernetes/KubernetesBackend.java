@@ -7,13 +7,13 @@ import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.backend.SharedSessions;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
@@ -23,7 +23,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
@@ -57,6 +56,7 @@ public final class KubernetesBackend implements SandboxBackend {
   private final Pods pods;
   private final Replicas replicas;
   private final PodSessions sessions;
+  private final Pool pool;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
 
@@ -65,22 +65,28 @@ public final class KubernetesBackend implements SandboxBackend {
    * @param replica this server as a replica of its tenant, whose sessions it serves
    * @param defaultImage the image of sessions that name none (or the reference's default), or null
    *     to run the reference's default
+   * @param poolSize how many warm pods of the pooled shape the tenant keeps ({@link Pool}); 0 for
+   *     none
    * @param startTimeout how long a pod may take to run (an image pull included)
-   * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
+   * @param timers runs the deadlines of the agents' links and the pool's refill; the backend shuts
+   *     it down on close
    */
   public KubernetesBackend(
       KubernetesSettings settings,
       KubernetesClient client,
       Replica replica,
       @Nullable String defaultImage,
+      int poolSize,
       Duration startTimeout,
       ScheduledExecutorService timers) {
     String tenant = Labels.tenant(settings.namespace(), replica.controlToken());
     this.pods = new Pods(client, settings, tenant, defaultImage);
     this.replicas = new Replicas(client, settings.namespace(), tenant, replica);
     this.sessions = new PodSessions(pods, replicas, startTimeout);
+    this.pool = new Pool(pods, poolSize, timers);
     this.startTimeout = startTimeout;
     this.timers = timers;
+    pool.start();
   }
 
   /**
@@ -88,6 +94,7 @@ public final class KubernetesBackend implements SandboxBackend {
    *
    * @param replica this server as a replica of its tenant
    * @param defaultImage the image of sessions that name none, or null
+   * @param poolSize how many warm pods the tenant keeps; 0 for none
    * @param timers runs the deadlines of the agents' links; the backend shuts it down on close
    * @throws IllegalArgumentException when the kubeconfig cannot be read
    */
@@ -95,6 +102,7 @@ public final class KubernetesBackend implements SandboxBackend {
       KubernetesSettings settings,
       Replica replica,
       @Nullable String defaultImage,
+      int poolSize,
       ScheduledExecutorService timers) {
     Config config;
     String kubeconfig = settings.kubeconfig();
@@ -118,6 +126,7 @@ public final class KubernetesBackend implements SandboxBackend {
         new KubernetesClientBuilder().withConfig(config).build(),
         replica,
         defaultImage,
+        poolSize,
         Duration.ofMinutes(5),
         timers);
   }
@@ -171,8 +180,11 @@ public final class KubernetesBackend implements SandboxBackend {
   public Sandbox start(SandboxSpec spec) {
     String name = pods.podName(spec.sessionId());
     try {
-      byte[] secret = pods.create(name, spec);
-      return connect(name, pods.awaitRunning(name, startTimeout), secret);
+      Pods.Placed taken = pool.take(spec, name);
+      Pods.Placed placed = taken != null ? taken : pods.create(name, spec);
+      // From here on the session's pod, which a pool pod is under its own name.
+      name = placed.name();
+      return connect(name, pods.awaitRunning(name, startTimeout), placed.secret());
     } catch (IOException | IllegalStateException | KubernetesClientException e) {
       pods.remove(name);
       throw new BoxException(
@@ -192,22 +204,14 @@ public final class KubernetesBackend implements SandboxBackend {
    */
   @Override
   public @Nullable Sandbox adopt(SandboxSpec spec) {
-    String name = pods.podName(spec.sessionId());
     try {
-      Secret record =
-          pods.client().secrets().inNamespace(pods.settings().namespace()).withName(name).get();
-      if (record == null
-          || record.getData() == null
-          || record.getData().get(PodShape.SECRET_KEY) == null) {
+      Pods.Placed placed = pods.placed(pods.podName(spec.sessionId()));
+      Pod pod = placed == null ? null : pods.get(placed.name());
+      if (placed == null || pod == null || !Pods.isReady(pod)) {
         return null;
       }
-      Pod pod = pods.get(name);
-      if (pod == null || !Pods.isReady(pod)) {
-        return null;
-      }
-      byte[] secret = Base64.getDecoder().decode(record.getData().get(PodShape.SECRET_KEY));
-      return connect(name, pod.getStatus().getPodIP(), secret);
-    } catch (IOException | IllegalArgumentException | KubernetesClientException e) {
+      return connect(placed.name(), pod.getStatus().getPodIP(), placed.secret());
+    } catch (IOException | KubernetesClientException e) {
       log.info("cannot adopt the pod of session {}: {}", spec.sessionId(), e.getMessage());
       return null;
     }
@@ -255,7 +259,40 @@ public final class KubernetesBackend implements SandboxBackend {
   public void removeOrphans() {}
 
   @Override
+  public @Nullable PoolLevel poolLevel() {
+    return pool.level();
+  }
+
+  /**
+   * Removes the tenant's warm pods and stops refilling them: for the last replica that stops, as
+   * the server decides; {@link #close} leaves them to the other replicas.
+   */
+  public void drainPool() {
+    pool.drain();
+  }
+
+  /**
+   * Whether another replica of the tenant is alive; when that cannot be told, it is assumed to be,
+   * and the pool is left to it (or to the next replica, which takes its pods).
+   */
+  private boolean othersAlive() {
+    try {
+      return replicas.othersAlive();
+    } catch (KubernetesClientException e) {
+      return true;
+    }
+  }
+
+  /**
+   * Stops the pool's refill, removes the pool's free pods when this is the last replica, and gives
+   * up this replica's lease.
+   */
+  @Override
   public void close() {
+    if (!othersAlive()) {
+      pool.drain();
+    }
+    pool.close();
     replicas.leave();
     pods.client().close();
     timers.shutdownNow();

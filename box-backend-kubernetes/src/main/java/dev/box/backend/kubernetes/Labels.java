@@ -17,7 +17,10 @@ final class Labels {
   static final String POD = "box.dev/pod";
   static final String SESSION_ID = "box.dev/session-id";
 
-  /** The label of the pods of the pool, and of their Secrets: not sessions (yet). */
+  /**
+   * The label of the pool's pods while they wait ({@link Pool}), and of their own Secrets always: a
+   * pool pod's Secret is never a session's record.
+   */
   static final String POOL = "box.dev/pool";
 
   private Labels() {}

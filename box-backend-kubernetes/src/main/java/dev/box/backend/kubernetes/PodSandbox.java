@@ -54,4 +54,10 @@ record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
     link.close();
     pods.remove(id);
   }
+
+  /** Removes the session's workspace claim, if it is persistent. */
+  @Override
+  public void removeWorkspace() {
+    pods.removeClaim(id);
+  }
 }

@@ -135,9 +135,9 @@ final class PodSessions implements SharedSessions {
         handedOver.add(id);
       } else if (leaseUntil(secret).isBefore(now)
           && (entry == null || !entry.spec().persistent())) {
-        String name = secret.getMetadata().getName();
-        log.info("removing {}: no replica has renewed its lease", name);
-        pods.remove(name);
+        String pod = podOf(secret);
+        log.info("removing {}: no replica has renewed its lease", pod);
+        pods.remove(pod);
       }
     }
     return new Renewal(lastUsed, handedOver);
@@ -187,11 +187,8 @@ final class PodSessions implements SharedSessions {
   private @Nullable Entry entry(Secret secret) {
     Map<String, String> notes = annotations(secret);
     String spec = notes.get(SPEC);
-    String pod =
-        secret.getMetadata().getLabels() == null
-            ? null
-            : secret.getMetadata().getLabels().get(Labels.POD);
-    if (spec == null || pod == null) {
+    String pod = podOf(secret);
+    if (spec == null) {
       return null;
     }
     try {
@@ -205,6 +202,13 @@ final class PodSessions implements SharedSessions {
       log.warn("the record {} cannot be read: {}", secret.getMetadata().getName(), e.getMessage());
       return null;
     }
+  }
+
+  /** The pod the record {@code secret} names: a pool pod keeps its own name. */
+  private static String podOf(Secret secret) {
+    Map<String, String> labels = secret.getMetadata().getLabels();
+    String pod = labels == null ? null : labels.get(Labels.POD);
+    return pod != null ? pod : secret.getMetadata().getName();
   }
 
   /**

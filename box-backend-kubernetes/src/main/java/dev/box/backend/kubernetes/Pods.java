@@ -3,7 +3,12 @@ package dev.box.backend.kubernetes;
 import dev.box.api.BoxSpec;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaimBuilder;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.SecretBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
@@ -13,6 +18,7 @@ import java.net.HttpURLConnection;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
@@ -21,9 +27,13 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The API calls for the sessions' objects in the sandbox namespace: each session's Secret, its
- * NetworkPolicy and its pod, made and removed together. Creating an object that exists already is
- * not an error: a second replica that creates the same session at the same moment takes what the
- * first made.
+ * NetworkPolicy, its pod and, for a persistent session, its workspace's PersistentVolumeClaim, made
+ * and removed together. Creating an object that exists already is not an error: a second replica
+ * that creates the same session at the same moment takes what the first made.
+ *
+ * <p>Every session has a Secret named {@link #podName} (its record): it holds the agent's token of
+ * the session's pod, and its {@link Labels#POD} label names that pod, which is the session's own
+ * (of the same name) or a pod the session took from the {@link Pool}.
  *
  * @param client the cluster's API
  * @param settings the namespace and the pods' settings
@@ -45,21 +55,54 @@ record Pods(
    */
   static final int WORKSPACE_MB = 1024;
 
+  /** The suffix of a persistent session's claim, after its pod's name. */
+  static final String CLAIM_SUFFIX = "-workspace";
+
+  /**
+   * The pod of a session and its agent's token.
+   *
+   * @param name the pod's name
+   * @param secret the agent's token, never compared: the record is a pair of values to pass on
+   */
+  @SuppressWarnings("ArrayRecordComponent")
+  record Placed(String name, byte[] secret) {}
+
   /** The name of the pod of session {@code sessionId}, the same on every replica. */
   String podName(String sessionId) {
     return Labels.podName(tenant, sessionId);
   }
 
+  /** The labels of the pod {@code name} and of its objects. */
+  Map<String, String> labels(String name) {
+    return Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
+  }
+
   /**
-   * Creates the Secret, the NetworkPolicy and the pod {@code name} of session {@code spec} (or
-   * takes those that exist), and returns the secret of the pod's agent.
+   * Creates the Secret, the NetworkPolicy, the claim of a persistent session and the pod {@code
+   * name} of session {@code spec} (or takes those that exist), and returns the pod: the one the
+   * session's Secret names when another replica made that Secret first.
    */
-  byte[] create(String name, SandboxSpec spec) {
-    Map<String, String> labels =
-        Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, tenant, Labels.POD, name);
-    byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
-    RANDOM.nextBytes(fresh);
-    byte[] secret = createSecret(name, labels, fresh);
+  Placed create(String name, SandboxSpec spec) {
+    Placed placed = createRecord(name, name, freshToken());
+    if (!placed.name().equals(name)) {
+      return placed;
+    }
+    String claim = spec.persistent() ? createClaim(name) : null;
+    createPod(name, labels(name), Map.of(Labels.SESSION_ID, spec.sessionId()), spec, claim);
+    return placed;
+  }
+
+  /**
+   * Creates the NetworkPolicy and the pod {@code name} of the shape of {@code spec}, with {@code
+   * labels}, {@code annotations} and the workspace on {@code claim} (null for an emptyDir); the
+   * pod's Secret must exist.
+   */
+  void createPod(
+      String name,
+      Map<String, String> labels,
+      Map<String, String> annotations,
+      SandboxSpec spec,
+      @Nullable String claim) {
     NetworkPolicies policies =
         new NetworkPolicies(namespace(), settings.boxNamespace(), settings.clusterRanges());
     createPolicy(policies.forPod(name, spec.network(), spec.egress()));
@@ -67,20 +110,58 @@ record Pods(
         new PodShape(
             name,
             labels,
-            Map.of(Labels.SESSION_ID, spec.sessionId()),
+            annotations,
             image(spec.image()),
             spec.readOnlyRootfs(),
             spec.cpus(),
             spec.memoryMb(),
             WORKSPACE_MB,
-            null,
+            claim,
             spec.network());
     createPod(shape.pod(settings));
-    return secret;
+  }
+
+  /** A new agent token. */
+  static byte[] freshToken() {
+    byte[] fresh = new byte[AgentAddress.SECRET_BYTES];
+    RANDOM.nextBytes(fresh);
+    return fresh;
+  }
+
+  /**
+   * Creates the claim {@code <name>-workspace} of the persistent session whose pod is {@code name}
+   * (or takes the one that exists: the session's files), of {@link #WORKSPACE_MB} in the operator's
+   * StorageClass, and returns its name.
+   */
+  private String createClaim(String name) {
+    String claim = name + CLAIM_SUFFIX;
+    PersistentVolumeClaim made =
+        new PersistentVolumeClaimBuilder()
+            .withMetadata(metadata(claim, labels(name)))
+            .withNewSpec()
+            .withAccessModes("ReadWriteOnce")
+            .withStorageClassName(settings.storageClass())
+            .withNewResources()
+            .withRequests(Map.of("storage", new Quantity(WORKSPACE_MB + "Mi")))
+            .endResources()
+            .endSpec()
+            .build();
+    createUnlessExists(
+        () -> client.persistentVolumeClaims().inNamespace(namespace()).resource(made).create());
+    return claim;
+  }
+
+  /** The metadata of the object {@code name} of the sandbox namespace, with {@code labels}. */
+  private ObjectMeta metadata(String name, Map<String, String> labels) {
+    return new ObjectMetaBuilder()
+        .withName(name)
+        .withNamespace(namespace())
+        .withLabels(labels)
+        .build();
   }
 
   /** The image a session runs: its own, or the server's default for one that names none. */
-  private String image(String requested) {
+  String image(String requested) {
     String configured = defaultImage;
     if (configured != null && (requested.isBlank() || requested.equals(BoxSpec.DEFAULT_IMAGE))) {
       return configured;
@@ -93,51 +174,75 @@ record Pods(
   }
 
   /**
-   * The secret of pod {@code name}: the one {@code secret} if this call created it, else the one
-   * another replica created first.
+   * Creates the Secret {@code name} that holds {@code token} for the pod {@code pod} and names it:
+   * a session's record, or a pool pod's own Secret. Returns that pod if this call created the
+   * Secret, else the pod and token of the Secret another replica created first.
    */
-  private byte[] createSecret(String name, Map<String, String> labels, byte[] secret) {
+  Placed createRecord(String name, String pod, byte[] token) {
+    return createSecret(name, pod, token, labels(pod));
+  }
+
+  /**
+   * Creates the Secret {@code name} of a pool pod {@code pod}, holding its token and labelled as
+   * the pool's ({@link Labels#POOL}): never a session's record, even once a session takes the pod.
+   */
+  void createPoolSecret(String pod, byte[] token) {
+    Map<String, String> labels = new HashMap<>(labels(pod));
+    labels.put(Labels.POOL, "pod");
+    createSecret(pod, pod, token, labels);
+  }
+
+  private Placed createSecret(String name, String pod, byte[] token, Map<String, String> labels) {
     Secret made =
         new SecretBuilder()
-            .withNewMetadata()
-            .withName(name)
-            .withNamespace(namespace())
-            .withLabels(labels)
-            .endMetadata()
+            .withMetadata(metadata(name, labels))
             .withType("Opaque")
             .withImmutable(true)
-            .withData(Map.of(PodShape.SECRET_KEY, Base64.getEncoder().encodeToString(secret)))
+            .withData(Map.of(PodShape.SECRET_KEY, Base64.getEncoder().encodeToString(token)))
             .build();
     try {
       client.secrets().inNamespace(namespace()).resource(made).create();
-      return secret;
+      return new Placed(pod, token);
     } catch (KubernetesClientException e) {
       if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
         throw e;
       }
-      Secret existing = client.secrets().inNamespace(namespace()).withName(name).get();
-      if (existing == null || existing.getData() == null) {
+      Placed existing = placed(name);
+      if (existing == null) {
         throw e;
       }
-      return Base64.getDecoder().decode(existing.getData().get(PodShape.SECRET_KEY));
+      return existing;
     }
+  }
+
+  /** The pod and token the Secret {@code name} holds, or null when it does not exist. */
+  @Nullable Placed placed(String name) {
+    Secret secret = client.secrets().inNamespace(namespace()).withName(name).get();
+    if (secret == null
+        || secret.getData() == null
+        || secret.getData().get(PodShape.SECRET_KEY) == null) {
+      return null;
+    }
+    String pod = secret.getMetadata().getLabels().getOrDefault(Labels.POD, name);
+    return new Placed(pod, Base64.getDecoder().decode(secret.getData().get(PodShape.SECRET_KEY)));
   }
 
   /** Creates {@code policy}, or leaves the one that exists. */
   private void createPolicy(NetworkPolicy policy) {
-    try {
-      client.network().networkPolicies().inNamespace(namespace()).resource(policy).create();
-    } catch (KubernetesClientException e) {
-      if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
-        throw e;
-      }
-    }
+    createUnlessExists(
+        () ->
+            client.network().networkPolicies().inNamespace(namespace()).resource(policy).create());
   }
 
   /** Creates {@code pod}, or leaves the one that exists. */
   private void createPod(Pod pod) {
+    createUnlessExists(() -> client.pods().inNamespace(namespace()).resource(pod).create());
+  }
+
+  /** Runs {@code create}; an object that exists already (a conflict) is left as it is. */
+  private static void createUnlessExists(Runnable create) {
     try {
-      client.pods().inNamespace(namespace()).resource(pod).create();
+      create.run();
     } catch (KubernetesClientException e) {
       if (e.getCode() != HttpURLConnection.HTTP_CONFLICT) {
         throw e;
@@ -182,7 +287,7 @@ record Pods(
             .anyMatch(c -> "Ready".equals(c.getType()) && "True".equals(c.getStatus()));
   }
 
-  private static boolean isOver(Pod p) {
+  static boolean isOver(Pod p) {
     return p.getStatus() != null
         && ("Failed".equals(p.getStatus().getPhase())
             || "Succeeded".equals(p.getStatus().getPhase()));
@@ -193,14 +298,37 @@ record Pods(
     return client.pods().inNamespace(namespace()).withName(name).get();
   }
 
-  /** Removes the pod, its policy and its secret at once (no grace period); logs a failure. */
+  /**
+   * Removes the pod, its policy and the Secrets that name it (its own, and the record of the
+   * session it serves) at once (no grace period); logs a failure. A persistent session's claim
+   * stays ({@link #removeClaim}).
+   */
   void remove(String name) {
     try {
       client.pods().inNamespace(namespace()).withName(name).withGracePeriod(0).delete();
       client.network().networkPolicies().inNamespace(namespace()).withName(name).delete();
-      client.secrets().inNamespace(namespace()).withName(name).delete();
+      // Listed, then deleted one by one: the Role grants no deletecollection.
+      for (Secret secret :
+          client.secrets().inNamespace(namespace()).withLabels(labels(name)).list().getItems()) {
+        client.secrets().inNamespace(namespace()).withName(secret.getMetadata().getName()).delete();
+      }
     } catch (KubernetesClientException e) {
       log.warn("cannot remove the pod {} and its objects: {}", name, e.getMessage());
+    }
+  }
+
+  /**
+   * Removes the workspace claim of the pod {@code name}'s session, if it has one; logs a failure.
+   */
+  void removeClaim(String name) {
+    try {
+      client
+          .persistentVolumeClaims()
+          .inNamespace(namespace())
+          .withName(name + CLAIM_SUFFIX)
+          .delete();
+    } catch (KubernetesClientException e) {
+      log.warn("cannot remove the workspace claim of {}: {}", name, e.getMessage());
     }
   }
 }

@@ -9,8 +9,12 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -54,6 +58,10 @@ class KubernetesBackendTest {
   }
 
   static SandboxSpec spec(String session) {
+    return spec(session, false);
+  }
+
+  static SandboxSpec spec(String session, boolean persistent) {
     return new SandboxSpec(
         session,
         "unused",
@@ -67,7 +75,7 @@ class KubernetesBackendTest {
         256,
         64,
         BoxEgress.NONE,
-        false);
+        persistent);
   }
 
   static String run(Sandbox sandbox, String script) throws Exception {
@@ -90,6 +98,83 @@ class KubernetesBackendTest {
         .containsEntry(Labels.SESSION_ID, "s1");
     assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNotNull();
     assertThat(client.network().networkPolicies().inNamespace(NS).withName(pod).get()).isNotNull();
+    assertThat(client.persistentVolumeClaims().inNamespace(NS).list().getItems())
+        .as("an ephemeral session has no claim")
+        .isEmpty();
+    assertThat(workspace(pod).getEmptyDir()).isNotNull();
+  }
+
+  private Volume workspace(String pod) {
+    return client.pods().inNamespace(NS).withName(pod).get().getSpec().getVolumes().stream()
+        .filter(v -> v.getName().equals("workspace"))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  /** Starts the persistent session {@code session} and writes {@code note} in its workspace. */
+  private Sandbox persistentWithANote(String session) throws Exception {
+    Sandbox started = backend.start(spec(session, true));
+    run(started, "echo still-here > note");
+    return started;
+  }
+
+  @Test
+  void aPersistentSessionsFiles_outliveItsPodsDeletion_andTheNextStartFindsThemOnItsClaim()
+      throws Exception {
+    Sandbox first = persistentWithANote("kept");
+    sandbox = first;
+    String pod = first.id();
+    assertThat(workspace(pod).getPersistentVolumeClaim().getClaimName())
+        .isEqualTo(pod + "-workspace");
+    PersistentVolumeClaim claim =
+        client.persistentVolumeClaims().inNamespace(NS).withName(pod + "-workspace").get();
+    assertThat(claim.getSpec().getAccessModes()).containsExactly("ReadWriteOnce");
+    assertThat(claim.getSpec().getResources().getRequests().get("storage"))
+        .isEqualTo(new Quantity(Pods.WORKSPACE_MB + "Mi"));
+    String uid = client.pods().inNamespace(NS).withName(pod).get().getMetadata().getUid();
+
+    client.pods().inNamespace(NS).withName(pod).withGracePeriod(0).delete();
+    await().atMost(Duration.ofSeconds(60)).until(() -> StandInKubelet.containerGone(pod));
+    await().atMost(Duration.ofSeconds(60)).until(() -> !first.isAlive());
+    ((PodSandbox) first).link().close();
+    sandbox = backend.start(spec("kept", true));
+
+    assertThat(sandbox.id()).isEqualTo(pod);
+    assertThat(client.pods().inNamespace(NS).withName(pod).get().getMetadata().getUid())
+        .isNotEqualTo(uid);
+    assertThat(run(sandbox, "cat note")).isEqualTo("still-here\n");
+  }
+
+  @Test
+  void aPersistentSessionsFiles_outliveAKillOfItsPod_inThePodThatReplacesIt() throws Exception {
+    Sandbox first = persistentWithANote("killed");
+    String pod = first.id();
+
+    StandInCluster.killContainer(pod);
+    await().atMost(Duration.ofSeconds(60)).until(() -> !first.isAlive());
+    first.destroy();
+    assertThat(client.persistentVolumeClaims().inNamespace(NS).withName(pod + "-workspace").get())
+        .as("the claim outlives the pod")
+        .isNotNull();
+    sandbox = backend.start(spec("killed", true));
+
+    assertThat(run(sandbox, "cat note")).isEqualTo("still-here\n");
+  }
+
+  @Test
+  void deletingAPersistentSession_removesItsClaim_andTheVolumeGoesWithIt() throws Exception {
+    Sandbox s = persistentWithANote("deleted");
+    String pod = s.id();
+    Path volume = StandInKubelet.claimDir(root, pod + "-workspace");
+    assertThat(volume.resolve("note")).exists();
+
+    s.destroy();
+    s.removeWorkspace();
+
+    assertThat(client.persistentVolumeClaims().inNamespace(NS).withName(pod + "-workspace").get())
+        .isNull();
+    assertThat(client.secrets().inNamespace(NS).withName(pod).get()).isNull();
+    await().atMost(Duration.ofSeconds(60)).until(() -> !Files.exists(volume));
   }
 
   @Test

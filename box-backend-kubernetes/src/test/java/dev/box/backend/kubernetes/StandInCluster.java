@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A cluster for tests: the API server stand-in and the stand-in kubelet on its sandbox namespace,
@@ -50,16 +51,29 @@ public final class StandInCluster implements AutoCloseable {
 
   /**
    * A backend on this cluster with {@code overrides} over its settings, as one replica of one
-   * tenant (lease 30 s).
+   * tenant (lease 30 s), with no default image and no pool.
    */
   KubernetesBackend backend(Map<String, String> overrides) {
+    return backend("instance", null, 0, overrides);
+  }
+
+  /**
+   * A backend on this cluster as replica {@code instanceId} of one tenant (lease 30 s): every
+   * backend this method makes serves the same sessions.
+   *
+   * @param image the sessions' default image, or null
+   * @param poolSize how many warm pods the tenant keeps
+   */
+  KubernetesBackend backend(
+      String instanceId, @Nullable String image, int poolSize, Map<String, String> overrides) {
     Map<String, String> settings = new HashMap<>(serverSettings());
     settings.putAll(overrides);
     return new KubernetesBackend(
         KubernetesSettings.read(settings),
         newClient(),
-        new Replica("instance", "control-token", Duration.ofSeconds(30), Clock.systemUTC()),
-        null,
+        new Replica(instanceId, "control-token", Duration.ofSeconds(30), Clock.systemUTC()),
+        image,
+        poolSize,
         Duration.ofSeconds(90),
         Executors.newSingleThreadScheduledExecutor());
   }

@@ -1,8 +1,10 @@
 package dev.box.backend.kubernetes;
 
+import dev.box.api.internal.FileTrees;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.PodConditionBuilder;
@@ -14,6 +16,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.io.IOException;
@@ -22,6 +25,7 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -46,7 +50,9 @@ import org.slf4j.LoggerFactory;
  * then writes the pod's phase, its Ready condition (once its TCP readiness probe passes) and its IP
  * back; when the container ends, the phase and the container's termination message (its {@code
  * /dev/termination-log}, a host file as a kubelet mounts it), and removes the container when the
- * pod is deleted.
+ * pod is deleted. A claim's directory is its volume, as a provisioner would bind one: it exists
+ * while the PersistentVolumeClaim does, and goes with the claim's deletion; a pod whose claim does
+ * not exist fails (a cluster would keep it pending).
  *
  * <p>What it does not stand in for: scheduling, node selectors and tolerations (there is one node),
  * RuntimeClasses, image pulls (images must be in the engine), emptyDir size limits and
@@ -64,7 +70,9 @@ final class StandInKubelet implements AutoCloseable {
   private final String namespace;
   private final Path root;
   private final Set<String> running = ConcurrentHashMap.newKeySet();
+  private final Set<Thread> starting = ConcurrentHashMap.newKeySet();
   private final SharedIndexInformer<Pod> informer;
+  private final SharedIndexInformer<PersistentVolumeClaim> claims;
 
   /**
    * Starts watching the pods of {@code namespace}.
@@ -87,7 +95,10 @@ final class StandInKubelet implements AutoCloseable {
                     String name = pod.getMetadata().getName();
                     if (pod.getStatus() == null || pod.getStatus().getPhase() == null) {
                       if (running.add(name)) {
-                        Thread.ofVirtual().name("kubelet-" + name).start(() -> run(pod));
+                        Thread starter =
+                            Thread.ofVirtual().name("kubelet-" + name).unstarted(() -> run(pod));
+                        starting.add(starter);
+                        starter.start();
                       }
                     }
                   }
@@ -102,6 +113,32 @@ final class StandInKubelet implements AutoCloseable {
                     Docker.removeQuietly(container(name));
                   }
                 });
+    this.claims =
+        client
+            .persistentVolumeClaims()
+            .inNamespace(namespace)
+            .inform(
+                new ResourceEventHandler<>() {
+                  @Override
+                  public void onAdd(PersistentVolumeClaim claim) {}
+
+                  @Override
+                  public void onUpdate(PersistentVolumeClaim before, PersistentVolumeClaim after) {}
+
+                  @Override
+                  public void onDelete(PersistentVolumeClaim claim, boolean finalStateUnknown) {
+                    try {
+                      FileTrees.deleteTree(claimDir(root, claim.getMetadata().getName()));
+                    } catch (IOException e) {
+                      log.warn("cannot remove the volume of claim {}: {}", claim, e.toString());
+                    }
+                  }
+                });
+  }
+
+  /** The host directory of the volume of claim {@code claim}, under the kubelet's {@code root}. */
+  static Path claimDir(Path root, String claim) {
+    return root.resolve("claims").resolve(claim);
   }
 
   /** The name of the Docker container of pod {@code pod}. */
@@ -127,6 +164,13 @@ final class StandInKubelet implements AutoCloseable {
           argv.indexOf("--entrypoint"),
           "type=bind,source=" + terminationLog + ",target=" + TERMINATION_LOG);
       Docker.run(argv);
+      if (!running.contains(name)) {
+        // Deleted while it started: its deletion found no container to remove.
+        Docker.removeQuietly(container(name));
+        return;
+      }
+      // Started: close need not wait for it, its container is removed with the others.
+      starting.remove(Thread.currentThread());
       try {
         String ip = Docker.ip(container(name), NETWORK);
         if (probeReady(main, container(name), ip)) {
@@ -156,28 +200,35 @@ final class StandInKubelet implements AutoCloseable {
       if (running.contains(name)) {
         status(pod, "Failed", null, false, null);
       }
+    } finally {
+      starting.remove(Thread.currentThread());
     }
   }
 
+  /** Writes the pod's status, unless it was deleted meanwhile. */
   private void status(
       Pod pod, String phase, @Nullable String ip, boolean ready, @Nullable ContainerStatus ended) {
     PodCondition condition =
         new PodConditionBuilder().withType("Ready").withStatus(ready ? "True" : "False").build();
-    client
-        .pods()
-        .inNamespace(namespace)
-        .withName(pod.getMetadata().getName())
-        .editStatus(
-            p -> {
-              p.setStatus(
-                  new PodStatusBuilder()
-                      .withPhase(phase)
-                      .withPodIP(ip)
-                      .withConditions(condition)
-                      .withContainerStatuses(ended == null ? List.of() : List.of(ended))
-                      .build());
-              return p;
-            });
+    try {
+      client
+          .pods()
+          .inNamespace(namespace)
+          .withName(pod.getMetadata().getName())
+          .editStatus(
+              p -> {
+                p.setStatus(
+                    new PodStatusBuilder()
+                        .withPhase(phase)
+                        .withPodIP(ip)
+                        .withConditions(condition)
+                        .withContainerStatuses(ended == null ? List.of() : List.of(ended))
+                        .build());
+                return p;
+              });
+    } catch (KubernetesClientException e) {
+      log.info("pod {} went before its status: {}", pod.getMetadata().getName(), e.getMessage());
+    }
   }
 
   /** Makes each volume's host side: a directory for emptyDirs, files for Secrets. */
@@ -210,9 +261,11 @@ final class StandInKubelet implements AutoCloseable {
         Files.setPosixFilePermissions(empty, PosixFilePermissions.fromString("rwxrwxrwx"));
         volumes.put(v.getName(), empty);
       } else if (v.getPersistentVolumeClaim() != null) {
-        Path claim =
-            Files.createDirectories(
-                root.resolve("claims").resolve(v.getPersistentVolumeClaim().getClaimName()));
+        String name = v.getPersistentVolumeClaim().getClaimName();
+        if (client.persistentVolumeClaims().inNamespace(namespace).withName(name).get() == null) {
+          throw new IOException("persistentvolumeclaim " + name + " not found");
+        }
+        Path claim = Files.createDirectories(claimDir(root, name));
         Docker.chown(claim, fsGroup, fsGroup);
         volumes.put(v.getName(), claim);
       }
@@ -347,6 +400,15 @@ final class StandInKubelet implements AutoCloseable {
   @Override
   public void close() {
     informer.close();
+    claims.close();
+    for (Thread starter : Set.copyOf(starting)) {
+      try {
+        starter.join(Duration.ofMinutes(2));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
     for (String name : Set.copyOf(running)) {
       Docker.removeQuietly(container(name));
     }
@@ -359,10 +421,10 @@ final class StandInKubelet implements AutoCloseable {
         .isBlank();
   }
 
-  /** Waits for the informer's first list. */
+  /** Waits for the informers' first lists. */
   void awaitSynced() throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!informer.hasSynced() && System.nanoTime() < deadline) {
+    while (!(informer.hasSynced() && claims.hasSynced()) && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
   }

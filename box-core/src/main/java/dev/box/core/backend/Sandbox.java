@@ -32,6 +32,14 @@ public interface Sandbox {
   }
 
   /**
+   * Removes the workspace the backend keeps for this sandbox itself, beyond the host (a cluster's
+   * volume claim): called after {@link #destroy} when the session is deleted, never when its
+   * sandbox is only replaced or the server stops. The default keeps none: a host workspace is the
+   * runtime's to remove.
+   */
+  default void removeWorkspace() {}
+
+  /**
    * Whether the backend started this sandbox ahead of its session, from a pool, rather than for it;
    * false by default.
    */

@@ -178,6 +178,9 @@ record SessionSandboxes(
     try {
       processes.stopAll(session);
       ending.accept(session.sandbox());
+      if (removeWorkspace) {
+        session.sandbox().removeWorkspace();
+      }
     } catch (RuntimeException e) {
       log.warn("ending session {} failed: {}", session.id(), e.toString());
     } finally {

@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class HostSandbox implements Sandbox {
   private final List<HostProcess> spawned = new CopyOnWriteArrayList<>();
   private final Runnable afterSpawn;
+  private final AtomicInteger workspaceRemovals = new AtomicInteger();
 
   /** A sandbox that does nothing but start each process. */
   public HostSandbox() {
@@ -71,6 +72,16 @@ public final class HostSandbox implements Sandbox {
   @Override
   public void destroy() {
     spawned.forEach(HostProcess::killTree);
+  }
+
+  @Override
+  public void removeWorkspace() {
+    workspaceRemovals.incrementAndGet();
+  }
+
+  /** How many times the core asked to remove the workspace. */
+  public int workspaceRemovals() {
+    return workspaceRemovals.get();
   }
 
   /** The processes spawned so far, oldest first. */

@@ -9,11 +9,8 @@ import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
-import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.HostBackend;
 import dev.box.core.backend.HostSandbox;
-import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxBackend;
-import dev.box.core.backend.SandboxSpec;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.session.SessionListener.ExecEnd;
 import dev.box.core.session.SessionListener.ExecEnded;
@@ -49,7 +46,7 @@ class SessionListenerTest {
     RuntimeConfig config = new RuntimeConfig(dataDir, Duration.ZERO, 4, 1024, List.of());
     sessions =
         new SessionManager(
-            new BackendChoice(new HostBackend(), "host", "test", Map.of()),
+            new BackendChoice(new HostBackend(HostSandbox::new), "host", "test", Map.of()),
             config,
             Clock.systemUTC(),
             System::nanoTime,
@@ -137,29 +134,5 @@ class SessionListenerTest {
     public void sessionStarted(String backend, boolean preStarted, Duration duration) {
       starts.add(backend + " pre-started=" + preStarted);
     }
-  }
-
-  /** Runs every session's commands on the host (see the class comment). */
-  private static final class HostBackend implements SandboxBackend {
-    @Override
-    public String name() {
-      return "host";
-    }
-
-    @Override
-    public BackendStatus status() {
-      return new BackendStatus("host", true, "the host itself", Map.of());
-    }
-
-    @Override
-    public Sandbox start(SandboxSpec spec) {
-      return new HostSandbox();
-    }
-
-    @Override
-    public void removeOrphans() {}
-
-    @Override
-    public void close() {}
   }
 }
