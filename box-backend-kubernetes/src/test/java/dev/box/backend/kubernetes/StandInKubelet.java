@@ -44,7 +44,9 @@ import org.slf4j.LoggerFactory;
  */
 final class StandInKubelet implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StandInKubelet.class);
-  private static final String NETWORK = "box-standin-pods";
+
+  /** The Docker network whose addresses are the pod IPs. */
+  static final String NETWORK = "box-standin-pods";
 
   private final KubernetesClient client;
   private final String namespace;
