@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -16,13 +17,22 @@ import org.jspecify.annotations.Nullable;
  * session against a bare {@code <engine> run -d}, and a warm {@code true} exec through Box against
  * a bare {@code <engine> exec <container> true}. It is a measurement, not a test.
  *
- * <p>Usage: {@code BoxBench --containers [--engines docker,podman] [--image NAME] [--iterations N]
- * [--markdown FILE]}; the engines must run and have the image ({@code scripts/engines up}).
+ * <p>The engine {@code kubernetes} is the kubernetes backend on the stand-in cluster of {@code
+ * scripts/dev-cluster} (started and stopped here, unless {@code --kubeconfig} names a running one),
+ * measured against Docker's CLI, since its kubelet runs each pod as Docker containers (the agent's
+ * init container, then the pod's).
+ *
+ * <p>Usage: {@code BoxBench --containers [--engines docker,podman,kubernetes] [--image NAME]
+ * [--iterations N] [--kubeconfig FILE] [--markdown FILE]}; the engines must run and have the image
+ * ({@code scripts/engines up}).
  */
 final class ContainerBench {
   static final String USAGE =
-      "usage: bench/run --containers [--engines docker,podman] [--image NAME] [--iterations N]"
-          + " [--markdown FILE]";
+      "usage: bench/run --containers [--engines docker,podman,kubernetes] [--image NAME]"
+          + " [--iterations N] [--kubeconfig FILE] [--markdown FILE]";
+
+  /** The kubernetes backend, on a stand-in cluster whose pods are Docker containers. */
+  private static final String KUBERNETES = "kubernetes";
 
   /** The targets of the container backends, as ratios to the bare CLI. */
   private static final double COLD_TARGET = 0.2;
@@ -30,11 +40,15 @@ final class ContainerBench {
   private static final double WARM_TARGET = 0.1;
   private static final int WARMUP = 5;
 
+  /** Names this run's floor containers, so that runs at the same time do not collide. */
+  private static final long RUN = ProcessHandle.current().pid();
+
   private ContainerBench() {}
 
   /** One engine's numbers. */
   record Result(
       String engine,
+      String floorEngine,
       String backend,
       Latencies bareRun,
       Latencies bareExec,
@@ -49,6 +63,7 @@ final class ContainerBench {
     String image = "box-debian:bookworm";
     int iterations = 30;
     Path markdown = null;
+    Path kubeconfig = null;
     for (int i = 0; i < args.size(); i++) {
       String arg = args.get(i);
       if (i + 1 >= args.size()) {
@@ -61,6 +76,7 @@ final class ContainerBench {
         case "--image" -> image = value;
         case "--iterations" -> iterations = Integer.parseInt(value);
         case "--markdown" -> markdown = Path.of(value);
+        case "--kubeconfig" -> kubeconfig = Path.of(value);
         default -> {
           System.err.println("box-bench: unknown option " + arg + "\n" + USAGE);
           return 2;
@@ -68,8 +84,17 @@ final class ContainerBench {
       }
     }
     List<Result> results = new ArrayList<>();
-    for (String engine : engines) {
-      results.add(measure(engine, image, iterations, out));
+    DevCluster cluster =
+        engines.contains(KUBERNETES) && kubeconfig == null ? DevCluster.up() : null;
+    try {
+      Path k8s = cluster == null ? kubeconfig : cluster.kubeconfig();
+      for (String engine : engines) {
+        results.add(measure(engine, image, iterations, k8s, out));
+      }
+    } finally {
+      if (cluster != null) {
+        cluster.close();
+      }
     }
     String text = report(results, image, iterations, false);
     out.println();
@@ -81,10 +106,20 @@ final class ContainerBench {
     return 0;
   }
 
-  private static Result measure(String engine, String image, int iterations, PrintStream out)
+  private static Result measure(
+      String engine, String image, int iterations, @Nullable Path kubeconfig, PrintStream out)
       throws IOException, InterruptedException {
-    String cli = "/usr/bin/" + engine;
-    progress(out, engine + " floor: " + iterations + " bare `" + engine + " run -d`");
+    String floorEngine = engine.equals(KUBERNETES) ? "docker" : engine;
+    String cli = "/usr/bin/" + floorEngine;
+    Map<String, String> settings = new HashMap<>(Map.of("backend", engine, "image", image));
+    if (engine.equals(KUBERNETES)) {
+      if (kubeconfig == null) {
+        throw new IllegalStateException("no kubeconfig for the kubernetes backend");
+      }
+      settings.put("k8s_kubeconfig", kubeconfig.toString());
+      settings.put("k8s_agent_image", DevCluster.agentImage());
+    }
+    progress(out, engine + " floor: " + iterations + " bare `" + floorEngine + " run -d`");
     Latencies bareRun =
         Sampler.measure(
             WARMUP,
@@ -93,18 +128,18 @@ final class ContainerBench {
                 ProcessFloors.run(
                     List.of(cli, "run", "-d", "--name", bareName(i), image, "sleep", "infinity")),
             i -> ProcessFloors.run(List.of(cli, "rm", "-f", bareName(i))));
-    String holder = "box-bench-exec-floor";
+    String holder = "box-bench-exec-floor-" + RUN;
     ProcessFloors.run(List.of(cli, "run", "-d", "--name", holder, image, "sleep", "infinity"));
     Latencies bareExec;
     try {
-      progress(out, engine + " floor: " + iterations + " bare `" + engine + " exec <c> true`");
+      progress(out, engine + " floor: " + iterations + " bare `" + floorEngine + " exec <c> true`");
       bareExec =
           Sampler.measure(
               WARMUP, iterations, i -> ProcessFloors.run(List.of(cli, "exec", holder, "true")));
     } finally {
       ProcessFloors.run(List.of(cli, "rm", "-f", holder));
     }
-    try (LocalBox box = LocalBox.start(100, Map.of("backend", engine, "image", image))) {
+    try (LocalBox box = LocalBox.start(100, settings)) {
       BenchClient client = box.client();
       String backend = client.status().path("backend").path("reason").asText();
       progress(out, engine + " box: " + iterations + " session creations");
@@ -118,8 +153,9 @@ final class ContainerBench {
       Latencies warm = client.warmExecs(WARMUP, iterations);
       progress(out, engine + " box: " + iterations + " create+exec in one request");
       Latencies coldExec = client.coldExecs(WARMUP, iterations);
-      Latencies createUnpooled = createUnpooled(engine, image, iterations, out);
-      return new Result(engine, backend, bareRun, bareExec, create, createUnpooled, warm, coldExec);
+      Latencies createUnpooled = createUnpooled(engine, settings, iterations, out);
+      return new Result(
+          engine, floorEngine, backend, bareRun, bareExec, create, createUnpooled, warm, coldExec);
     }
   }
 
@@ -129,10 +165,11 @@ final class ContainerBench {
    * while its pool keeps up.
    */
   private static Latencies createUnpooled(
-      String engine, String image, int iterations, PrintStream out)
+      String engine, Map<String, String> settings, int iterations, PrintStream out)
       throws IOException, InterruptedException {
-    try (LocalBox box =
-        LocalBox.start(100, Map.of("backend", engine, "image", image, "pool_size", "0"))) {
+    Map<String, String> unpooled = new HashMap<>(settings);
+    unpooled.put("pool_size", "0");
+    try (LocalBox box = LocalBox.start(100, unpooled)) {
       BenchClient client = box.client();
       progress(out, engine + " box, pool_size 0: " + iterations + " session creations");
       return Sampler.measure(
@@ -144,7 +181,10 @@ final class ContainerBench {
   }
 
   private static String bareName(int iteration) {
-    return "box-bench-floor-" + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
+    return "box-bench-floor-"
+        + RUN
+        + "-"
+        + (iteration < 0 ? "w" + -iteration : Integer.toString(iteration));
   }
 
   private static String report(List<Result> results, String image, int iterations, boolean md) {
@@ -158,12 +198,15 @@ final class ContainerBench {
         .append(" warm-up\n\n");
     Table table = new Table("measure", "p50 ms", "p95 ms", "p99 ms", "ratio p50", "target", "");
     for (Result r : results) {
-      row(table, r.engine + " bare run -d (floor)", r.bareRun, null, 0);
-      row(table, r.engine + " Box session create", r.create, r.bareRun, COLD_TARGET);
+      // The targets are the container backends'; the stand-in cluster's numbers are ratios only.
+      boolean targets = r.engine.equals(r.floorEngine);
+      String bare = r.engine + " bare" + (targets ? "" : " " + r.floorEngine);
+      row(table, bare + " run -d (floor)", r.bareRun, null, 0);
+      row(table, r.engine + " Box session create", r.create, r.bareRun, targets ? COLD_TARGET : 0);
       row(table, r.engine + " Box session create, pool_size 0", r.createUnpooled, r.bareRun, 0);
       row(table, r.engine + " Box create+exec true", r.coldExec, r.bareRun, 0);
-      row(table, r.engine + " bare exec true (floor)", r.bareExec, null, 0);
-      row(table, r.engine + " Box warm exec true", r.warm, r.bareExec, WARM_TARGET);
+      row(table, bare + " exec true (floor)", r.bareExec, null, 0);
+      row(table, r.engine + " Box warm exec true", r.warm, r.bareExec, targets ? WARM_TARGET : 0);
     }
     text.append(md ? table.markdown() : table.text());
     text.append('\n');

@@ -23,6 +23,9 @@ public final class StandInCluster implements AutoCloseable {
   public static final String AGENT_IMAGE =
       System.getenv().getOrDefault("BOX_TEST_AGENT_IMAGE", "box-agent:latest");
 
+  /** The label that names a pod's tenant. */
+  public static final String TENANT_LABEL = Labels.TENANT;
+
   private final ApiServer server = new ApiServer();
   private final KubernetesClient client = server.client();
   private final String namespace;
@@ -102,6 +105,13 @@ public final class StandInCluster implements AutoCloseable {
   /** Writes a kubeconfig for this cluster to {@code file}, for a server that reads one. */
   public Path writeKubeconfig(Path file) throws IOException {
     return server.writeKubeconfig(file);
+  }
+
+  /**
+   * The tenant of the servers of {@code controlToken} on {@code namespace}, as its pods name it.
+   */
+  public static String tenant(String namespace, String controlToken) {
+    return Labels.tenant(namespace, controlToken);
   }
 
   /** Whether the container of pod {@code pod} is gone (or never was). */

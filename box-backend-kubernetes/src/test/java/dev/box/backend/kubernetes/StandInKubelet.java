@@ -61,7 +61,9 @@ import org.slf4j.LoggerFactory;
  */
 final class StandInKubelet implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StandInKubelet.class);
-  private static final String NETWORK = "box-standin-pods";
+
+  /** The Docker network whose addresses are the pod IPs. */
+  static final String NETWORK = "box-standin-pods";
 
   /** Where a container writes why it ended, as Kubernetes' default terminationMessagePath. */
   private static final String TERMINATION_LOG = "/dev/termination-log";
