@@ -88,7 +88,19 @@ class KubernetesReplicasTest {
     return ServerFleet.http(server.port());
   }
 
+  /** The sessions' pods: not the free pods of the pool ({@code pool_size}, 2 by default). */
   private List<Pod> pods() {
+    return cluster()
+        .client()
+        .pods()
+        .inNamespace(NAMESPACE)
+        .withoutLabel("box.dev/pool")
+        .list()
+        .getItems();
+  }
+
+  /** Every pod, the pool's included. */
+  private List<Pod> allPods() {
     return cluster().client().pods().inNamespace(NAMESPACE).list().getItems();
   }
 
@@ -209,7 +221,10 @@ class KubernetesReplicasTest {
     assertThat(http(b).exec("moved", "cat /workspace/note", "").stdout()).isEqualTo("kept\n");
 
     fleet().stop(b);
-    await().atMost(Duration.ofSeconds(30)).until(() -> pods().isEmpty());
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .alias("the last replica stops its sessions and the pool's pods")
+        .until(() -> allPods().isEmpty());
   }
 
   private Path logs() {

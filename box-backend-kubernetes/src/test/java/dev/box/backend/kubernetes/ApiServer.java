@@ -5,6 +5,8 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -20,11 +22,30 @@ import java.util.HashMap;
 final class ApiServer implements AutoCloseable {
   private final KubernetesMockServer server =
       new KubernetesMockServer(
-          new Context(),
-          new MockWebServer(),
-          new HashMap<>(),
-          new KubernetesCrudDispatcher(),
-          false);
+          new Context(), new MockWebServer(), new HashMap<>(), new PatchAnswering(), false);
+
+  /**
+   * The CRUD dispatcher, answering a JSON patch whose {@code test} operation fails with 422 as an
+   * API server does: the mock's own dispatcher throws, and the client then waits for an answer that
+   * never comes.
+   */
+  private static final class PatchAnswering extends KubernetesCrudDispatcher {
+    @Override
+    public MockResponse handlePatch(RecordedRequest request) {
+      try {
+        return super.handlePatch(request);
+      } catch (RuntimeException e) {
+        String message = String.valueOf(e.getMessage()).replace("\\", "").replace("\"", "'");
+        return new MockResponse()
+            .setResponseCode(422)
+            .setBody(
+                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+                    + "\"reason\":\"Invalid\",\"code\":422,\"message\":\""
+                    + message
+                    + "\"}");
+      }
+    }
+  }
 
   ApiServer() {
     server.init(InetAddress.getLoopbackAddress(), 0);

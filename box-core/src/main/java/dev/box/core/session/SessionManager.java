@@ -342,7 +342,9 @@ public final class SessionManager implements AutoCloseable {
 
   /**
    * Refuses new work and stops every session, those being started included once their start ends;
-   * private workspaces of persistent sessions are kept.
+   * private workspaces of persistent sessions are kept. Where the backend shares its sessions, they
+   * are handed over while other servers serve them, and persistent ones are kept running for the
+   * next server.
    */
   public void shutdown() {
     shuttingDown = true;
@@ -350,7 +352,7 @@ public final class SessionManager implements AutoCloseable {
     if (shared != null && othersServe(shared)) {
       reaper.handOverAll(shared);
     } else {
-      reaper.stopAll();
+      reaper.stopAll(shared != null);
     }
   }
 

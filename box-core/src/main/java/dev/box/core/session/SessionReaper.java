@@ -57,10 +57,18 @@ record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock
 
   /**
    * Stops every session in parallel, those being started once their start ends, waiting for each at
-   * most 30 s; private workspaces of persistent sessions are kept.
+   * most 30 s; private workspaces of persistent sessions are kept, and so are their sandboxes when
+   * {@code keepPersistent} (the backend shares its sessions: the next server serves them).
    */
-  void stopAll() {
-    forEachSession(session -> sandboxes.stop(session, !session.persistent()));
+  void stopAll(boolean keepPersistent) {
+    forEachSession(
+        session -> {
+          if (keepPersistent && session.persistent()) {
+            sandboxes.release(session);
+          } else {
+            sandboxes.stop(session, !session.persistent());
+          }
+        });
   }
 
   /**
