@@ -169,7 +169,15 @@ public final class SessionManager implements AutoCloseable {
    */
   public int restorePersistent() {
     int restored = 0;
+    SharedSessions shared = slot.backend().sharedSessions();
     for (PersistentSessions.Entry entry : persistent.load()) {
+      String id = entry.spec().sessionId();
+      if (shared != null && !stillShared(shared, id)) {
+        // Another server deleted it meanwhile: the shared record is the truth, never start it
+        // again.
+        persistent.remove(id);
+        continue;
+      }
       if (acquirer.restore(entry.spec(), entry.createdAt())) {
         restored++;
       }
@@ -177,6 +185,15 @@ public final class SessionManager implements AutoCloseable {
     // What an earlier instance left and no restore adopted.
     slot.backend().removeOrphans();
     return restored;
+  }
+
+  /** Whether {@code shared} still records session {@code id}; when that cannot be told, it does. */
+  private static boolean stillShared(SharedSessions shared, String id) {
+    try {
+      return shared.find(id) != null;
+    } catch (RuntimeException e) {
+      return true;
+    }
   }
 
   /** The outcome of {@link #createOrReuse}: the session and whether it was created just now. */
@@ -420,6 +437,7 @@ public final class SessionManager implements AutoCloseable {
         table.remove(id);
         log.info("session {} was deleted by another server", id);
         sandboxes.release(session);
+        persistent.remove(id);
       }
     }
   }
