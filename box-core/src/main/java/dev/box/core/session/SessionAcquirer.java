@@ -1,5 +1,6 @@
 package dev.box.core.session;
 
+import dev.box.api.BoxException;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSpec;
@@ -139,7 +140,18 @@ record SessionAcquirer(
       return;
     }
     SharedSessions shared = slot.backend().sharedSessions();
-    SharedSessions.Entry entry = shared == null ? null : shared.find(id);
+    if (shared == null) {
+      return;
+    }
+    SharedSessions.Entry entry;
+    try {
+      entry = shared.find(id);
+    } catch (BoxException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new BoxRuntimeUnavailableException(
+          "the sessions' shared records cannot be read now: " + e.getMessage(), e);
+    }
     if (entry != null && takeOver(entry.spec(), entry.createdAt())) {
       log.info("serving session {}, which another server started", id);
     }
