@@ -17,6 +17,21 @@ final class Labels {
   static final String POD = "box.dev/pod";
   static final String SESSION_ID = "box.dev/session-id";
 
+  /** A session record's annotations ({@link PodSessions}): its spec, without command or env. */
+  static final String SPEC = "box.dev/spec";
+
+  /** When the session was created. */
+  static final String CREATED_AT = "box.dev/created-at";
+
+  /** When any replica last used the session. */
+  static final String USED_AT = "box.dev/used-at";
+
+  /** Until when a replica serves the session. */
+  static final String LEASE_UNTIL = "box.dev/lease-until";
+
+  /** Set by a replica that stopped while others served: the next renewal adopts the session. */
+  static final String HANDED_OVER = "box.dev/handed-over";
+
   /**
    * The label of the pool's pods while they wait ({@link Pool}), and of their own Secrets always: a
    * pool pod's Secret is never a session's record.

@@ -26,14 +26,14 @@ import org.slf4j.LoggerFactory;
  * Labels#podName}), whose annotations hold:
  *
  * <ul>
- *   <li>{@value #SPEC}: the session's spec, without a command or an environment;
- *   <li>{@value #CREATED_AT} and {@value #USED_AT}: when it was created and last used by any
- *       replica;
- *   <li>{@value #LEASE_UNTIL}: until when a replica serves it, renewed by every replica that does;
- *       a non-persistent session whose lease has run out is removed by any replica (one that never
- *       got a lease, a create cut short, runs out a lease after the Secret was made);
- *   <li>{@value #HANDED_OVER}: set by a replica that stopped while others were alive; the next
- *       renewal of another replica adopts the session.
+ *   <li>{@value Labels#SPEC}: the session's spec, without a command or an environment;
+ *   <li>{@value Labels#CREATED_AT} and {@value Labels#USED_AT}: when it was created and last used
+ *       by any replica;
+ *   <li>{@value Labels#LEASE_UNTIL}: until when a replica serves it, renewed by every replica that
+ *       does; a non-persistent session whose lease has run out is removed by any replica (one that
+ *       never got a lease, a create cut short, runs out a lease after the Secret was made);
+ *   <li>{@value Labels#HANDED_OVER}: set by a replica that stopped while others were alive; the
+ *       next renewal of another replica adopts the session.
  * </ul>
  *
  * Persistent sessions are never removed for their lease: they wait, with their pod and claim, for a
@@ -41,12 +41,6 @@ import org.slf4j.LoggerFactory;
  */
 final class PodSessions implements SharedSessions {
   private static final Logger log = LoggerFactory.getLogger(PodSessions.class);
-
-  static final String SPEC = "box.dev/spec";
-  static final String CREATED_AT = "box.dev/created-at";
-  static final String USED_AT = "box.dev/used-at";
-  static final String LEASE_UNTIL = "box.dev/lease-until";
-  static final String HANDED_OVER = "box.dev/handed-over";
 
   private final Pods pods;
   private final Replicas replicas;
@@ -86,11 +80,11 @@ final class PodSessions implements SharedSessions {
     }
     Instant now = now();
     Map<String, @Nullable String> notes = new HashMap<>();
-    notes.put(SPEC, text);
-    notes.put(CREATED_AT, createdAt.toString());
-    notes.put(USED_AT, now.toString());
-    notes.put(LEASE_UNTIL, now.plus(replica().lease()).toString());
-    notes.put(HANDED_OVER, null);
+    notes.put(Labels.SPEC, text);
+    notes.put(Labels.CREATED_AT, createdAt.toString());
+    notes.put(Labels.USED_AT, now.toString());
+    notes.put(Labels.LEASE_UNTIL, now.plus(replica().lease()).toString());
+    notes.put(Labels.HANDED_OVER, null);
     annotate(pods.podName(spec.sessionId()), notes);
   }
 
@@ -131,7 +125,7 @@ final class PodSessions implements SharedSessions {
         Instant latest = mine.isAfter(entry.lastUsedAt()) ? mine : entry.lastUsedAt();
         lastUsed.put(id, latest);
         renewLease(secret, latest, now);
-      } else if (entry != null && annotations(secret).get(HANDED_OVER) != null) {
+      } else if (entry != null && annotations(secret).get(Labels.HANDED_OVER) != null) {
         handedOver.add(id);
       } else if (leaseUntil(secret).isBefore(now)
           && (entry == null || !entry.spec().persistent())) {
@@ -145,8 +139,8 @@ final class PodSessions implements SharedSessions {
 
   private void renewLease(Secret secret, Instant used, Instant now) {
     Map<String, @Nullable String> notes = new HashMap<>();
-    notes.put(USED_AT, used.toString());
-    notes.put(LEASE_UNTIL, now.plus(replica().lease()).toString());
+    notes.put(Labels.USED_AT, used.toString());
+    notes.put(Labels.LEASE_UNTIL, now.plus(replica().lease()).toString());
     try {
       annotate(secret.getMetadata().getName(), notes);
     } catch (KubernetesClientException e) {
@@ -162,7 +156,7 @@ final class PodSessions implements SharedSessions {
   @Override
   public void handOver(List<String> sessionIds) {
     Map<String, @Nullable String> notes = new HashMap<>();
-    notes.put(HANDED_OVER, now().toString());
+    notes.put(Labels.HANDED_OVER, now().toString());
     for (String id : sessionIds) {
       try {
         annotate(pods.podName(id), notes);
@@ -186,18 +180,19 @@ final class PodSessions implements SharedSessions {
   /** The session {@code secret} records, or null when it holds no spec yet (a create under way). */
   private @Nullable Entry entry(Secret secret) {
     Map<String, String> notes = annotations(secret);
-    String spec = notes.get(SPEC);
+    String spec = notes.get(Labels.SPEC);
     String pod = podOf(secret);
     if (spec == null) {
       return null;
     }
     try {
-      Instant created = Instant.parse(notes.getOrDefault(CREATED_AT, Instant.EPOCH.toString()));
+      Instant created =
+          Instant.parse(notes.getOrDefault(Labels.CREATED_AT, Instant.EPOCH.toString()));
       return new Entry(
           json.readValue(spec, BoxSpec.class),
           pod,
           created,
-          Instant.parse(notes.getOrDefault(USED_AT, created.toString())));
+          Instant.parse(notes.getOrDefault(Labels.USED_AT, created.toString())));
     } catch (JsonProcessingException | RuntimeException e) {
       log.warn("the record {} cannot be read: {}", secret.getMetadata().getName(), e.getMessage());
       return null;
@@ -217,7 +212,7 @@ final class PodSessions implements SharedSessions {
    * one lease.
    */
   private Instant leaseUntil(Secret secret) {
-    String until = annotations(secret).get(LEASE_UNTIL);
+    String until = annotations(secret).get(Labels.LEASE_UNTIL);
     String created = secret.getMetadata().getCreationTimestamp();
     Duration grace = startTimeout.plus(replica().lease());
     try {
