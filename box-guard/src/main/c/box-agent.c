@@ -3,6 +3,7 @@
  *
  *   box-agent SOCKET                                          Unix mode
  *   box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]   network mode
+ *   box-agent --pipe PORT                                     a pipe to a local agent
  *
  * Runs inside the sandbox as its PID 1 (bubblewrap, nsjail) or as the child of its init
  * (containers, pods), as the sandbox user, under box-guard's seccomp filter: everything it forks
@@ -80,6 +81,13 @@
  * that every process of the sandbox runs in that network (only loopback) while the agent stays in
  * the pod's and is reached there. A keeper that cannot enter them exits 1 without running
  * anything: 'X' with that status, then 'L'.
+ *
+ * Pipe mode, where the server cannot reach the pod's network and reaches the agent through the
+ * cluster's API server instead (its exec of this command in the pod): one connection to the agent
+ * listening on 127.0.0.1:PORT, its bytes relayed to and from stdin and stdout unchanged (the
+ * secret and every frame pass through; the pipe understands none of them). The end of stdin shuts
+ * the connection's sending half; the pipe exits 0 once the agent has closed the connection, 1 when
+ * a read or write fails, 2 on bad arguments.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -1067,12 +1075,73 @@ static int namespace_fd(const char *arg, int type) {
   return (int)fd;
 }
 
+/* Writes all of buf to fd; 0 on success, -1 on failure. */
+static int write_all(int fd, const unsigned char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* Pipe mode: relays stdin and stdout to one connection to the local agent (see the top). */
+static int serve_pipe(const char *port_arg) {
+  char *end;
+  errno = 0;
+  long port = strtol(port_arg, &end, 10);
+  if (errno != 0 || *end != 0 || end == port_arg || port < 1 || port > 65535) {
+    fprintf(stderr, "box-agent: --pipe: %s is not a port\n", port_arg);
+    return 2;
+  }
+  int sock = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) die("socket");
+  struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(sock, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect to the agent");
+  unsigned char buf[65536];
+  int stdin_open = 1;
+  for (;;) {
+    struct pollfd fds[2] = {{.fd = sock, .events = POLLIN}, {.fd = 0, .events = POLLIN}};
+    if (poll(fds, stdin_open ? 2 : 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (fds[0].revents) {
+      ssize_t n = read(sock, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) return 0;
+      if (n < 0 || write_all(1, buf, (size_t)n) < 0) return 1;
+    }
+    if (stdin_open && fds[1].revents) {
+      ssize_t n = read(0, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return 1;
+      if (n == 0) {
+        stdin_open = 0;
+        if (shutdown(sock, SHUT_WR) < 0) return 1;
+      } else if (write_all(sock, buf, (size_t)n) < 0) {
+        return 1;
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--pipe") == 0) {
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) die("signal");
+    /* The sandbox's processes run as the same user: the secret passes through this memory. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("prctl");
+    return serve_pipe(argv[2]);
+  }
   network = (argc == 4 || (argc == 7 && strcmp(argv[4], "--netns") == 0)) &&
             strcmp(argv[1], "--listen") == 0;
   if (argc != 2 && !network) {
     fprintf(stderr, "usage: box-agent SOCKET | "
-                    "box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]\n");
+                    "box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD] | "
+                    "box-agent --pipe PORT\n");
     return 2;
   }
   if (argc == 7) {

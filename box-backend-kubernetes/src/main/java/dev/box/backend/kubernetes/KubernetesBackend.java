@@ -20,6 +20,7 @@ import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -41,6 +42,12 @@ public final class KubernetesBackend implements SandboxBackend {
   /** How long the agent may take to answer a request. */
   private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(10);
 
+  /** How long a connection to an agent on the pod network may take before the API server's way. */
+  private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+
+  private static final String PATH_DIRECT = "the pod network";
+  private static final String PATH_API_SERVER = "the API server";
+
   /** What the backend enforces and by what, as {@link BackendStatus#enforced()} says it. */
   private static final Map<String, String> ENFORCED =
       Map.of(
@@ -59,6 +66,7 @@ public final class KubernetesBackend implements SandboxBackend {
   private final Pool pool;
   private final Duration startTimeout;
   private final ScheduledExecutorService timers;
+  private volatile String lastPath = "none yet";
 
   /**
    * @param client the cluster's API, which the backend closes
@@ -153,7 +161,7 @@ public final class KubernetesBackend implements SandboxBackend {
     return new BackendStatus(
         name(),
         true,
-        "pods in namespace " + namespace + "; processes through the pods' agents",
+        "pods in namespace " + namespace + "; processes " + agentPath(),
         enforced(),
         java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
   }
@@ -218,23 +226,67 @@ public final class KubernetesBackend implements SandboxBackend {
   }
 
   /**
-   * Dials the agent of pod {@code name} at {@code ip}; a pod whose agent never answers is removed.
+   * Dials the agent of pod {@code name} at {@code ip}, or through the API server ({@link
+   * AgentTunnel}) as {@code k8s_agent_path} says; a pod whose agent never answers is removed.
    */
   private PodSandbox connect(String name, String ip, byte[] secret) throws IOException {
+    InetSocketAddress direct = new InetSocketAddress(ip, PodShape.AGENT_PORT);
+    AgentTunnel tunnel =
+        switch (pods.settings().agentPath()) {
+          case DIRECT -> null;
+          case API_SERVER -> openTunnel(name);
+          case AUTO -> answers(direct) ? null : openTunnel(name);
+        };
+    lastPath = tunnel == null ? PATH_DIRECT : PATH_API_SERVER;
     AgentLink link =
         AgentLink.dial(
             name,
-            new AgentAddress(new InetSocketAddress(ip, PodShape.AGENT_PORT), secret),
+            new AgentAddress(tunnel == null ? direct : tunnel.address(), secret),
             new LinkDeadlines(REPLY_TIMEOUT, timers));
     try {
       link.awaitAgent(startTimeout, () -> pods.remove(name));
     } catch (IOException e) {
       link.close();
+      if (tunnel != null) {
+        tunnel.close();
+      }
       // The pod may have ended since it ran: its termination message says why.
       Pod pod = pods.get(name);
       throw pod == null ? e : new IOException(e.getMessage() + PodShape.endedBecause(pod), e);
     }
-    return new PodSandbox(name, link, pods);
+    return new PodSandbox(name, link, tunnel, pods);
+  }
+
+  private AgentTunnel openTunnel(String pod) throws IOException {
+    return AgentTunnel.open(pods.client(), pods.settings().namespace(), pod);
+  }
+
+  /** Whether the agent's port accepts a connection at {@code address} within a short wait. */
+  private static boolean answers(InetSocketAddress address) {
+    try (Socket probe = new Socket()) {
+      probe.connect(address, (int) PROBE_TIMEOUT.toMillis());
+      return true;
+    } catch (IOException e) {
+      log.info(
+          "the agent at {} does not answer on the pod network ({}): through the API server",
+          address,
+          e.getMessage());
+      return false;
+    }
+  }
+
+  /** How processes reach the pods' agents, as health reports it. */
+  private String agentPath() {
+    return switch (pods.settings().agentPath()) {
+      case DIRECT -> "through the pods' agents on the pod network";
+      case API_SERVER ->
+          "through the pods' agents, reached through the API server (pods/exec of box-agent"
+              + " --pipe)";
+      case AUTO ->
+          "through the pods' agents, on the pod network where it answers, else through the API"
+              + " server (pods/exec); last used: "
+              + lastPath;
+    };
   }
 
   @Override

@@ -29,6 +29,7 @@ import org.jspecify.annotations.Nullable;
  * @param clusterRanges the address blocks of the cluster (pods, services, the API server), which
  *     network-on sessions may not reach
  * @param networkOff what keeps a network-off session off the network besides its NetworkPolicy
+ * @param agentPath how the server reaches the pods' agents
  */
 public record KubernetesSettings(
     String namespace,
@@ -42,7 +43,8 @@ public record KubernetesSettings(
     @Nullable String kubeconfig,
     String boxNamespace,
     List<Cidr> clusterRanges,
-    NetworkOff networkOff) {
+    NetworkOff networkOff,
+    AgentPath agentPath) {
   /** A configuration key of the backend, as a flag, variable or file entry spells it. */
   enum Key {
     NAMESPACE,
@@ -56,7 +58,8 @@ public record KubernetesSettings(
     KUBECONFIG,
     BOX_NAMESPACE,
     CLUSTER_RANGES,
-    NETWORK_OFF;
+    NETWORK_OFF,
+    AGENT_PATH;
 
     /** The key's text: {@code k8s_} and its name in lower case. */
     String text() {
@@ -123,6 +126,34 @@ public record KubernetesSettings(
       }
       throw new IllegalArgumentException(
           Key.NETWORK_OFF + ": namespace or policy, not '" + text + "'");
+    }
+  }
+
+  /** How the server reaches a pod's agent ({@code k8s_agent_path}). */
+  public enum AgentPath {
+    /** On the pod network when the agent's port answers there, else through the API server. */
+    AUTO,
+    /** On the pod network only: a pod whose agent's port does not answer there fails to start. */
+    DIRECT,
+    /**
+     * Through the API server only: each connection to the agent is an exec of {@code box-agent
+     * --pipe} in the pod, for a server outside the cluster's pod network.
+     */
+    API_SERVER;
+
+    /** The value's text: its name in lower case, with a hyphen. */
+    String text() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
+    }
+
+    static AgentPath parse(String text) {
+      for (AgentPath value : values()) {
+        if (value.text().equals(text)) {
+          return value;
+        }
+      }
+      throw new IllegalArgumentException(
+          Key.AGENT_PATH + ": auto, direct or api-server, not '" + text + "'");
     }
   }
 
@@ -225,7 +256,8 @@ public record KubernetesSettings(
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
         ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
-        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())));
+        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())),
+        AgentPath.parse(orDefault(Key.AGENT_PATH.in(values), AgentPath.AUTO.text())));
   }
 
   /** The settings with their defaults. */

@@ -8,6 +8,7 @@ import dev.box.core.backend.SandboxProcess;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The sandbox of one session: its pod, and the link to the pod's agent, through which every process
@@ -15,9 +16,12 @@ import java.util.Map;
  *
  * @param id the pod's name
  * @param link the link to the pod's agent
+ * @param tunnel the way to the agent through the API server, or null when the link reaches it on
+ *     the pod network
  * @param pods removes the pod
  */
-record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
+record PodSandbox(String id, AgentLink link, @Nullable AgentTunnel tunnel, Pods pods)
+    implements Sandbox {
   /** The environment every process starts from, before the spec's own. */
   static final Map<String, String> BASE_ENV =
       Map.of(
@@ -42,6 +46,7 @@ record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
   @Override
   public void release() {
     link.close();
+    closeTunnel();
   }
 
   /**
@@ -52,7 +57,14 @@ record PodSandbox(String id, AgentLink link, Pods pods) implements Sandbox {
   public void destroy() {
     link.endAll();
     link.close();
+    closeTunnel();
     pods.remove(id);
+  }
+
+  private void closeTunnel() {
+    if (tunnel != null) {
+      tunnel.close();
+    }
   }
 
   /** Removes the session's workspace claim, if it is persistent. */

@@ -75,6 +75,9 @@ record PodShape(
   /** Where the agent's binaries are, in the pod. */
   static final String BIN = "/box/bin";
 
+  /** The name of the container that runs the session. */
+  static final String CONTAINER = "sandbox";
+
   /** Where the pod's secret is, in the pod. */
   static final String SECRET_DIR = "/box/secret";
 
@@ -158,7 +161,7 @@ record PodShape(
     mounts.add(mount("home", HOME, false));
     mounts.add(mount("tmp", "/tmp", false));
     return new ContainerBuilder()
-        .withName("sandbox")
+        .withName(CONTAINER)
         .withImage(image)
         .withImagePullPolicy(settings.imagePullPolicy())
         .withCommand(command(settings))

@@ -17,19 +17,33 @@ import java.util.HashMap;
  * A stand-in for a cluster's API server: fabric8's KubernetesMockServer in CRUD mode on loopback
  * (no API server can run on this machine). It stores, lists, patches, deletes and watches any
  * resource as a real one does, but runs nothing: no scheduler, no kubelet, no garbage collector, no
- * admission. Tests that need pods to run add the stand-in kubelet.
+ * admission. Tests that need pods to run add the stand-in kubelet, which also runs the commands of
+ * the pods' exec subresource ({@link StandInExec}).
  */
 final class ApiServer implements AutoCloseable {
+  private final StandInExec exec = new StandInExec();
   private final KubernetesMockServer server =
       new KubernetesMockServer(
-          new Context(), new MockWebServer(), new HashMap<>(), new PatchAnswering(), false);
+          new Context(), new MockWebServer(), new HashMap<>(), new Dispatching(exec), false);
 
   /**
-   * The CRUD dispatcher, answering a JSON patch whose {@code test} operation fails with 422 as an
-   * API server does: the mock's own dispatcher throws, and the client then waits for an answer that
-   * never comes.
+   * The CRUD dispatcher, with the pods' exec subresource ({@link StandInExec}), and answering a
+   * JSON patch whose {@code test} operation fails with 422 as an API server does: the mock's own
+   * dispatcher throws, and the client then waits for an answer that never comes.
    */
-  private static final class PatchAnswering extends KubernetesCrudDispatcher {
+  private static final class Dispatching extends KubernetesCrudDispatcher {
+    private final StandInExec exec;
+
+    Dispatching(StandInExec exec) {
+      this.exec = exec;
+    }
+
+    @Override
+    public MockResponse dispatch(RecordedRequest request) {
+      MockResponse answer = exec.answer(request);
+      return answer != null ? answer : super.dispatch(request);
+    }
+
     @Override
     public MockResponse handlePatch(RecordedRequest request) {
       try {
@@ -49,6 +63,11 @@ final class ApiServer implements AutoCloseable {
 
   ApiServer() {
     server.init(InetAddress.getLoopbackAddress(), 0);
+  }
+
+  /** Runs the commands of the pods' exec subresource with {@code runner} (a kubelet's). */
+  void serveExec(StandInExec.Runner runner) {
+    exec.serveWith(runner);
   }
 
   /** A new client of this server (close it). */
@@ -83,6 +102,7 @@ final class ApiServer implements AutoCloseable {
 
   @Override
   public void close() {
+    exec.close();
     server.destroy();
   }
 }

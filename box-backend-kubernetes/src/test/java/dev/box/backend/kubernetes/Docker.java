@@ -33,6 +33,13 @@ final class Docker {
     return call(args);
   }
 
+  /** Starts {@code docker ARGS}, its stdio the returned process's pipes. */
+  static Process start(List<String> args) throws IOException {
+    List<String> argv = new ArrayList<>(List.of("docker", "--host", HOST));
+    argv.addAll(args);
+    return new ProcessBuilder(argv).start();
+  }
+
   /** The address of {@code container} on {@code network}. */
   static String ip(String container, String network) throws IOException {
     String ip =
@@ -73,9 +80,7 @@ final class Docker {
   }
 
   private static String call(List<String> args) throws IOException {
-    List<String> argv = new ArrayList<>(List.of("docker", "--host", HOST));
-    argv.addAll(args);
-    Process p = new ProcessBuilder(argv).redirectErrorStream(false).start();
+    Process p = start(args);
     p.getOutputStream().close();
     byte[] out = p.getInputStream().readAllBytes();
     byte[] err = p.getErrorStream().readAllBytes();

@@ -133,6 +133,16 @@ class PodShapeTest {
   }
 
   @Test
+  void agentPath_acceptsAutoDirectOrApiServer_only() {
+    assertThat(KubernetesSettings.defaults().agentPath())
+        .isEqualTo(KubernetesSettings.AgentPath.AUTO);
+    assertThat(KubernetesSettings.read(Map.of("k8s_agent_path", "api-server")).agentPath())
+        .isEqualTo(KubernetesSettings.AgentPath.API_SERVER);
+    assertThatThrownBy(() -> KubernetesSettings.read(Map.of("k8s_agent_path", "api_server")))
+        .hasMessageContaining("k8s_agent_path: auto, direct or api-server");
+  }
+
+  @Test
   void aPersistentSessionsWorkspaceIsItsClaim_andALocalhostProfileIsNamed() {
     KubernetesSettings settings =
         KubernetesSettings.read(Map.of("k8s_seccomp_profile", "localhost/box/guard.json"));

@@ -5,7 +5,9 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
@@ -39,6 +41,12 @@ public final class StandInCluster implements AutoCloseable {
   public StandInCluster(String namespace, Path root) throws IOException, InterruptedException {
     this.namespace = namespace;
     this.kubelet = new StandInKubelet(client, namespace, root);
+    server.serveExec(
+        (ns, pod, container, command) -> {
+          List<String> argv = new ArrayList<>(List.of("exec", "-i", StandInKubelet.container(pod)));
+          argv.addAll(command);
+          return Docker.start(argv);
+        });
     kubelet.awaitSynced();
   }
 
