@@ -403,6 +403,11 @@ final class StandInKubelet implements AutoCloseable {
   public void close() {
     informer.close();
     claims.close();
+    // The containers first: a pod deleted just before, whose deletion the closed informer no longer
+    // delivers, would keep its starter waiting on it.
+    for (String name : Set.copyOf(running)) {
+      Docker.removeQuietly(container(name));
+    }
     for (Thread starter : Set.copyOf(starting)) {
       try {
         starter.join(Duration.ofMinutes(2));
