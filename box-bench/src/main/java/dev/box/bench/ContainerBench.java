@@ -20,19 +20,24 @@ import org.jspecify.annotations.Nullable;
  * <p>The engine {@code kubernetes} is the kubernetes backend on the stand-in cluster of {@code
  * scripts/dev-cluster} (started and stopped here, unless {@code --kubeconfig} names a running one),
  * measured against Docker's CLI, since its kubelet runs each pod as Docker containers (the agent's
- * init container, then the pod's).
+ * init container, then the pod's). The engine {@code kubernetes-api} is the same with {@code
+ * k8s_agent_path=api-server}: every connection to the pods' agents through the stand-in API
+ * server's exec.
  *
- * <p>Usage: {@code BoxBench --containers [--engines docker,podman,kubernetes] [--image NAME]
- * [--iterations N] [--kubeconfig FILE] [--markdown FILE]}; the engines must run and have the image
- * ({@code scripts/engines up}).
+ * <p>Usage: {@code BoxBench --containers [--engines docker,podman,kubernetes,kubernetes-api]
+ * [--image NAME] [--iterations N] [--kubeconfig FILE] [--markdown FILE]}; the engines must run and
+ * have the image ({@code scripts/engines up}).
  */
 final class ContainerBench {
   static final String USAGE =
-      "usage: bench/run --containers [--engines docker,podman,kubernetes] [--image NAME]"
+      "usage: bench/run --containers [--engines docker,podman,kubernetes,kubernetes-api] [--image NAME]"
           + " [--iterations N] [--kubeconfig FILE] [--markdown FILE]";
 
   /** The kubernetes backend, on a stand-in cluster whose pods are Docker containers. */
   private static final String KUBERNETES = "kubernetes";
+
+  /** The kubernetes backend reaching the agents through the API server. */
+  private static final String KUBERNETES_API = "kubernetes-api";
 
   /** The targets of the container backends, as ratios to the bare CLI. */
   private static final double COLD_TARGET = 0.2;
@@ -85,7 +90,9 @@ final class ContainerBench {
     }
     List<Result> results = new ArrayList<>();
     DevCluster cluster =
-        engines.contains(KUBERNETES) && kubeconfig == null ? DevCluster.up() : null;
+        engines.stream().anyMatch(e -> e.startsWith(KUBERNETES)) && kubeconfig == null
+            ? DevCluster.up()
+            : null;
     try {
       Path k8s = cluster == null ? kubeconfig : cluster.kubeconfig();
       for (String engine : engines) {
@@ -109,15 +116,22 @@ final class ContainerBench {
   private static Result measure(
       String engine, String image, int iterations, @Nullable Path kubeconfig, PrintStream out)
       throws IOException, InterruptedException {
-    String floorEngine = engine.equals(KUBERNETES) ? "docker" : engine;
+    boolean k8s = engine.equals(KUBERNETES) || engine.equals(KUBERNETES_API);
+    String floorEngine = k8s ? "docker" : engine;
     String cli = "/usr/bin/" + floorEngine;
-    Map<String, String> settings = new HashMap<>(Map.of("backend", engine, "image", image));
-    if (engine.equals(KUBERNETES)) {
+    Map<String, String> settings =
+        new HashMap<>(Map.of("backend", k8s ? KUBERNETES : engine, "image", image));
+    if (engine.equals(KUBERNETES_API)) {
+      settings.put("k8s_agent_path", "api-server");
+    }
+    if (k8s) {
       if (kubeconfig == null) {
         throw new IllegalStateException("no kubeconfig for the kubernetes backend");
       }
       settings.put("k8s_kubeconfig", kubeconfig.toString());
       settings.put("k8s_agent_image", DevCluster.agentImage());
+      // As the stand-in cluster's nodes have it: network-off sessions need it for their namespace.
+      settings.put("k8s_seccomp_profile", "localhost/box-sandbox.json");
     }
     progress(out, engine + " floor: " + iterations + " bare `" + floorEngine + " run -d`");
     Latencies bareRun =

@@ -111,22 +111,7 @@ public record KubernetesSettings(
      */
     NAMESPACE,
     /** The NetworkPolicy alone, which only a network plugin that implements it enforces. */
-    POLICY;
-
-    /** The value's text: its name in lower case. */
-    String text() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    static NetworkOff parse(String text) {
-      for (NetworkOff value : values()) {
-        if (value.text().equals(text)) {
-          return value;
-        }
-      }
-      throw new IllegalArgumentException(
-          Key.NETWORK_OFF + ": namespace or policy, not '" + text + "'");
-    }
+    POLICY
   }
 
   /** How the server reaches a pod's agent ({@code k8s_agent_path}). */
@@ -139,22 +124,7 @@ public record KubernetesSettings(
      * Through the API server only: each connection to the agent is an exec of {@code box-agent
      * --pipe} in the pod, for a server outside the cluster's pod network.
      */
-    API_SERVER;
-
-    /** The value's text: its name in lower case, with a hyphen. */
-    String text() {
-      return name().toLowerCase(Locale.ROOT).replace('_', '-');
-    }
-
-    static AgentPath parse(String text) {
-      for (AgentPath value : values()) {
-        if (value.text().equals(text)) {
-          return value;
-        }
-      }
-      throw new IllegalArgumentException(
-          Key.AGENT_PATH + ": auto, direct or api-server, not '" + text + "'");
-    }
+    API_SERVER
   }
 
   /** A taint a sandbox pod tolerates: {@code key[=value]:Effect}. */
@@ -256,13 +226,42 @@ public record KubernetesSettings(
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
         ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
-        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())),
-        AgentPath.parse(orDefault(Key.AGENT_PATH.in(values), AgentPath.AUTO.text())));
+        choice(values, Key.NETWORK_OFF, NetworkOff.NAMESPACE),
+        choice(values, Key.AGENT_PATH, AgentPath.AUTO));
   }
 
   /** The settings with their defaults. */
   public static KubernetesSettings defaults() {
     return read(Map.of());
+  }
+
+  /**
+   * The value of {@code key}, one of the constants of {@code fallback}'s type as {@link #spelling}
+   * spells them, else {@code fallback}.
+   */
+  private static <E extends Enum<E>> E choice(Map<String, String> values, Key key, E fallback) {
+    String text = orDefault(key.in(values), spelling(fallback));
+    List<E> all = List.of(fallback.getDeclaringClass().getEnumConstants());
+    for (E value : all) {
+      if (spelling(value).equals(text)) {
+        return value;
+      }
+    }
+    List<String> spelled = all.stream().map(KubernetesSettings::spelling).toList();
+    throw new IllegalArgumentException(
+        key
+            + ": "
+            + String.join(", ", spelled.subList(0, spelled.size() - 1))
+            + " or "
+            + spelled.getLast()
+            + ", not '"
+            + text
+            + "'");
+  }
+
+  /** How a setting spells {@code value}: its name in lower case, with hyphens. */
+  private static String spelling(Enum<?> value) {
+    return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
   private static List<Cidr> ranges(String text) {
