@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.Cidr;
+import dev.box.core.backend.Sandbox;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
@@ -20,8 +21,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -39,97 +43,130 @@ class NetworkPolicyTest {
   private static final int OTHER = 8000;
   private static final Map<String, String> BOX = Map.of(NetworkPolicies.BOX_POD_LABEL, "box");
 
-  @TempDir Path root;
-  private StandInCluster cluster;
-  private KubernetesClient client;
+  private static final AtomicInteger TESTS = new AtomicInteger();
 
-  @BeforeEach
-  void start() throws Exception {
-    cluster = new StandInCluster(NS, root);
+  // One cluster for the class, each test's pods and policies named apart.
+  @TempDir static Path volumes;
+  private static StandInCluster cluster;
+  private static KubernetesClient client;
+  private final String prefix = "t" + TESTS.incrementAndGet() + "-";
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    cluster = new StandInCluster(NS, volumes);
     client = cluster.client();
   }
 
-  @AfterEach
-  void stop() {
+  @AfterAll
+  static void stopCluster() {
     cluster.close();
+  }
+
+  /** The name of this test's {@code name}. */
+  private String named(String name) {
+    return prefix + name;
   }
 
   @Test
   void onlyBoxsPodsReachTheAgentPort_andNoOtherPort() throws Exception {
-    String session = pod("session", Map.of(Labels.POD, "session"));
-    pod("stranger", Map.of());
+    String session = pod(named("session"), Map.of(Labels.POD, named("session")));
+    pod(named("stranger"), Map.of());
     // Selected by no policy, a pod is open.
-    assertThat(connect("stranger", session, OTHER)).isEqualTo("connected");
+    assertThat(connect(named("stranger"), session, OTHER)).isEqualTo("connected");
 
-    policy(boxNamespace(List.of()).forPod("session", BoxNetworkMode.OFF, BoxEgress.NONE));
+    policy(boxNamespace(List.of()).forPod(named("session"), BoxNetworkMode.OFF, BoxEgress.NONE));
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(() -> connect("stranger", session, OTHER).startsWith("denied"));
+        .until(() -> connect(named("stranger"), session, OTHER).startsWith("denied"));
     // A pod of Box's that starts after the policy is admitted as it starts.
-    pod("box", BOX);
+    pod(named("box"), BOX);
 
-    assertThat(connect("box", session, AGENT)).isEqualTo("connected");
-    assertThat(connect("box", session, OTHER)).startsWith("denied");
-    assertThat(connect("stranger", session, AGENT)).startsWith("denied");
-    assertThat(connect("stranger", session, OTHER)).startsWith("denied");
+    assertThat(connect(named("box"), session, AGENT)).isEqualTo("connected");
+    assertThat(connect(named("box"), session, OTHER)).startsWith("denied");
+    assertThat(connect(named("stranger"), session, AGENT)).startsWith("denied");
+    assertThat(connect(named("stranger"), session, OTHER)).startsWith("denied");
     // The node (Box on this host) reaches it, as the kubelet's probes do.
     assertThat(reachableFromTheNode(session, AGENT)).isTrue();
   }
 
   @Test
-  void networkOff_reachesNothing() throws Exception {
-    String box = pod("box", BOX);
-    policy(boxNamespace(List.of()).forPod("session", BoxNetworkMode.OFF, BoxEgress.NONE));
-    pod("session", Map.of(Labels.POD, "session"));
+  void aSessionsPod_admitsBoxsPodsToItsAgent_andTheNode() throws Exception {
+    pod(named("box"), BOX);
+    pod(named("stranger"), Map.of());
+    KubernetesBackend backend = cluster.backend(Map.of("k8s_box_namespace", NS));
+    try {
+      Sandbox sandbox = backend.start(KubernetesBackendTest.spec("np1"));
+      try {
+        String session =
+            client.pods().inNamespace(NS).withName(sandbox.id()).get().getStatus().getPodIP();
 
-    assertThat(connect("session", box, OTHER)).startsWith("denied");
-    assertThat(connect("session", "127.0.0.1", OTHER)).isEqualTo("connected");
+        assertThat(connect(named("box"), session, AGENT)).isEqualTo("connected");
+        assertThat(connect(named("stranger"), session, AGENT)).startsWith("denied");
+        // Box on this host, the node, runs the session's processes through the agent.
+        assertThat(KubernetesBackendTest.run(sandbox, "echo ran")).isEqualTo("ran\n");
+      } finally {
+        sandbox.destroy();
+      }
+    } finally {
+      backend.close();
+    }
+  }
+
+  @Test
+  void networkOff_reachesNothing() throws Exception {
+    String box = pod(named("box"), BOX);
+    policy(boxNamespace(List.of()).forPod(named("session"), BoxNetworkMode.OFF, BoxEgress.NONE));
+    pod(named("session"), Map.of(Labels.POD, named("session")));
+
+    assertThat(connect(named("session"), box, OTHER)).startsWith("denied");
+    assertThat(connect(named("session"), "127.0.0.1", OTHER)).isEqualTo("connected");
   }
 
   @Test
   void networkOn_reachesNeitherAnotherPodNorALinkLocalAddress() throws Exception {
-    String other = pod("other", Map.of());
-    policy(boxNamespace(List.of()).forPod("session", BoxNetworkMode.ON, BoxEgress.NONE));
-    pod("session", Map.of(Labels.POD, "session"));
+    String other = pod(named("other"), Map.of());
+    policy(boxNamespace(List.of()).forPod(named("session"), BoxNetworkMode.ON, BoxEgress.NONE));
+    pod(named("session"), Map.of(Labels.POD, named("session")));
 
     // The other pod's own listener answers; the link-local address, not filtered, would go
     // unanswered (the internal network routes nowhere): "denied" is the policy's answer.
-    assertThat(connect("other", other, OTHER)).isEqualTo("connected");
-    assertThat(connect("session", other, OTHER)).startsWith("denied");
-    assertThat(connect("session", "169.254.169.254", 80)).startsWith("denied");
+    assertThat(connect(named("other"), other, OTHER)).isEqualTo("connected");
+    assertThat(connect(named("session"), other, OTHER)).startsWith("denied");
+    assertThat(connect(named("session"), "169.254.169.254", 80)).startsWith("denied");
   }
 
   @Test
   void networkOn_reachesPodsOutsideTheClusterRanges_butNotDenyOut_unlessAllowOut()
       throws Exception {
-    String allowed = pod("allowed", Map.of());
-    String denied = pod("denied", Map.of());
-    String third = pod("third", Map.of());
+    String allowed = pod(named("allowed"), Map.of());
+    String denied = pod(named("denied"), Map.of());
+    String third = pod(named("third"), Map.of());
     // The cluster ranges here leave the pod network out, so the session may reach it.
     NetworkPolicies policies = boxNamespace(List.of(Cidr.parse("10.96.0.0/12")));
     policy(
         policies.forPod(
-            "session",
+            named("session"),
             BoxNetworkMode.ON,
             new BoxEgress(List.of(), List.of(Cidr.parse(denied + "/32")))));
-    pod("session", Map.of(Labels.POD, "session"));
+    pod(named("session"), Map.of(Labels.POD, named("session")));
 
-    assertThat(connect("session", allowed, OTHER)).isEqualTo("connected");
-    assertThat(connect("session", third, OTHER)).isEqualTo("connected");
-    assertThat(connect("session", denied, OTHER)).startsWith("denied");
+    assertThat(connect(named("session"), allowed, OTHER)).isEqualTo("connected");
+    assertThat(connect(named("session"), third, OTHER)).isEqualTo("connected");
+    assertThat(connect(named("session"), denied, OTHER)).startsWith("denied");
 
-    // deny_out the whole pod network (the stand-in's), allow_out one pod.
+    // An allow-list: deny_out everything, allow_out one pod.
     NetworkPolicy allowList =
         policies.forPod(
-            "session",
+            named("session"),
             BoxNetworkMode.ON,
             new BoxEgress(
-                List.of(Cidr.parse(allowed + "/32")), List.of(Cidr.parse("10.244.0.0/24"))));
+                List.of(Cidr.parse(allowed + "/32")),
+                List.of(Cidr.parse("0.0.0.0/0"), Cidr.parse("::/0"))));
     client
         .network()
         .networkPolicies()
         .inNamespace(NS)
-        .withName("session")
+        .withName(named("session"))
         .edit(
             p -> {
               p.setSpec(allowList.getSpec());
@@ -137,9 +174,9 @@ class NetworkPolicyTest {
             });
     await()
         .atMost(Duration.ofSeconds(60))
-        .until(() -> connect("session", third, OTHER).startsWith("denied"));
-    assertThat(connect("session", allowed, OTHER)).isEqualTo("connected");
-    assertThat(connect("session", denied, OTHER)).startsWith("denied");
+        .until(() -> connect(named("session"), third, OTHER).startsWith("denied"));
+    assertThat(connect(named("session"), allowed, OTHER)).isEqualTo("connected");
+    assertThat(connect(named("session"), denied, OTHER)).startsWith("denied");
   }
 
   /** Box's policies, Box's pods being in the sandbox namespace. */
@@ -171,19 +208,20 @@ class NetworkPolicyTest {
             .endSpec()
             .build();
     client.pods().inNamespace(NS).resource(pod).create();
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(
-            () -> {
-              Pod p = client.pods().inNamespace(NS).withName(name).get();
-              return p.getStatus() != null && "Running".equals(p.getStatus().getPhase());
-            });
-    String ip = client.pods().inNamespace(NS).withName(name).get().getStatus().getPodIP();
+    // The kubelet writes the IP as it reports the pod running, its policies loaded.
+    String ip =
+        Objects.requireNonNull(
+            await().atMost(Duration.ofSeconds(60)).until(() -> ipOf(name), Objects::nonNull));
     // The listener is up once it answers from inside the pod.
     await()
         .atMost(Duration.ofSeconds(30))
         .until(() -> connect(name, "127.0.0.1", OTHER).equals("connected"));
     return ip;
+  }
+
+  private static @Nullable String ipOf(String pod) {
+    Pod p = client.pods().inNamespace(NS).withName(pod).get();
+    return p == null || p.getStatus() == null ? null : p.getStatus().getPodIP();
   }
 
   /** How a TCP connection from pod {@code from} to {@code address}:{@code port} ends. */
