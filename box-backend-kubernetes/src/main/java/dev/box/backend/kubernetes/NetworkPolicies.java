@@ -29,6 +29,8 @@ final class NetworkPolicies {
   /** The label Box's own pods carry, from which the agent's port is reachable. */
   static final String BOX_POD_LABEL = "app.kubernetes.io/name";
 
+  private static final List<Cidr> EVERYWHERE = List.of(Cidr.parse("0.0.0.0/0"), Cidr.parse("::/0"));
+
   private static final List<Cidr> LINK_LOCAL =
       List.of(Cidr.parse("169.254.0.0/16"), Cidr.parse("fe80::/10"));
 
@@ -59,8 +61,13 @@ final class NetworkPolicies {
       forbidden.addAll(LINK_LOCAL);
       List<Cidr> denied = new ArrayList<>(forbidden);
       denied.addAll(egress.denyOut());
-      rules.add(rule(block(Cidr.parse("0.0.0.0/0"), denied)));
-      rules.add(rule(block(Cidr.parse("::/0"), denied)));
+      for (Cidr everywhere : EVERYWHERE) {
+        // An except must lie strictly inside its block: a deny_out of a whole family (the
+        // allow-list's deny_out: ["0.0.0.0/0"]) drops the family's rule, not its except.
+        if (denied.stream().noneMatch(d -> d.contains(everywhere))) {
+          rules.add(rule(block(everywhere, denied)));
+        }
+      }
       for (Cidr allowed : egress.allowOut()) {
         if (forbidden.stream().noneMatch(f -> f.contains(allowed))) {
           rules.add(rule(block(allowed, forbidden)));

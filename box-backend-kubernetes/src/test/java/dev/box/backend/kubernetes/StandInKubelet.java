@@ -50,14 +50,18 @@ import org.slf4j.LoggerFactory;
  * then writes the pod's phase, its Ready condition (once its TCP readiness probe passes) and its IP
  * back; when the container ends, the phase and the container's termination message (its {@code
  * /dev/termination-log}, a host file as a kubelet mounts it), and removes the container when the
- * pod is deleted. A claim's directory is its volume, as a provisioner would bind one: it exists
- * while the PersistentVolumeClaim does, and goes with the claim's deletion; a pod whose claim does
- * not exist fails (a cluster would keep it pending).
+ * pod is deleted. It enforces the namespace's NetworkPolicies on the pods it runs, with nftables in
+ * each pod's network namespace, before it reports a pod running ({@link StandInNetworkPolicies}:
+ * every pod admits the node, the network's gateway, from which Box on this host reaches the
+ * agents). A claim's directory is its volume, as a provisioner would bind one: it exists while the
+ * PersistentVolumeClaim does, and goes with the claim's deletion; a pod whose claim does not exist
+ * fails (a cluster would keep it pending).
  *
  * <p>What it does not stand in for: scheduling, node selectors and tolerations (there is one node),
- * RuntimeClasses, image pulls (images must be in the engine), emptyDir size limits and
- * NetworkPolicies. Pod IPs are the containers' addresses on an internal Docker network that this
- * kubelet creates: nothing leaves the machine.
+ * RuntimeClasses, image pulls (images must be in the engine) and emptyDir size limits; of
+ * NetworkPolicies, named ports and peers in other namespaces (it runs the pods of one). Pod IPs are
+ * the containers' addresses on an internal Docker network that this kubelet creates: nothing leaves
+ * the machine.
  */
 final class StandInKubelet implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StandInKubelet.class);
@@ -75,6 +79,7 @@ final class StandInKubelet implements AutoCloseable {
   private final Set<Thread> starting = ConcurrentHashMap.newKeySet();
   private final SharedIndexInformer<Pod> informer;
   private final SharedIndexInformer<PersistentVolumeClaim> claims;
+  private final StandInNetworkPolicies policies;
 
   /**
    * Starts watching the pods of {@code namespace}.
@@ -86,6 +91,7 @@ final class StandInKubelet implements AutoCloseable {
     this.namespace = namespace;
     this.root = root;
     Docker.ensureNetwork(NETWORK);
+    this.policies = new StandInNetworkPolicies(client, namespace, NETWORK);
     this.informer =
         client
             .pods()
@@ -113,6 +119,7 @@ final class StandInKubelet implements AutoCloseable {
                     String name = pod.getMetadata().getName();
                     running.remove(name);
                     Docker.removeQuietly(container(name));
+                    policies.stopped(name);
                   }
                 });
     this.claims =
@@ -175,6 +182,7 @@ final class StandInKubelet implements AutoCloseable {
       starting.remove(Thread.currentThread());
       try {
         String ip = Docker.ip(container(name), NETWORK);
+        policies.started(name, container(name), ip);
         if (probeReady(main, container(name), ip)) {
           status(pod, "Running", ip, true, null);
         }
@@ -182,6 +190,7 @@ final class StandInKubelet implements AutoCloseable {
         // It ended at once: its end says why.
       }
       String exit = Docker.run(List.of("wait", container(name))).strip();
+      policies.stopped(name);
       if (running.contains(name)) {
         ContainerStatus ended =
             new ContainerStatusBuilder()
@@ -420,6 +429,7 @@ final class StandInKubelet implements AutoCloseable {
       Docker.removeQuietly(container(name));
     }
     running.clear();
+    policies.close();
   }
 
   /** Whether the container of pod {@code pod} is gone (or never was). */
@@ -431,7 +441,8 @@ final class StandInKubelet implements AutoCloseable {
   /** Waits for the informers' first lists. */
   void awaitSynced() throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!(informer.hasSynced() && claims.hasSynced()) && System.nanoTime() < deadline) {
+    while (!(informer.hasSynced() && claims.hasSynced() && policies.hasSynced())
+        && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
   }
