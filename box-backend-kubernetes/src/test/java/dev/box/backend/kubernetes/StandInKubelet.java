@@ -412,9 +412,12 @@ final class StandInKubelet implements AutoCloseable {
   public void close() {
     informer.close();
     claims.close();
-    // The containers first: a pod deleted just before, whose deletion the closed informer no longer
-    // delivers, would keep its starter waiting on it.
-    for (String name : Set.copyOf(running)) {
+    // No pod runs from here on: a starter whose container comes after this removes it itself, and
+    // the containers go before the wait for the starters (a pod deleted just before, whose deletion
+    // the closed informer no longer delivers, would keep its starter waiting on its container).
+    Set<String> names = Set.copyOf(running);
+    running.clear();
+    for (String name : names) {
       Docker.removeQuietly(container(name));
     }
     for (Thread starter : Set.copyOf(starting)) {
@@ -425,10 +428,6 @@ final class StandInKubelet implements AutoCloseable {
         break;
       }
     }
-    for (String name : Set.copyOf(running)) {
-      Docker.removeQuietly(container(name));
-    }
-    running.clear();
     policies.close();
   }
 
