@@ -153,7 +153,10 @@ public final class KubernetesBackend implements SandboxBackend {
     return new BackendStatus(
         name(),
         true,
-        "pods in namespace " + namespace + "; processes through the pods' agents",
+        pods.maker().describe()
+            + " in namespace "
+            + namespace
+            + "; processes through the pods' agents",
         enforced(),
         java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
   }

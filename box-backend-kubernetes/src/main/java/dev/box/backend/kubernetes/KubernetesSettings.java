@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * @param clusterRanges the address blocks of the cluster (pods, services, the API server), which
  *     network-on sessions may not reach
  * @param networkOff what keeps a network-off session off the network besides its NetworkPolicy
+ * @param workload what Box creates for a session's pod: the pod itself, or an agent-sandbox Sandbox
+ *     whose controller makes it
  */
 public record KubernetesSettings(
     String namespace,
@@ -42,7 +44,8 @@ public record KubernetesSettings(
     @Nullable String kubeconfig,
     String boxNamespace,
     List<Cidr> clusterRanges,
-    NetworkOff networkOff) {
+    NetworkOff networkOff,
+    Workload workload) {
   /** A configuration key of the backend, as a flag, variable or file entry spells it. */
   enum Key {
     NAMESPACE,
@@ -56,7 +59,8 @@ public record KubernetesSettings(
     KUBECONFIG,
     BOX_NAMESPACE,
     CLUSTER_RANGES,
-    NETWORK_OFF;
+    NETWORK_OFF,
+    WORKLOAD;
 
     /** The key's text: {@code k8s_} and its name in lower case. */
     String text() {
@@ -123,6 +127,31 @@ public record KubernetesSettings(
       }
       throw new IllegalArgumentException(
           Key.NETWORK_OFF + ": namespace or policy, not '" + text + "'");
+    }
+  }
+
+  /** What Box creates for a session's pod ({@code k8s_workload}). */
+  public enum Workload {
+    /** The pod itself. */
+    POD,
+    /**
+     * An agent-sandbox Sandbox ({@code agents.x-k8s.io}) whose pod template is the pod, made by
+     * that project's controller, so that the operators who run it see Box's sandboxes there.
+     */
+    SANDBOX;
+
+    /** The value's text: its name in lower case. */
+    String text() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    static Workload parse(String text) {
+      for (Workload value : values()) {
+        if (value.text().equals(text)) {
+          return value;
+        }
+      }
+      throw new IllegalArgumentException(Key.WORKLOAD + ": pod or sandbox, not '" + text + "'");
     }
   }
 
@@ -225,7 +254,8 @@ public record KubernetesSettings(
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
         ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
-        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())));
+        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())),
+        Workload.parse(orDefault(Key.WORKLOAD.in(values), Workload.POD.text())));
   }
 
   /** The settings with their defaults. */
