@@ -25,11 +25,12 @@ import java.util.stream.Collectors;
  * that pod's labels, annotations and spec, and the project's controller makes the pod, named after
  * the Sandbox and owned by it. Operators who run that controller see Box's sessions as Sandboxes.
  *
- * <p>The pool's mark ({@link Labels#POOL}) is on the Sandbox only, never in its template: the
- * controller copies the template's labels onto the pod at every reconcile, and would put back a
- * mark a take had removed from the pod; a take patches the Sandbox instead. Removing a pod deletes
- * its Sandbox, then the pod with no grace period: the cluster's garbage collector would delete it
- * with the default grace period.
+ * <p>The Sandbox carries the pod's labels, the pool's mark ({@link Labels#POOL}) included. A take
+ * of a pool pod patches the Sandbox, never the pod: the controller copies the template's labels
+ * onto the pod at every reconcile, and would put back a mark removed from the pod alone; removed
+ * from the template, it goes from the pod (the controller records which labels it put there).
+ * Removing a pod deletes its Sandbox, then the pod with no grace period: the cluster's garbage
+ * collector would delete it with the default grace period.
  */
 record AgentSandboxes(KubernetesClient client, String namespace) implements PodMaker {
   /** The API group and version of agent-sandbox's Sandbox, as its v0.5 releases serve it. */
@@ -59,25 +60,26 @@ record AgentSandboxes(KubernetesClient client, String namespace) implements PodM
     try {
       made.sandboxes().list(new ListOptionsBuilder().withLimit(1L).build());
     } catch (KubernetesClientException e) {
-      if (e.getCode() == HttpURLConnection.HTTP_NOT_FOUND) {
-        throw new IllegalArgumentException(
-            "k8s_workload=sandbox: the cluster does not serve agent-sandbox's Sandbox ("
-                + API_VERSION
-                + "): install its CRD "
-                + CRD
-                + " and controller, or set k8s_workload=pod",
-            e);
-      }
-      if (e.getCode() == HttpURLConnection.HTTP_FORBIDDEN) {
-        throw new IllegalArgumentException(
-            "k8s_workload=sandbox: Box may not list "
-                + CRD
-                + " in namespace "
-                + namespace
-                + ": grant it as deploy/kubernetes/role.yaml does",
-            e);
-      }
       // An API server that does not answer is health's to report, as with pods.
+      String why =
+          switch (e.getCode()) {
+            case HttpURLConnection.HTTP_NOT_FOUND ->
+                "the cluster does not serve agent-sandbox's Sandbox ("
+                    + API_VERSION
+                    + "): install its CRD "
+                    + CRD
+                    + " and controller, or set k8s_workload=pod";
+            case HttpURLConnection.HTTP_FORBIDDEN ->
+                "Box may not list "
+                    + CRD
+                    + " in namespace "
+                    + namespace
+                    + ": grant it as deploy/kubernetes/role.yaml does";
+            default -> null;
+          };
+      if (why != null) {
+        throw new IllegalArgumentException("k8s_workload=sandbox: " + why, e);
+      }
     }
     return made;
   }
@@ -98,8 +100,6 @@ record AgentSandboxes(KubernetesClient client, String namespace) implements PodM
   /** The Sandbox whose controller makes {@code pod}. */
   static GenericKubernetesResource sandbox(Pod pod) {
     Map<String, String> labels = pod.getMetadata().getLabels();
-    Map<String, String> templateLabels = new HashMap<>(labels);
-    templateLabels.remove(Labels.POOL);
     Map<String, String> annotations = pod.getMetadata().getAnnotations();
     return new GenericKubernetesResourceBuilder()
         .withApiVersion(API_VERSION)
@@ -116,7 +116,7 @@ record AgentSandboxes(KubernetesClient client, String namespace) implements PodM
                 "podTemplate",
                 Map.of(
                     "metadata",
-                    Map.of("labels", templateLabels, "annotations", annotations),
+                    Map.of("labels", labels, "annotations", annotations),
                     "spec",
                     pod.getSpec())))
         .build();
@@ -137,15 +137,13 @@ record AgentSandboxes(KubernetesClient client, String namespace) implements PodM
         client.pods().inNamespace(namespace).withLabels(podLabels).list().getItems().stream()
             .collect(Collectors.toMap(p -> p.getMetadata().getName(), Function.identity()));
     return sandboxes().inNamespace(namespace).withLabels(labels).list().getItems().stream()
-        .map(
-            s ->
-                new Warm(
-                    s.getMetadata().getName(),
-                    s.getMetadata().getAnnotations() == null
-                        ? Map.of()
-                        : s.getMetadata().getAnnotations(),
-                    pods.get(s.getMetadata().getName())))
+        .map(s -> Warm.of(s.getMetadata(), pods.get(s.getMetadata().getName())))
         .toList();
+  }
+
+  @Override
+  public List<String> labelMaps() {
+    return List.of("/metadata/labels", "/spec/podTemplate/metadata/labels");
   }
 
   @Override

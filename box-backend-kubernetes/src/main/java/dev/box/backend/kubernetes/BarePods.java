@@ -22,15 +22,13 @@ record BarePods(KubernetesClient client, String namespace) implements PodMaker {
   @Override
   public List<Warm> marked(Map<String, String> labels) {
     return client.pods().inNamespace(namespace).withLabels(labels).list().getItems().stream()
-        .map(
-            p ->
-                new Warm(
-                    p.getMetadata().getName(),
-                    p.getMetadata().getAnnotations() == null
-                        ? Map.of()
-                        : p.getMetadata().getAnnotations(),
-                    p))
+        .map(p -> Warm.of(p.getMetadata(), p))
         .toList();
+  }
+
+  @Override
+  public List<String> labelMaps() {
+    return List.of("/metadata/labels");
   }
 
   @Override

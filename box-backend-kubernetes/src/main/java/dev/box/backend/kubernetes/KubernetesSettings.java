@@ -1,11 +1,13 @@
 package dev.box.backend.kubernetes;
 
 import dev.box.api.Cidr;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
@@ -71,6 +73,31 @@ public record KubernetesSettings(
       return values.get(text());
     }
 
+    /**
+     * This key's value among the constants of {@code fallback}'s enum, each spelled as its name in
+     * lower case; {@code fallback} when it is unset.
+     */
+    <E extends Enum<E>> E choice(Map<String, String> values, E fallback) {
+      String text = orDefault(in(values), spelled(fallback));
+      EnumSet<E> choices = EnumSet.allOf(fallback.getDeclaringClass());
+      for (E choice : choices) {
+        if (spelled(choice).equals(text)) {
+          return choice;
+        }
+      }
+      throw new IllegalArgumentException(
+          this
+              + ": "
+              + choices.stream().map(Key::spelled).collect(Collectors.joining(" or "))
+              + ", not '"
+              + text
+              + "'");
+    }
+
+    private static String spelled(Enum<?> choice) {
+      return choice.name().toLowerCase(Locale.ROOT);
+    }
+
     @Override
     public String toString() {
       return text();
@@ -112,22 +139,7 @@ public record KubernetesSettings(
      */
     NAMESPACE,
     /** The NetworkPolicy alone, which only a network plugin that implements it enforces. */
-    POLICY;
-
-    /** The value's text: its name in lower case. */
-    String text() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    static NetworkOff parse(String text) {
-      for (NetworkOff value : values()) {
-        if (value.text().equals(text)) {
-          return value;
-        }
-      }
-      throw new IllegalArgumentException(
-          Key.NETWORK_OFF + ": namespace or policy, not '" + text + "'");
-    }
+    POLICY
   }
 
   /** What Box creates for a session's pod ({@code k8s_workload}). */
@@ -138,21 +150,7 @@ public record KubernetesSettings(
      * An agent-sandbox Sandbox ({@code agents.x-k8s.io}) whose pod template is the pod, made by
      * that project's controller, so that the operators who run it see Box's sandboxes there.
      */
-    SANDBOX;
-
-    /** The value's text: its name in lower case. */
-    String text() {
-      return name().toLowerCase(Locale.ROOT);
-    }
-
-    static Workload parse(String text) {
-      for (Workload value : values()) {
-        if (value.text().equals(text)) {
-          return value;
-        }
-      }
-      throw new IllegalArgumentException(Key.WORKLOAD + ": pod or sandbox, not '" + text + "'");
-    }
+    SANDBOX
   }
 
   /** A taint a sandbox pod tolerates: {@code key[=value]:Effect}. */
@@ -254,8 +252,8 @@ public record KubernetesSettings(
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
         ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
-        NetworkOff.parse(orDefault(Key.NETWORK_OFF.in(values), NetworkOff.NAMESPACE.text())),
-        Workload.parse(orDefault(Key.WORKLOAD.in(values), Workload.POD.text())));
+        Key.NETWORK_OFF.choice(values, NetworkOff.NAMESPACE),
+        Key.WORKLOAD.choice(values, Workload.POD));
   }
 
   /** The settings with their defaults. */

@@ -1,5 +1,6 @@
 package dev.box.backend.kubernetes;
 
+import io.fabric8.kubernetes.api.model.ObjectMeta;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import java.util.List;
@@ -29,7 +30,13 @@ sealed interface PodMaker permits BarePods, AgentSandboxes {
    * An object of the pool's: the pod or Sandbox {@code name}, its annotations (which a take
    * replaces) and its pod, or null while no pod was made yet.
    */
-  record Warm(String name, Map<String, String> annotations, @Nullable Pod pod) {}
+  record Warm(String name, Map<String, String> annotations, @Nullable Pod pod) {
+    /** The object of {@code metadata}, with {@code pod}. */
+    static Warm of(ObjectMeta metadata, @Nullable Pod pod) {
+      Map<String, String> annotations = metadata.getAnnotations();
+      return new Warm(metadata.getName(), annotations == null ? Map.of() : annotations, pod);
+    }
+  }
 
   /**
    * Has {@code pod} made.
@@ -43,6 +50,12 @@ sealed interface PodMaker permits BarePods, AgentSandboxes {
 
   /** The objects that carry {@code labels}: those a take {@linkplain #patch patches}. */
   List<Warm> marked(Map<String, String> labels);
+
+  /**
+   * The JSON pointers of the label maps a take changes on an object of {@link #marked}: the first
+   * is the one {@link #marked} finds it by.
+   */
+  List<String> labelMaps();
 
   /** Applies the JSON patch {@code patch} to the object {@code name} of {@link #marked}. */
   void patch(String name, String patch);

@@ -8,6 +8,7 @@ import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -35,8 +36,9 @@ import org.slf4j.LoggerFactory;
  * takes, never in a session's start.
  *
  * <p>With {@code k8s_workload=sandbox} the pool's pods are made by agent-sandbox's controller like
- * the sessions' ({@link AgentSandboxes}): the label is on each pod's Sandbox, and the take patches
- * the Sandbox, in one call as well.
+ * the sessions' ({@link AgentSandboxes}): the label is on each pod's Sandbox and in its pod
+ * template, and the take patches the Sandbox, in one call as well, testing the Sandbox's label and
+ * removing both (the controller then removes it from the pod).
  */
 final class Pool implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pool.class);
@@ -139,12 +141,14 @@ final class Pool implements AutoCloseable {
     String name = warm.name();
     Map<String, String> merged = new HashMap<>(warm.annotations());
     merged.putAll(annotations);
-    String path = "/metadata/labels/" + LABEL.replace("~", "~0").replace("/", "~1");
-    List<Map<String, Object>> patch =
-        List.of(
-            Map.of("op", "test", "path", path, "value", FREE),
-            Map.of("op", "remove", "path", path),
-            Map.of("op", "add", "path", "/metadata/annotations", "value", merged));
+    String key = "/" + LABEL.replace("~", "~0").replace("/", "~1");
+    List<String> labelMaps = pods.maker().labelMaps();
+    List<Map<String, Object>> patch = new ArrayList<>();
+    patch.add(Map.of("op", "test", "path", labelMaps.getFirst() + key, "value", FREE));
+    for (String labels : labelMaps) {
+      patch.add(Map.of("op", "remove", "path", labels + key));
+    }
+    patch.add(Map.of("op", "add", "path", "/metadata/annotations", "value", merged));
     try {
       pods.maker().patch(name, Serialization.asJson(patch));
       return true;

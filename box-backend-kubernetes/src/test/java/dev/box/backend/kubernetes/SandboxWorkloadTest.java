@@ -71,14 +71,6 @@ class SandboxWorkloadTest {
     return backend;
   }
 
-  private @Nullable GenericKubernetesResource sandboxObject(String name) {
-    return client
-        .genericKubernetesResources(AgentSandboxes.SANDBOX)
-        .inNamespace(NS)
-        .withName(name)
-        .get();
-  }
-
   @SuppressWarnings("unchecked")
   private static Map<String, Object> field(@Nullable Object map, String key) {
     return Objects.requireNonNull(
@@ -93,7 +85,7 @@ class SandboxWorkloadTest {
 
     assertThat(KubernetesBackendTest.run(sandbox, "id -u; echo hi > f; cat f; pwd"))
         .isEqualTo("1000\nhi\n/workspace\n");
-    GenericKubernetesResource made = Objects.requireNonNull(sandboxObject(name));
+    GenericKubernetesResource made = Objects.requireNonNull(controller.sandbox(name));
     assertThat(made.getApiVersion()).isEqualTo("agents.x-k8s.io/v1beta1");
     Pod pod = client.pods().inNamespace(NS).withName(name).get();
     assertThat(pod.getMetadata().getOwnerReferences())
@@ -124,7 +116,7 @@ class SandboxWorkloadTest {
 
     s.destroy();
 
-    assertThat(sandboxObject(name)).isNull();
+    assertThat(controller.sandbox(name)).isNull();
     assertThat(client.secrets().inNamespace(NS).withName(name).get()).isNull();
     assertThat(client.network().networkPolicies().inNamespace(NS).withName(name).get()).isNull();
     await()
@@ -150,12 +142,13 @@ class SandboxWorkloadTest {
     StandInCluster.killContainer(name);
     await().atMost(Duration.ofSeconds(60)).until(() -> !adopted.isAlive());
     adopted.destroy();
-    assertThat(client.persistentVolumeClaims().inNamespace(NS).withName(name + "-workspace").get())
+    assertThat(client.persistentVolumeClaims().inNamespace(NS).list().getItems())
         .as("the claim outlives the Sandbox")
-        .isNotNull();
+        .extracting(c -> c.getMetadata().getName())
+        .containsExactly(name + Pods.CLAIM_SUFFIX);
     sandbox = backends.getLast().start(KubernetesBackendTest.spec("kept", true));
 
-    assertThat(sandboxObject(sandbox.id())).isNotNull();
+    assertThat(controller.sandbox(sandbox.id())).isNotNull();
     assertThat(KubernetesBackendTest.run(sandbox, "cat note")).isEqualTo("still-here\n");
   }
 
@@ -165,6 +158,9 @@ class SandboxWorkloadTest {
     await()
         .atMost(Duration.ofSeconds(120))
         .until(() -> backend.poolLevel() != null && backend.poolLevel().idle() >= 1);
+    assertThat(client.pods().inNamespace(NS).withLabel(Pool.LABEL, Pool.FREE).list().getItems())
+        .as("a free pool pod is labelled as in the default mode")
+        .hasSize(1);
 
     sandbox =
         backend.start(
@@ -176,10 +172,28 @@ class SandboxWorkloadTest {
                     Path.of(BoxSpec.DEFAULT_MOUNT_PATH)));
 
     assertThat(sandbox.id()).startsWith("box-pool-");
-    GenericKubernetesResource taken = Objects.requireNonNull(sandboxObject(sandbox.id()));
-    assertThat(taken.getMetadata().getLabels()).doesNotContainKey(Pool.LABEL);
-    assertThat(taken.getMetadata().getAnnotations()).containsEntry(Labels.SESSION_ID, "warm");
+    GenericKubernetesResource made = Objects.requireNonNull(controller.sandbox(sandbox.id()));
+    assertThat(made.getMetadata().getLabels()).doesNotContainKey(Pool.LABEL);
+    assertThat(field(made.getAdditionalProperties().get("spec"), "podTemplate"))
+        .extracting(t -> field(t, "metadata"))
+        .extracting(m -> field(m, "labels"))
+        .satisfies(labels -> assertThat(labels).doesNotContainKey(Pool.LABEL));
+    assertThat(made.getMetadata().getAnnotations()).containsEntry(Labels.SESSION_ID, "warm");
     assertThat(KubernetesBackendTest.run(sandbox, "echo hi")).isEqualTo("hi\n");
+    String taken = sandbox.id();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .alias("the controller takes the label off the pod")
+        .until(
+            () ->
+                !client
+                    .pods()
+                    .inNamespace(NS)
+                    .withName(taken)
+                    .get()
+                    .getMetadata()
+                    .getLabels()
+                    .containsKey(Pool.LABEL));
     await()
         .atMost(Duration.ofSeconds(120))
         .until(

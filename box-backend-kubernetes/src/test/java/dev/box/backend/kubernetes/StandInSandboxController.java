@@ -8,6 +8,9 @@ import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
+import io.fabric8.kubernetes.client.WatcherException;
 import io.fabric8.kubernetes.client.informers.ResourceEventHandler;
 import io.fabric8.kubernetes.client.informers.SharedIndexInformer;
 import java.net.HttpURLConnection;
@@ -28,9 +31,11 @@ import org.slf4j.LoggerFactory;
  * template's labels (less those of the reserved {@code agents.x-k8s.io/} prefix) and the
  * controller's {@value #NAME_HASH} label, the template's annotations and the controller's record of
  * the labels it propagated, the template's spec, and an ownerReference to the Sandbox (the
- * controller's, blocking its owner's deletion); it makes the pod again when the pod is deleted
- * while its Sandbox lives; and, since the API server stand-in has no garbage collector, it deletes
- * a Sandbox's pod when the Sandbox goes.
+ * controller's, blocking its owner's deletion); when the Sandbox changes, it puts the template's
+ * labels on the pod and takes off those it put there that the template no longer has (as a take of
+ * a pool pod needs); it makes the pod again when the pod is deleted while its Sandbox lives; and,
+ * since the API server stand-in has no garbage collector, it deletes a Sandbox's pod when the
+ * Sandbox goes.
  *
  * <p>What it does not do, since Box reads none of it: the Sandbox's status (conditions, podIPs,
  * selector), its {@code agents.x-k8s.io/pod-name} annotation, the headless Service, the claims of
@@ -48,9 +53,12 @@ final class StandInSandboxController implements AutoCloseable {
   private final KubernetesClient client;
   private final String namespace;
   private final SharedIndexInformer<GenericKubernetesResource> sandboxes;
-  private final SharedIndexInformer<Pod> pods;
+  private final Watch deletions;
 
-  /** Starts watching the Sandboxes and pods of {@code namespace}. */
+  /**
+   * Starts watching the Sandboxes of {@code namespace}, and the deletions of its pods (the
+   * controller makes a Sandbox's pod again).
+   */
   StandInSandboxController(KubernetesClient client, String namespace) throws InterruptedException {
     this.client = client;
     this.namespace = namespace;
@@ -67,35 +75,36 @@ final class StandInSandboxController implements AutoCloseable {
 
                   @Override
                   public void onUpdate(
-                      GenericKubernetesResource before, GenericKubernetesResource after) {}
+                      GenericKubernetesResource before, GenericKubernetesResource after) {
+                    relabel(after);
+                  }
 
                   @Override
                   public void onDelete(GenericKubernetesResource sandbox, boolean unknown) {
                     collect(sandbox);
                   }
                 });
-    this.pods =
+    this.deletions =
         client
             .pods()
             .inNamespace(namespace)
-            .inform(
-                new ResourceEventHandler<>() {
+            .watch(
+                new Watcher<>() {
                   @Override
-                  public void onAdd(Pod pod) {}
-
-                  @Override
-                  public void onUpdate(Pod before, Pod after) {}
-
-                  @Override
-                  public void onDelete(Pod pod, boolean unknown) {
+                  public void eventReceived(Action action, Pod pod) {
                     String owner = owner(pod);
-                    if (owner != null) {
+                    if (action == Action.DELETED && owner != null) {
                       reconcile(owner);
                     }
                   }
+
+                  @Override
+                  public void onClose(WatcherException cause) {
+                    log.warn("the watch of the pods ended: {}", cause.getMessage());
+                  }
                 });
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (!(sandboxes.hasSynced() && pods.hasSynced()) && System.nanoTime() < deadline) {
+    while (!sandboxes.hasSynced() && System.nanoTime() < deadline) {
       Thread.sleep(20);
     }
   }
@@ -136,7 +145,8 @@ final class StandInSandboxController implements AutoCloseable {
     }
   }
 
-  private @Nullable GenericKubernetesResource sandbox(String name) {
+  /** The Sandbox {@code name} as the API server has it now, or null. */
+  @Nullable GenericKubernetesResource sandbox(String name) {
     return client
         .genericKubernetesResources(AgentSandboxes.SANDBOX)
         .inNamespace(namespace)
@@ -154,13 +164,51 @@ final class StandInSandboxController implements AutoCloseable {
     }
   }
 
-  /** The pod of {@code sandbox}, from its template, as the controller makes it. */
-  private Pod pod(GenericKubernetesResource sandbox) {
-    Map<String, Object> template =
-        map(map(sandbox.getAdditionalProperties().get("spec")).get("podTemplate"));
-    Map<String, Object> metadata = map(template.get("metadata"));
+  /**
+   * Puts the template's labels of {@code sandbox} on its pod, and takes off those it put there
+   * before that the template no longer has, as the controller does at every reconcile.
+   */
+  private void relabel(GenericKubernetesResource sandbox) {
+    String name = sandbox.getMetadata().getName();
+    try {
+      Pod pod = client.pods().inNamespace(namespace).withName(name).get();
+      if (pod == null
+          || pod.getMetadata().getOwnerReferences().stream()
+              .noneMatch(o -> o.getUid().equals(sandbox.getMetadata().getUid()))) {
+        return;
+      }
+      Map<String, String> template = templateLabels(sandbox);
+      Map<String, String> labels = new HashMap<>(pod.getMetadata().getLabels());
+      String before = pod.getMetadata().getAnnotations().getOrDefault(PROPAGATED_LABELS, "");
+      for (String key : before.split(",")) {
+        if (!template.containsKey(key)) {
+          labels.remove(key);
+        }
+      }
+      labels.putAll(template);
+      if (!labels.equals(pod.getMetadata().getLabels())) {
+        client
+            .pods()
+            .inNamespace(namespace)
+            .withName(name)
+            .edit(
+                p ->
+                    new PodBuilder(p)
+                        .editMetadata()
+                        .withLabels(labels)
+                        .addToAnnotations(PROPAGATED_LABELS, propagated(template))
+                        .endMetadata()
+                        .build());
+      }
+    } catch (KubernetesClientException e) {
+      log.warn("cannot relabel the pod of Sandbox {}: {}", name, e.getMessage());
+    }
+  }
+
+  /** The labels of the pod template of {@code sandbox}, less the reserved ones. */
+  private static Map<String, String> templateLabels(GenericKubernetesResource sandbox) {
     Map<String, String> labels = new HashMap<>();
-    strings(metadata.get("labels"))
+    strings(map(template(sandbox).get("metadata")).get("labels"))
         .forEach(
             (k, v) -> {
               if (!k.startsWith("agents.x-k8s.io/")
@@ -168,12 +216,31 @@ final class StandInSandboxController implements AutoCloseable {
                 labels.put(k, v);
               }
             });
-    Map<String, String> annotations = new HashMap<>(strings(metadata.get("annotations")));
-    annotations.put(PROPAGATED_LABELS, String.join(",", new TreeSet<>(labels.keySet())));
+    return labels;
+  }
+
+  /** The pod template of {@code sandbox}. */
+  private static Map<String, Object> template(GenericKubernetesResource sandbox) {
+    return map(map(sandbox.getAdditionalProperties().get("spec")).get("podTemplate"));
+  }
+
+  /** The controller's record of the labels it put on a pod. */
+  private static String propagated(Map<String, String> labels) {
+    return String.join(",", new TreeSet<>(labels.keySet()));
+  }
+
+  /** The pod of {@code sandbox}, from its template, as the controller makes it. */
+  private Pod pod(GenericKubernetesResource sandbox) {
+    Map<String, String> labels = templateLabels(sandbox);
+    Map<String, String> annotations =
+        new HashMap<>(strings(map(template(sandbox).get("metadata")).get("annotations")));
+    annotations.put(PROPAGATED_LABELS, propagated(labels));
     String name = sandbox.getMetadata().getName();
     labels.put(NAME_HASH, nameHash(name));
     PodSpec spec =
-        client.getKubernetesSerialization().convertValue(template.get("spec"), PodSpec.class);
+        client
+            .getKubernetesSerialization()
+            .convertValue(template(sandbox).get("spec"), PodSpec.class);
     return new PodBuilder()
         .withNewMetadata()
         .withName(name)
@@ -217,6 +284,6 @@ final class StandInSandboxController implements AutoCloseable {
   @Override
   public void close() {
     sandboxes.close();
-    pods.close();
+    deletions.close();
   }
 }
