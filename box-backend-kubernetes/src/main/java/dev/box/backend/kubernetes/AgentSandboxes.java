@@ -58,7 +58,7 @@ record AgentSandboxes(KubernetesClient client, String namespace) implements PodM
   static AgentSandboxes checked(KubernetesClient client, String namespace) {
     AgentSandboxes made = new AgentSandboxes(client, namespace);
     try {
-      made.sandboxes().list(new ListOptionsBuilder().withLimit(1L).build());
+      made.sandboxes().inNamespace(namespace).list(new ListOptionsBuilder().withLimit(1L).build());
     } catch (KubernetesClientException e) {
       // An API server that does not answer is health's to report, as with pods.
       String why =

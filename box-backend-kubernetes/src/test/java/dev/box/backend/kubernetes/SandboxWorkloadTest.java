@@ -208,11 +208,14 @@ class SandboxWorkloadTest {
                     == 1);
   }
 
-  @Test
-  void aServerRefusesToStart_whereTheSandboxKindIsNotServed() {
-    // Without expectations the mock answers every request 404, as an API server does for a kind
-    // whose CRD is not installed.
+  /**
+   * A backend in sandbox mode on a bare mock API server, which answers 404 to every request (as an
+   * API server does for a kind whose CRD is not installed) but those {@code expect} scripts.
+   */
+  private static void refused(
+      java.util.function.Consumer<KubernetesMockServer> expect, String message) {
     KubernetesMockServer bare = new KubernetesMockServer(false);
+    expect.accept(bare);
     bare.init(InetAddress.getLoopbackAddress(), 0);
     try (KubernetesClient none = bare.createClient()) {
       assertThatThrownBy(
@@ -227,10 +230,28 @@ class SandboxWorkloadTest {
                       Executors.newSingleThreadScheduledExecutor()))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("k8s_workload=sandbox")
-          .hasMessageContaining("sandboxes.agents.x-k8s.io");
+          .hasMessageContaining("sandboxes.agents.x-k8s.io")
+          .hasMessageContaining(message);
     } finally {
       bare.destroy();
     }
+  }
+
+  @Test
+  void aServerRefusesToStart_whereTheSandboxKindIsNotServed() {
+    refused(bare -> {}, "install its CRD");
+  }
+
+  @Test
+  void aServerRefusesToStart_whereTheRoleDoesNotGrantTheNamespacedList() {
+    refused(
+        bare ->
+            bare.expect()
+                .get()
+                .withPath("/apis/agents.x-k8s.io/v1beta1/namespaces/" + NS + "/sandboxes?limit=1")
+                .andReturn(403, "{\"kind\":\"Status\",\"code\":403}")
+                .always(),
+        "may not list");
   }
 
   @Test
