@@ -161,7 +161,7 @@ public final class KubernetesBackend implements SandboxBackend {
     return new BackendStatus(
         name(),
         true,
-        "pods in namespace " + namespace + "; processes " + agentPath(),
+        pods.maker().describe() + " in namespace " + namespace + "; processes " + agentPath(),
         enforced(),
         java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
   }

@@ -1,6 +1,7 @@
 package dev.box.backend.kubernetes;
 
 import dev.box.api.Cidr;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,6 +31,8 @@ import org.jspecify.annotations.Nullable;
  *     network-on sessions may not reach
  * @param networkOff what keeps a network-off session off the network besides its NetworkPolicy
  * @param agentPath how the server reaches the pods' agents
+ * @param workload what Box creates for a session's pod: the pod itself, or an agent-sandbox Sandbox
+ *     whose controller makes it
  */
 public record KubernetesSettings(
     String namespace,
@@ -44,7 +47,8 @@ public record KubernetesSettings(
     String boxNamespace,
     List<Cidr> clusterRanges,
     NetworkOff networkOff,
-    AgentPath agentPath) {
+    AgentPath agentPath,
+    Workload workload) {
   /** A configuration key of the backend, as a flag, variable or file entry spells it. */
   enum Key {
     NAMESPACE,
@@ -59,7 +63,8 @@ public record KubernetesSettings(
     BOX_NAMESPACE,
     CLUSTER_RANGES,
     NETWORK_OFF,
-    AGENT_PATH;
+    AGENT_PATH,
+    WORKLOAD;
 
     /** The key's text: {@code k8s_} and its name in lower case. */
     String text() {
@@ -68,6 +73,34 @@ public record KubernetesSettings(
 
     @Nullable String in(Map<String, String> values) {
       return values.get(text());
+    }
+
+    /**
+     * This key's value among the constants of {@code fallback}'s enum, each spelled as its name in
+     * lower case with hyphens; {@code fallback} when it is unset.
+     */
+    <E extends Enum<E>> E choice(Map<String, String> values, E fallback) {
+      String text = orDefault(in(values), spelled(fallback));
+      EnumSet<E> choices = EnumSet.allOf(fallback.getDeclaringClass());
+      for (E choice : choices) {
+        if (spelled(choice).equals(text)) {
+          return choice;
+        }
+      }
+      List<String> spelled = choices.stream().map(Key::spelled).toList();
+      throw new IllegalArgumentException(
+          this
+              + ": "
+              + String.join(", ", spelled.subList(0, spelled.size() - 1))
+              + " or "
+              + spelled.getLast()
+              + ", not '"
+              + text
+              + "'");
+    }
+
+    private static String spelled(Enum<?> choice) {
+      return choice.name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
     @Override
@@ -125,6 +158,17 @@ public record KubernetesSettings(
      * --pipe} in the pod, for a server outside the cluster's pod network.
      */
     API_SERVER
+  }
+
+  /** What Box creates for a session's pod ({@code k8s_workload}). */
+  public enum Workload {
+    /** The pod itself. */
+    POD,
+    /**
+     * An agent-sandbox Sandbox ({@code agents.x-k8s.io}) whose pod template is the pod, made by
+     * that project's controller, so that the operators who run it see Box's sandboxes there.
+     */
+    SANDBOX
   }
 
   /** A taint a sandbox pod tolerates: {@code key[=value]:Effect}. */
@@ -226,42 +270,14 @@ public record KubernetesSettings(
         blankToNull(Key.KUBECONFIG.in(values)),
         orDefault(Key.BOX_NAMESPACE.in(values), DEFAULT_BOX_NAMESPACE),
         ranges(orDefault(Key.CLUSTER_RANGES.in(values), DEFAULT_CLUSTER_RANGES)),
-        choice(values, Key.NETWORK_OFF, NetworkOff.NAMESPACE),
-        choice(values, Key.AGENT_PATH, AgentPath.AUTO));
+        Key.NETWORK_OFF.choice(values, NetworkOff.NAMESPACE),
+        Key.AGENT_PATH.choice(values, AgentPath.AUTO),
+        Key.WORKLOAD.choice(values, Workload.POD));
   }
 
   /** The settings with their defaults. */
   public static KubernetesSettings defaults() {
     return read(Map.of());
-  }
-
-  /**
-   * The value of {@code key}, one of the constants of {@code fallback}'s type as {@link #spelling}
-   * spells them, else {@code fallback}.
-   */
-  private static <E extends Enum<E>> E choice(Map<String, String> values, Key key, E fallback) {
-    String text = orDefault(key.in(values), spelling(fallback));
-    List<E> all = List.of(fallback.getDeclaringClass().getEnumConstants());
-    for (E value : all) {
-      if (spelling(value).equals(text)) {
-        return value;
-      }
-    }
-    List<String> spelled = all.stream().map(KubernetesSettings::spelling).toList();
-    throw new IllegalArgumentException(
-        key
-            + ": "
-            + String.join(", ", spelled.subList(0, spelled.size() - 1))
-            + " or "
-            + spelled.getLast()
-            + ", not '"
-            + text
-            + "'");
-  }
-
-  /** How a setting spells {@code value}: its name in lower case, with hyphens. */
-  private static String spelling(Enum<?> value) {
-    return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
   }
 
   private static List<Cidr> ranges(String text) {

@@ -40,12 +40,14 @@ import org.slf4j.LoggerFactory;
  * @param tenant the tenant whose sessions these are ({@link Labels#tenant})
  * @param defaultImage the image of sessions that name none (or the reference's default), or null to
  *     run the reference's default
+ * @param maker what makes and removes the pods ({@code k8s_workload})
  */
 record Pods(
     KubernetesClient client,
     KubernetesSettings settings,
     String tenant,
-    @Nullable String defaultImage) {
+    @Nullable String defaultImage,
+    PodMaker maker) {
   private static final Logger log = LoggerFactory.getLogger(Pods.class);
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -66,6 +68,19 @@ record Pods(
    */
   @SuppressWarnings("ArrayRecordComponent")
   record Placed(String name, byte[] secret) {}
+
+  /**
+   * The pods of {@code settings}' workload on {@code client}.
+   *
+   * @throws IllegalArgumentException when the cluster does not serve what the workload needs
+   */
+  Pods(
+      KubernetesClient client,
+      KubernetesSettings settings,
+      String tenant,
+      @Nullable String defaultImage) {
+    this(client, settings, tenant, defaultImage, PodMaker.of(client, settings));
+  }
 
   /** The name of the pod of session {@code sessionId}, the same on every replica. */
   String podName(String sessionId) {
@@ -234,9 +249,9 @@ record Pods(
             client.network().networkPolicies().inNamespace(namespace()).resource(policy).create());
   }
 
-  /** Creates {@code pod}, or leaves the one that exists. */
+  /** Has {@code pod} made, or leaves the one that exists. */
   private void createPod(Pod pod) {
-    createUnlessExists(() -> client.pods().inNamespace(namespace()).resource(pod).create());
+    createUnlessExists(() -> maker.create(pod));
   }
 
   /** Runs {@code create}; an object that exists already (a conflict) is left as it is. */
@@ -251,7 +266,8 @@ record Pods(
   }
 
   /**
-   * Waits until pod {@code name} runs and is ready, and returns its IP.
+   * Waits until pod {@code name} runs and is ready, and returns its IP; a pod a controller makes
+   * ({@link PodMaker#podFollows}) is waited for while it does not exist yet.
    *
    * @throws IllegalStateException when it failed, went, or did not run within {@code timeout}
    */
@@ -262,7 +278,7 @@ record Pods(
             .inNamespace(namespace())
             .withName(name)
             .waitUntilCondition(
-                p -> p == null || isReady(p) || isOver(p),
+                p -> p == null ? !maker.podFollows() : isReady(p) || isOver(p),
                 timeout.toMillis(),
                 TimeUnit.MILLISECONDS);
     if (ready == null) {
@@ -299,13 +315,13 @@ record Pods(
   }
 
   /**
-   * Removes the pod, its policy and the Secrets that name it (its own, and the record of the
-   * session it serves) at once (no grace period); logs a failure. A persistent session's claim
-   * stays ({@link #removeClaim}).
+   * Removes the pod (and its Sandbox, {@link AgentSandboxes}), its policy and the Secrets that name
+   * it (its own, and the record of the session it serves) at once (no grace period); logs a
+   * failure. A persistent session's claim stays ({@link #removeClaim}).
    */
   void remove(String name) {
     try {
-      client.pods().inNamespace(namespace()).withName(name).withGracePeriod(0).delete();
+      maker.remove(name);
       client.network().networkPolicies().inNamespace(namespace()).withName(name).delete();
       // Listed, then deleted one by one: the Role grants no deletecollection.
       for (Secret secret :

@@ -6,10 +6,9 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.sandbox.SandboxShape;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -35,6 +34,11 @@ import org.slf4j.LoggerFactory;
  * the pod; when another replica created that record first, the taken pod is removed and the session
  * is the one the record names. A background task on the backend's timer refills the pool behind the
  * takes, never in a session's start.
+ *
+ * <p>With {@code k8s_workload=sandbox} the pool's pods are made by agent-sandbox's controller like
+ * the sessions' ({@link AgentSandboxes}): the label is on each pod's Sandbox and in its pod
+ * template, and the take patches the Sandbox, in one call as well, testing the Sandbox's label and
+ * removing both (the controller then removes it from the pod).
  */
 final class Pool implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Pool.class);
@@ -93,11 +97,12 @@ final class Pool implements AutoCloseable {
     if (!serves(spec)) {
       return null;
     }
-    for (Pod candidate : free()) {
-      if (!Pods.isReady(candidate)) {
+    for (PodMaker.Warm candidate : free()) {
+      Pod pod = candidate.pod();
+      if (pod == null || !Pods.isReady(pod)) {
         continue;
       }
-      String name = candidate.getMetadata().getName();
+      String name = candidate.name();
       if (!claim(candidate, Map.of(Labels.SESSION_ID, spec.sessionId()))) {
         continue;
       }
@@ -122,40 +127,30 @@ final class Pool implements AutoCloseable {
     return null;
   }
 
-  /** The tenant's free pool pods. */
-  private List<Pod> free() {
-    return pods.client()
-        .pods()
-        .inNamespace(pods.settings().namespace())
-        .withLabels(
-            Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, pods.tenant(), LABEL, FREE))
-        .list()
-        .getItems();
+  /** The tenant's free pool pods (or their Sandboxes, {@link AgentSandboxes}). */
+  private List<PodMaker.Warm> free() {
+    return pods.maker()
+        .marked(Map.of(Labels.MANAGED_BY, Labels.BOX, Labels.TENANT, pods.tenant(), LABEL, FREE));
   }
 
   /**
-   * Takes {@code pod} out of the pool with {@code annotations} in one patch, unless another replica
-   * took it first; whether this call took it.
+   * Takes {@code warm} out of the pool with {@code annotations} in one patch, unless another
+   * replica took it first; whether this call took it.
    */
-  private boolean claim(Pod pod, Map<String, String> annotations) {
-    String name = pod.getMetadata().getName();
-    Map<String, String> merged = new HashMap<>();
-    if (pod.getMetadata().getAnnotations() != null) {
-      merged.putAll(pod.getMetadata().getAnnotations());
-    }
+  private boolean claim(PodMaker.Warm warm, Map<String, String> annotations) {
+    String name = warm.name();
+    Map<String, String> merged = new HashMap<>(warm.annotations());
     merged.putAll(annotations);
-    String path = "/metadata/labels/" + LABEL.replace("~", "~0").replace("/", "~1");
-    List<Map<String, Object>> patch =
-        List.of(
-            Map.of("op", "test", "path", path, "value", FREE),
-            Map.of("op", "remove", "path", path),
-            Map.of("op", "add", "path", "/metadata/annotations", "value", merged));
+    String key = "/" + LABEL.replace("~", "~0").replace("/", "~1");
+    List<String> labelMaps = pods.maker().labelMaps();
+    List<Map<String, Object>> patch = new ArrayList<>();
+    patch.add(Map.of("op", "test", "path", labelMaps.getFirst() + key, "value", FREE));
+    for (String labels : labelMaps) {
+      patch.add(Map.of("op", "remove", "path", labels + key));
+    }
+    patch.add(Map.of("op", "add", "path", "/metadata/annotations", "value", merged));
     try {
-      pods.client()
-          .pods()
-          .inNamespace(pods.settings().namespace())
-          .withName(name)
-          .patch(PatchContext.of(PatchType.JSON), Serialization.asJson(patch));
+      pods.maker().patch(name, Serialization.asJson(patch));
       return true;
     } catch (KubernetesClientException e) {
       // The test failed (another replica took the pod), or the pod went.
@@ -190,14 +185,15 @@ final class Pool implements AutoCloseable {
   private void refill() {
     int waiting = 0;
     int ready = 0;
-    for (Pod pod : free()) {
-      if (Pods.isOver(pod)) {
-        if (claim(pod, Map.of())) {
-          pods.remove(pod.getMetadata().getName());
+    for (PodMaker.Warm warm : free()) {
+      Pod pod = warm.pod();
+      if (pod != null && Pods.isOver(pod)) {
+        if (claim(warm, Map.of())) {
+          pods.remove(warm.name());
         }
       } else {
         waiting++;
-        ready += Pods.isReady(pod) ? 1 : 0;
+        ready += pod != null && Pods.isReady(pod) ? 1 : 0;
       }
     }
     idle.set(ready);
@@ -231,9 +227,9 @@ final class Pool implements AutoCloseable {
     stopped.set(true);
     changing.lock();
     try {
-      for (Pod pod : free()) {
-        if (claim(pod, Map.of())) {
-          pods.remove(pod.getMetadata().getName());
+      for (PodMaker.Warm warm : free()) {
+        if (claim(warm, Map.of())) {
+          pods.remove(warm.name());
         }
       }
       idle.set(0);

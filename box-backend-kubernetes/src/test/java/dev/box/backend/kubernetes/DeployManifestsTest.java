@@ -65,11 +65,11 @@ class DeployManifestsTest {
       Map.of(
           "/pods", Set.of("create", "get", "list", "watch", "delete", "patch"),
           "/pods/exec", Set.of("create", "get"),
-          "/pods/attach", Set.of("create", "get"),
           "/secrets", Set.copyOf(READ_WRITE),
           "/persistentvolumeclaims", Set.copyOf(READ_WRITE),
           "networking.k8s.io/networkpolicies", Set.copyOf(READ_WRITE),
-          "coordination.k8s.io/leases", Set.of("create", "get", "list", "patch", "delete"));
+          "coordination.k8s.io/leases", Set.of("create", "get", "list", "patch", "delete"),
+          "agents.x-k8s.io/sandboxes", Set.of("create", "list", "patch", "delete"));
 
   private static List<HasMetadata> objects = List.of();
 
