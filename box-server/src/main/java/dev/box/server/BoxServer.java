@@ -6,6 +6,7 @@ import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.CgroupMigrations;
 import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SharedSessions;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.session.SessionListener;
 import dev.box.core.session.SessionManager;
@@ -169,8 +170,10 @@ public final class BoxServer implements AutoCloseable {
               langbot,
               metrics,
               config.metrics().open(),
-              mounts);
+              mounts,
+              access.token());
       HttpEndpoint endpoint = HttpEndpoint.listen(http, access, config, stdioControl);
+      advertise(sessions, config, endpoint);
       BoxServer server =
           new BoxServer(
               config, endpoint, new ServerResources(sessions, langbot, reaper, pumps, lock));
@@ -186,6 +189,35 @@ public final class BoxServer implements AutoCloseable {
   }
 
   private static final long GRANT_REAP_SECONDS = 5;
+
+  /**
+   * Tells the other replicas, where the backend shares its sessions, where they reach this server:
+   * {@code replica_url}, else the bound URL when it is a loopback address (replicas on one host).
+   * Bound elsewhere without it, none: the others cannot reach the managed processes this one
+   * starts, and health says so.
+   */
+  private static void advertise(
+      SessionManager sessions, ServerConfig config, HttpEndpoint endpoint) {
+    SharedSessions shared = sessions.sharedSessions();
+    if (shared == null) {
+      return;
+    }
+    URI url = config.replicaUrl();
+    if (url == null && isLoopback(config.host())) {
+      url = endpoint.localUri();
+    }
+    if (url == null) {
+      log.warn(
+          "replica_url is not set: the other replicas cannot reach the managed processes this one"
+              + " starts");
+      return;
+    }
+    try {
+      shared.advertise(url);
+    } catch (RuntimeException e) {
+      log.warn("cannot advertise replica_url now; the next lease renewal does: {}", e.toString());
+    }
+  }
 
   private static ScheduledExecutorService startReaper(SessionManager sessions, Duration ttl) {
     ScheduledExecutorService reaper =

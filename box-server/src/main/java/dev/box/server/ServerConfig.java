@@ -10,6 +10,8 @@ import dev.box.core.settings.BooleanSetting;
 import dev.box.core.settings.IntSetting;
 import dev.box.core.settings.RuntimeLimits;
 import java.io.IOException;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -53,6 +55,9 @@ import org.jspecify.annotations.Nullable;
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
  * @param metrics whether {@code GET /metrics} exists and whether it needs the control token
+ * @param replicaUrl where the other replicas of a backend that shares its sessions reach this
+ *     server ({@code replica_url}: {@code http(s)://host[:port]}), or null: the bound URL when it
+ *     is a loopback address, else none
  */
 public record ServerConfig(
     String host,
@@ -73,7 +78,8 @@ public record ServerConfig(
     E2bSettings e2b,
     KubernetesSettings kubernetes,
     boolean backendFixed,
-    MetricsConfig metrics) {
+    MetricsConfig metrics,
+    @Nullable URI replicaUrl) {
 
   private static final IntSetting PORT = new IntSetting("port", 5410, 0, 65535);
 
@@ -93,6 +99,7 @@ public record ServerConfig(
   private static final String ALLOWED_MOUNT_ROOTS = "allowed_mount_roots";
   private static final String CGROUPS_KEY = "cgroups";
   private static final String CONFIG = "config";
+  private static final String REPLICA_URL = "replica_url";
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -106,7 +113,8 @@ public record ServerConfig(
                   INSECURE_KEY,
                   ALLOWED_MOUNT_ROOTS,
                   CGROUPS_KEY,
-                  CONFIG),
+                  CONFIG,
+                  REPLICA_URL),
               RuntimeLimits.SERVER.stream().map(IntSetting::key),
               ContainerConfig.KEYS.stream(),
               IsolationConfig.KEYS.stream(),
@@ -176,6 +184,8 @@ public record ServerConfig(
         + backendFixed
         + ", metrics="
         + metrics
+        + ", replicaUrl="
+        + replicaUrl
         + "]";
   }
 
@@ -222,7 +232,42 @@ public record ServerConfig(
         E2bSettings.read(values, env),
         KubernetesSettings.read(values),
         values.containsKey(BACKEND),
-        MetricsConfig.read(values));
+        MetricsConfig.read(values),
+        replicaUrl(values.get(REPLICA_URL)));
+  }
+
+  /**
+   * The {@code replica_url} setting: an {@code http} or {@code https} URL of a host (and port),
+   * without user info, path, query or fragment.
+   */
+  private static @Nullable URI replicaUrl(@Nullable String value) {
+    if (value == null || value.isBlank()) {
+      return null;
+    }
+    String text = value.strip();
+    String problem;
+    try {
+      URI uri = new URI(text);
+      boolean web = "http".equals(uri.getScheme()) || "https".equals(uri.getScheme());
+      String path = uri.getRawPath();
+      if (web
+          && uri.getHost() != null
+          && uri.getRawUserInfo() == null
+          && (path == null || path.isEmpty() || path.equals("/"))
+          && uri.getRawQuery() == null
+          && uri.getRawFragment() == null) {
+        return URI.create(uri.getScheme() + "://" + uri.getRawAuthority());
+      }
+      problem = "it must be http(s)://host[:port], without a path, query or user info";
+    } catch (URISyntaxException e) {
+      problem = e.getMessage();
+    }
+    throw new IllegalArgumentException(
+        REPLICA_URL
+            + " must be where the other replicas reach this server: '"
+            + text
+            + "': "
+            + problem);
   }
 
   /** The variable that sets {@code key}: {@code BOX_<KEY>}. */

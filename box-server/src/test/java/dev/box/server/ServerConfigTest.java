@@ -44,6 +44,24 @@ class ServerConfigTest {
   }
 
   @Test
+  void replicaUrl_isAnHttpUrlOfAHost_orRefusedWithTheKey() {
+    assertThat(ServerConfig.defaults().replicaUrl()).isNull();
+    assertThat(flag("replica_url", " http://10.1.2.3:5410/ ").replicaUrl())
+        .hasToString("http://10.1.2.3:5410");
+    assertThat(flag("replica_url", "https://[fd00::1]:5410").replicaUrl())
+        .hasToString("https://[fd00::1]:5410");
+    for (String bad :
+        new String[] {
+          "10.1.2.3:5410", "ftp://host", "http://user@host", "http://host/box", "http://host?x=1"
+        }) {
+      assertThatThrownBy(() -> flag("replica_url", bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("replica_url");
+    }
+  }
+
+  @Test
   void defaults() {
     ServerConfig config = ServerConfig.defaults();
 

@@ -8,6 +8,7 @@ import dev.box.backend.kubernetes.StandInCluster;
 import dev.box.server.BoxServer;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
+import dev.box.testclient.BoxSocket;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.coordination.v1.Lease;
 import java.nio.file.Files;
@@ -134,6 +135,103 @@ class KubernetesReplicasTest {
   }
 
   @Test
+  void aManagedProcessStartedOnOneReplica_isListedAttachedToAndStoppedOnAnother() throws Exception {
+    BoxServer a = replica();
+    BoxServer b = replica();
+    assertThat(http(a).post("/v1/sessions/relayed", "{}").status()).isEqualTo(201);
+    Answer started =
+        http(a)
+            .post(
+                "/v1/sessions/relayed/managed-process",
+                "{\"process_id\": \"echo\", \"command\": \"cat\"}");
+    assertThat(started.status()).as("%s", started).isEqualTo(201);
+
+    JsonNode listedOnB = http(b).get("/v1/sessions/relayed").body();
+    assertThat(listedOnB.path("managed_processes"))
+        .extracting(p -> p.path("process_id").asText())
+        .containsExactly("echo");
+    assertThat(http(b).get("/v1/sessions/relayed/managed-process/echo").text("status"))
+        .isEqualTo("running");
+
+    try (BoxSocket throughB =
+        ServerFleet.relay(b.port(), "/v1/sessions/relayed/managed-process/echo/ws")) {
+      throughB.send("through b");
+      throughB.send("and back");
+      assertThat(throughB.nextText()).isEqualTo("through b");
+      assertThat(throughB.nextText()).isEqualTo("and back");
+    }
+    try (BoxSocket onA =
+        ServerFleet.relay(a.port(), "/v1/sessions/relayed/managed-process/echo/ws")) {
+      onA.send("on a");
+      assertThat(onA.nextText())
+          .as("a proxied client that went away leaves the process to the next")
+          .isEqualTo("on a");
+    }
+
+    Answer stopped = http(b).delete("/v1/sessions/relayed/managed-process/echo");
+    assertThat(stopped.status()).as("%s", stopped).isEqualTo(200);
+    assertThat(stopped.text("stopped")).isEqualTo("echo");
+    assertThat(http(a).get("/v1/sessions/relayed/managed-process/echo").status()).isEqualTo(404);
+    assertThat(http(b).get("/v1/sessions/relayed").body().path("managed_processes")).isEmpty();
+    assertThat(catsIn("relayed", a)).as("the process is gone from the pod").isZero();
+  }
+
+  @Test
+  void aProcessIdNoReplicaHolds_isTheSame404OnEither_andAForwardedRequestGoesNoFurther()
+      throws Exception {
+    BoxServer a = replica();
+    BoxServer b = replica();
+    assertThat(http(a).post("/v1/sessions/asked", "{}").status()).isEqualTo(201);
+    String start = "{\"process_id\": \"held\", \"command\": \"cat\"}";
+    assertThat(http(a).post("/v1/sessions/asked/managed-process", start).status()).isEqualTo(201);
+
+    Answer onA = http(a).get("/v1/sessions/asked/managed-process/nothing");
+    Answer onB = http(b).get("/v1/sessions/asked/managed-process/nothing");
+    assertThat(onA.status()).isEqualTo(404);
+    assertThat(onB.status()).isEqualTo(404);
+    assertThat(onB.body()).isEqualTo(onA.body());
+    assertThat(http(b).delete("/v1/sessions/asked/managed-process/nothing").body())
+        .isEqualTo(http(a).delete("/v1/sessions/asked/managed-process/nothing").body());
+    String far = "/v1/sessions/asked/managed-process/held/ws?from=99999";
+    Answer refusedOnA = BoxSocket.refusal(a.port(), far, BoxHttp.bearer(ServerFleet.TOKEN));
+    Answer refusedOnB = BoxSocket.refusal(b.port(), far, BoxHttp.bearer(ServerFleet.TOKEN));
+    assertThat(refusedOnA.status()).isEqualTo(400);
+    assertThat(refusedOnB).as("the holder's refusal, as it gave it").isEqualTo(refusedOnA);
+
+    BoxHttp forwardedToB = http(b).withHeader("X-Box-Forwarded", "1");
+    Answer forwarded = forwardedToB.get("/v1/sessions/asked/managed-process/held");
+    assertThat(forwarded.status())
+        .as("a forwarded request is answered from what B holds, never forwarded again")
+        .isEqualTo(404);
+    assertThat(forwarded.errorCode()).isEqualTo("managed_process_not_found");
+    assertThat(forwardedToB.get("/v1/sessions/asked").body().path("managed_processes")).isEmpty();
+    assertThat(forwardedToB.delete("/v1/sessions/asked/managed-process/held").status())
+        .isEqualTo(404);
+    assertThat(http(a).get("/v1/sessions/asked/managed-process/held").text("status"))
+        .isEqualTo("running");
+    Answer noToken =
+        new BoxHttp(b.port(), Map.of("X-Box-Forwarded", "1"))
+            .get("/v1/sessions/asked/managed-process/held");
+    assertThat(noToken.status()).as("a forwarded request needs the token").isEqualTo(401);
+  }
+
+  /**
+   * How many {@code cat} processes run in the pod of session {@code id}, asked through {@code
+   * server}.
+   */
+  private static int catsIn(String id, BoxServer server) {
+    String count =
+        http(server)
+            .exec(
+                id,
+                "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done"
+                    + " | grep -c '^cat' || true",
+                "")
+            .stdout();
+    return Integer.parseInt(count.strip());
+  }
+
+  @Test
   void aReplicaKilled_losesNothingTheOtherServes() throws Exception {
     ServerFleet.Child a =
         fleet().startChild(fleet().newDataDir(), logs().resolve("killed-replica.log"));
@@ -141,6 +239,8 @@ class KubernetesReplicasTest {
     BoxHttp onA = ServerFleet.http(a.port());
     assertThat(onA.post("/v1/sessions/kept", "{}").status()).isEqualTo(201);
     assertThat(onA.exec("kept", "echo before > /workspace/note; sleep 1000 &", "").ok()).isTrue();
+    String process = "{\"process_id\": \"orphan\", \"command\": \"cat\"}";
+    assertThat(onA.post("/v1/sessions/kept/managed-process", process).status()).isEqualTo(201);
     String pod = http(b).get("/v1/sessions/kept").text("backend_session_id");
     assertThat(http(b).exec("kept", "cat /workspace/note", "").stdout()).isEqualTo("before\n");
 
@@ -158,6 +258,10 @@ class KubernetesReplicasTest {
                 "");
     assertThat(after.stdout()).as("the same pod, its processes running").isEqualTo("before\n1\n");
     assertThat(podExists(pod)).isTrue();
+    assertThat(http(b).get("/v1/sessions/kept").body().path("managed_processes"))
+        .as("a managed process's record goes with the replica that relayed it")
+        .isEmpty();
+    assertThat(http(b).get("/v1/sessions/kept/managed-process/orphan").status()).isEqualTo(404);
   }
 
   @Test

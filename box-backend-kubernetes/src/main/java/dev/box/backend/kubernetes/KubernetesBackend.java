@@ -21,6 +21,7 @@ import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -181,6 +182,13 @@ public final class KubernetesBackend implements SandboxBackend {
               "off and on: NetworkPolicy alone (k8s_network_off=policy), enforced only by a"
                   + " network plugin that implements it";
         });
+    URI url = replicas.url();
+    enforced.put(
+        "managed_processes",
+        url == null
+            ? "this replica only: it advertises no replica_url, so the others cannot reach the"
+                + " processes it starts"
+            : "any replica: the others reach this one's at " + url);
     return Map.copyOf(enforced);
   }
 

@@ -33,6 +33,12 @@ final class Labels {
   static final String HANDED_OVER = "box.dev/handed-over";
 
   /**
+   * A replica's Lease's annotation: where the other replicas reach its API ({@code replica_url}),
+   * for the requests only it can serve (its managed processes).
+   */
+  static final String REPLICA_URL = "box.dev/replica-url";
+
+  /**
    * The label of the pool's pods while they wait ({@link Pool}), and of their own Secrets always: a
    * pool pod's Secret is never a session's record.
    */

@@ -10,6 +10,7 @@ import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -164,6 +165,16 @@ final class PodSessions implements SharedSessions {
         log.warn("cannot hand session {} over: {}", id, e.getMessage());
       }
     }
+  }
+
+  @Override
+  public void advertise(URI url) {
+    replicas.advertise(url);
+  }
+
+  @Override
+  public List<Peer> peers() {
+    return replicas.peers();
   }
 
   /** The tenant's session records. */

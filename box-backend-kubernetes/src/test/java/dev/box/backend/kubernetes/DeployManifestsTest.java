@@ -171,6 +171,14 @@ class DeployManifestsTest {
     assertThat(env(box, "BOX_METRICS_OPEN").getValue())
         .as("a scraper found by annotations holds no token")
         .isEqualTo("true");
+    assertThat(env(box, "BOX_REPLICA_URL").getValue())
+        .as("where the other replicas reach this one's managed processes")
+        .isEqualTo("http://$(POD_IP):5410");
+    assertThat(env(box, "POD_IP").getValueFrom().getFieldRef().getFieldPath())
+        .isEqualTo("status.podIP");
+    assertThat(box.getEnv().stream().map(EnvVar::getName).toList())
+        .as("a variable is expanded from those declared before it")
+        .containsSubsequence("POD_IP", "BOX_REPLICA_URL");
 
     Service service = one(Service.class, "box");
     assertThat(service.getSpec().getType()).isEqualTo("ClusterIP");

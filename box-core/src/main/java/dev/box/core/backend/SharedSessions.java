@@ -1,6 +1,7 @@
 package dev.box.core.backend;
 
 import dev.box.api.BoxSpec;
+import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -69,4 +70,21 @@ public interface SharedSessions {
 
   /** Marks {@code sessionIds} as handed over by this server, which is stopping. */
   void handOver(List<String> sessionIds);
+
+  /**
+   * Another live server of the tenant.
+   *
+   * @param name its name where the sessions are kept (its lease)
+   * @param url where other servers reach its API, or null when it advertises none
+   */
+  record Peer(String name, @Nullable URI url) {}
+
+  /**
+   * Records where other servers reach this one's API ({@code replica_url}), beside its lease, so
+   * that they can send it the requests for what only it holds (its managed processes).
+   */
+  void advertise(URI url);
+
+  /** The other live servers of the tenant: those whose lease has not run out. */
+  List<Peer> peers();
 }

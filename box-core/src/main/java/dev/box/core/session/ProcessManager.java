@@ -88,10 +88,46 @@ public final class ProcessManager {
 
   /** The processes of session {@code sessionId}, running and exited, oldest first. */
   public List<BoxManagedProcessInfo> list(String sessionId) {
-    return sessions.require(sessionId).processes().values().stream()
+    return sorted(sessions.require(sessionId));
+  }
+
+  private static List<BoxManagedProcessInfo> sorted(Session session) {
+    return session.processes().values().stream()
         .map(ManagedProcess::info)
         .sorted(Comparator.comparing(BoxManagedProcessInfo::startedAt))
         .toList();
+  }
+
+  /**
+   * The process {@code processId} of session {@code sessionId} if this server holds both, else
+   * null. Unlike {@link #get}, it never adopts a session another server serves.
+   */
+  public @Nullable BoxManagedProcessInfo held(String sessionId, String processId) {
+    Session session = sessions.find(sessionId);
+    ManagedProcess process = session == null ? null : session.processes().get(processId);
+    return process == null ? null : process.info();
+  }
+
+  /**
+   * As {@link #held}, for a request another server forwarded.
+   *
+   * @throws BoxManagedProcessNotFoundException when this server does not hold it
+   */
+  public BoxManagedProcessInfo requireHeld(String sessionId, String processId) {
+    BoxManagedProcessInfo info = held(sessionId, processId);
+    if (info == null) {
+      throw notFound(sessionId, processId);
+    }
+    return info;
+  }
+
+  /**
+   * The processes of session {@code sessionId} this server holds, as {@link #list} orders them:
+   * none when it does not hold the session, which it never adopts.
+   */
+  public List<BoxManagedProcessInfo> listHeld(String sessionId) {
+    Session session = sessions.find(sessionId);
+    return session == null ? List.of() : sorted(session);
   }
 
   /** Stops the process and everything it started, and forgets it. */

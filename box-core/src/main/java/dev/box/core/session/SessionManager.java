@@ -386,6 +386,14 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
+   * Where the backend keeps the sessions every server of the tenant serves, or null when it keeps
+   * them for this server alone.
+   */
+  public @Nullable SharedSessions sharedSessions() {
+    return slot.backend().sharedSessions();
+  }
+
+  /**
    * How often {@link #renewShared()} must run: the backend's lease renewal, or null when the
    * backend does not share its sessions.
    */

@@ -71,7 +71,7 @@ public final class HttpApi {
    */
   public static Javalin create(
       SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
-    return create(sessions, tokens, version, langbot, null, false, List.of());
+    return create(sessions, tokens, version, langbot, null, false, List.of(), null);
   }
 
   /**
@@ -81,6 +81,8 @@ public final class HttpApi {
    * @param metrics what /metrics serves and the relay counts into; null: no /metrics route
    * @param metricsOpen whether /metrics answers without a token
    * @param mounts servlets added at exact paths
+   * @param replicaToken the control token sent with the requests forwarded to the other replicas of
+   *     the tenant, where the backend shares its sessions; null when the API is open
    * @see #create(SessionManager, ControlTokens, String, LangBotControl)
    */
   public static Javalin create(
@@ -90,7 +92,8 @@ public final class HttpApi {
       LangBotControl langbot,
       @Nullable BoxMetrics metrics,
       boolean metricsOpen,
-      List<HttpMount> mounts) {
+      List<HttpMount> mounts,
+      @Nullable String replicaToken) {
     HttpApi api = new HttpApi(sessions, tokens, langbot, metricsOpen);
     RelayMeter meter =
         metrics == null
@@ -126,10 +129,11 @@ public final class HttpApi {
           if (metrics != null) {
             config.routes.get("/metrics", ctx -> scrape(ctx, metrics));
           }
-          ProcessRoutes processRoutes = new ProcessRoutes(api, meter);
+          ProcessRoutes processRoutes =
+              new ProcessRoutes(api, meter, new Peers(sessions, replicaToken));
           config.routes.get(
               "/v1/sessions/{id}",
-              ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx.pathParam("id"))));
+              ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx)));
           config.routes.post("/v1/sessions/{id}", api::createSession);
           config.routes.delete("/v1/sessions/{id}", api::deleteSession);
           config.routes.post(

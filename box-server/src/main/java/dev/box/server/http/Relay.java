@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
  * codes). Delivery is tracked by byte offset: a new attachment starts where the last one stopped,
  * or at {@code from}.
  */
-final class Relay {
+final class Relay implements RelayEnd {
   private static final Logger log = LoggerFactory.getLogger(Relay.class);
 
   private static final int CHUNK = 64 * 1024;
@@ -165,14 +165,16 @@ final class Relay {
   }
 
   /** A TEXT frame from the client: one line of stdin. */
-  void onText(String text) {
+  @Override
+  public void onText(String text) {
     if (awaitAttached()) {
       write((text + "\n").getBytes(StandardCharsets.UTF_8));
     }
   }
 
   /** A BINARY frame from the client: raw stdin bytes; an empty frame closes stdin. */
-  void onBinary(byte[] bytes) {
+  @Override
+  public void onBinary(byte[] bytes) {
     if (!awaitAttached()) {
       return;
     }
@@ -206,7 +208,8 @@ final class Relay {
   }
 
   /** The client went away: stop relaying; the process keeps running. */
-  void stop() {
+  @Override
+  public void stop() {
     closed = true;
     Thread thread = pump;
     if (thread != null) {
