@@ -8,13 +8,10 @@ import static org.awaitility.Awaitility.await;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
-import io.fabric8.kubernetes.client.KubernetesClient;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import org.junit.jupiter.api.AfterEach;
@@ -38,39 +35,26 @@ class AgentPathTest {
   private static final String UNREACHABLE = "127.0.0.3";
 
   @TempDir Path root;
-  private StandInCluster cluster;
-  private KubernetesClient client;
-  private final List<KubernetesBackend> backends = new ArrayList<>();
-  private final List<Sandbox> sandboxes = new ArrayList<>();
+  private Tenant tenant;
 
   @BeforeEach
   void start() throws Exception {
-    cluster = new StandInCluster(NS, root);
-    client = cluster.client();
+    tenant = new Tenant(NS, root);
   }
 
   @AfterEach
   void stop() {
-    sandboxes.forEach(Sandbox::destroy);
-    backends.forEach(KubernetesBackend::close);
-    cluster.close();
+    tenant.close();
   }
 
-  private KubernetesBackend backend(String instance, String path) {
-    KubernetesBackend backend = cluster.backend(instance, null, 0, Map.of("k8s_agent_path", path));
-    backends.add(backend);
-    return backend;
-  }
-
-  private Sandbox started(Sandbox sandbox) {
-    sandboxes.add(sandbox);
-    return sandbox;
+  private KubernetesBackend backend(String path) {
+    return tenant.replica(null, 0, Map.of("k8s_agent_path", path));
   }
 
   @Test
   void throughTheApiServer_aSessionRunsAsOnThePodNetwork() throws Exception {
-    KubernetesBackend backend = backend("a", "api-server");
-    Sandbox sandbox = started(backend.start(spec("s1")));
+    KubernetesBackend backend = backend("api-server");
+    Sandbox sandbox = tenant.keep(backend.start(spec("s1")));
 
     assertThat(run(sandbox, "id -u; echo hi > f; cat f")).isEqualTo("1000\nhi\n");
     SandboxProcess failing = spawn(sandbox, "echo oops >&2; exit 7", false);
@@ -97,12 +81,14 @@ class AgentPathTest {
 
   @Test
   void auto_reachesAPodWhoseIpDoesNotAnswer_throughTheApiServer_andHealthSaysSo() throws Exception {
-    KubernetesBackend first = backend("a", "auto");
-    Sandbox direct = started(first.start(spec("s2")));
+    KubernetesBackend first = backend("auto");
+    Sandbox direct = tenant.keep(first.start(spec("s2")));
     assertThat(first.status().reason()).contains("last used: the pod network");
     String pod = direct.id();
     // The pod's IP as seen from here no longer answers: a replica outside the pod network.
-    client
+    tenant
+        .cluster()
+        .client()
         .pods()
         .inNamespace(NS)
         .withName(pod)
@@ -112,13 +98,13 @@ class AgentPathTest {
               return p;
             });
 
-    KubernetesBackend second = backend("b", "auto");
+    KubernetesBackend second = backend("auto");
     Sandbox adopted = Objects.requireNonNull(second.adopt(spec("s2")));
-    sandboxes.add(adopted);
+    tenant.keep(adopted);
     assertThat(run(adopted, "echo adopted")).isEqualTo("adopted\n");
     assertThat(second.status().reason()).contains("last used: the API server");
 
-    assertThat(backend("c", "direct").adopt(spec("s2")))
+    assertThat(backend("direct").adopt(spec("s2")))
         .as("direct: a pod whose IP does not answer is not served")
         .isNull();
   }

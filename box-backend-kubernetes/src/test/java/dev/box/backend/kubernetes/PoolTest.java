@@ -34,29 +34,23 @@ class PoolTest {
   private static final String TOKEN = "control-token";
 
   @TempDir Path root;
+  private Tenant tenant;
   private StandInCluster cluster;
-  private final List<KubernetesBackend> backends = new ArrayList<>();
-  private final List<Sandbox> sandboxes = new ArrayList<>();
 
   @BeforeEach
   void start() throws Exception {
-    cluster = new StandInCluster(NS, root);
+    tenant = new Tenant(NS, root);
+    cluster = tenant.cluster();
   }
 
   @AfterEach
   void stop() {
-    sandboxes.forEach(Sandbox::destroy);
-    backends.forEach(KubernetesBackend::drainPool);
-    backends.forEach(KubernetesBackend::close);
-    cluster.close();
+    tenant.close();
   }
 
   /** A replica of the tenant, keeping {@code size} warm pods. */
   private KubernetesBackend replica(int size) {
-    KubernetesBackend backend =
-        cluster.backend("replica-" + backends.size(), StandInCluster.IMAGE, size, Map.of());
-    backends.add(backend);
-    return backend;
+    return tenant.replica(StandInCluster.IMAGE, size, Map.of());
   }
 
   /** A spec of the pooled shape, as a request that names nothing gets. */
@@ -85,11 +79,7 @@ class PoolTest {
   }
 
   private Sandbox started(KubernetesBackend backend, String session) {
-    Sandbox sandbox = backend.start(pooled(session));
-    synchronized (sandboxes) {
-      sandboxes.add(sandbox);
-    }
-    return sandbox;
+    return tenant.keep(backend.start(pooled(session)));
   }
 
   /** The pods that serve session {@code session}. */
@@ -133,7 +123,7 @@ class PoolTest {
     assertThat(awaitFree(2)).doesNotContain(sandbox.id());
     assertThat(backend.poolLevel()).isNotNull();
 
-    sandboxes.remove(sandbox);
+    tenant.forget(sandbox);
     sandbox.destroy();
     assertThat(cluster.client().pods().inNamespace(NS).withName(sandbox.id()).get()).isNull();
     assertThat(cluster.client().secrets().inNamespace(NS).withName(record).get()).isNull();
@@ -171,7 +161,7 @@ class PoolTest {
             true);
 
     Sandbox sandbox = backend.start(persistent);
-    sandboxes.add(sandbox);
+    tenant.keep(sandbox);
 
     assertThat(sandbox.id()).isEqualTo(Labels.podName(Labels.tenant(NS, TOKEN), "own"));
   }
@@ -194,7 +184,7 @@ class PoolTest {
     assertThat(started.get(0).id()).isEqualTo(started.get(1).id());
     assertThat(podsOf("same")).containsExactly(started.get(0).id());
     assertThat(KubernetesBackendTest.run(started.get(1), "echo both")).isEqualTo("both\n");
-    sandboxes.remove(started.get(1));
+    tenant.forget(started.get(1));
     ((PodSandbox) started.get(1)).link().close();
   }
 
