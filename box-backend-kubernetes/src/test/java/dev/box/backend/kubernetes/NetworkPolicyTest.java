@@ -34,14 +34,18 @@ import org.junit.jupiter.api.io.TempDir;
  * stand-in cluster, whose kubelet enforces them with nftables ({@link StandInNetworkPolicies}).
  * Each pod runs {@code listen.pl} on the ports it names; {@code connect.pl} in a pod says how a
  * connection from there ends: a denied one is rejected at once, so "denied" is the policy's answer,
- * not a timeout. Every address is on the stand-in's internal network or the pod's own: nothing
- * leaves the machine. Needs the Docker engine, the test image and nftables on the host (as root).
+ * not a timeout. Every address is on the stand-in's internal network or the pod's own (the
+ * link-local metadata address too: a pod of the test holds it, reached on-link): nothing leaves the
+ * machine. Needs the Docker engine, the test image and nftables on the host (as root).
  */
 class NetworkPolicyTest {
   private static final String NS = "box-sandboxes";
   private static final int AGENT = PodShape.AGENT_PORT;
   private static final int OTHER = 8000;
   private static final Map<String, String> BOX = Map.of(NetworkPolicies.BOX_POD_LABEL, "box");
+
+  /** The cloud's metadata address, which the test gives a pod of its own. */
+  private static final String METADATA = "169.254.169.254";
 
   private static final AtomicInteger TESTS = new AtomicInteger();
 
@@ -127,12 +131,16 @@ class NetworkPolicyTest {
     String other = pod(named("other"), Map.of());
     policy(boxNamespace(List.of()).forPod(named("session"), BoxNetworkMode.ON, BoxEgress.NONE));
     pod(named("session"), Map.of(Labels.POD, named("session")));
+    // A stand-in metadata service, on-link: the other pod holds the link-local address and the
+    // session routes it onto the pods' internal bridge, which has no way off this machine (and
+    // whose engine drops what is not addressed inside it: unfiltered, the session would get no
+    // answer). "denied" is the policy's rejection, in the session's own namespace.
+    ip(named("other"), "addr", "add", METADATA + "/32", "dev", "eth0");
+    ip(named("session"), "route", "add", METADATA + "/32", "dev", "eth0");
 
-    // The other pod's own listener answers; the link-local address, not filtered, would go
-    // unanswered (the internal network routes nowhere): "denied" is the policy's answer.
     assertThat(connect(named("other"), other, OTHER)).isEqualTo("connected");
     assertThat(connect(named("session"), other, OTHER)).startsWith("denied");
-    assertThat(connect(named("session"), "169.254.169.254", 80)).startsWith("denied");
+    assertThat(connect(named("session"), METADATA, OTHER)).startsWith("denied");
   }
 
   @Test
@@ -230,6 +238,18 @@ class NetworkPolicyTest {
         new ArrayList<>(List.of("exec", StandInKubelet.container(from), "perl", "-e"));
     argv.addAll(List.of(script("connect.pl"), address, "" + port));
     return Docker.run(argv).strip();
+  }
+
+  /** Runs {@code ip ARGS} in the network namespace of pod {@code pod} (as root). */
+  private static void ip(String pod, String... args) throws IOException, InterruptedException {
+    String pid =
+        Docker.run(List.of("inspect", "--format", "{{.State.Pid}}", StandInKubelet.container(pod)))
+            .strip();
+    List<String> argv = new ArrayList<>(List.of("nsenter", "-t", pid, "-n", "ip"));
+    argv.addAll(List.of(args));
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor()).as(String.join(" ", argv) + ": " + out).isZero();
   }
 
   private static boolean reachableFromTheNode(String address, int port) {
