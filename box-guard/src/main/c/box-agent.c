@@ -858,12 +858,21 @@ static void sweep(void) {
   }
 }
 
-/* Network mode: serves one frame of control c; a wrong one closes c. */
+/* Network mode: serves the frames of control c that have come, up to MAX_PENDING of them so that
+ * none of the others waits long; a wrong one closes c. All that came is served before the next
+ * stream connection is admitted: the server sends 'S' before it dials that spawn's streams, and a
+ * stream that comes before its spawn was read would match nothing. */
 static void serve_control(int c) {
-  const char *wrong = request(c);
-  if (wrong == NULL) return;
-  if (wrong != CLOSED) fprintf(stderr, "box-agent: control %d closed: %s\n", c, wrong);
-  controls[c].dead = 1;
+  int more = 0;
+  for (int n = 0; n < MAX_PENDING && (n == 0 || more > 0); n++) {
+    const char *wrong = request(c);
+    if (wrong != NULL) {
+      if (wrong != CLOSED) fprintf(stderr, "box-agent: control %d closed: %s\n", c, wrong);
+      controls[c].dead = 1;
+      return;
+    }
+    if (controls[c].dead || ioctl(controls[c].fd, FIONREAD, &more) < 0) return;
+  }
 }
 
 static int set_timeout(int s, int option, int seconds) {

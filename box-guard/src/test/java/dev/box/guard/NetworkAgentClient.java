@@ -45,6 +45,8 @@ final class NetworkAgentClient {
     Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
     opened.add(socket);
     socket.setSoTimeout(READ_TIMEOUT_MS);
+    // As the server's: a frame is sent at once, not held back behind the previous one's ack.
+    socket.setTcpNoDelay(true);
     DataOutputStream out = new DataOutputStream(socket.getOutputStream());
     out.write("BOXA".getBytes(StandardCharsets.US_ASCII));
     out.write(key);
