@@ -11,19 +11,23 @@
  *
  * The agent is not trusted by the server: code in the sandbox runs as the same user and may kill
  * or replace it. The server bounds every frame it reads from the agent. The agent never carries
- * output: a process's stdout and stderr (and stdin, when asked) are connections of their own, which
- * the server reads and writes directly.
+ * output on a control: a process's stdout and stderr (and stdin, when asked) are connections of
+ * their own, which the server reads and writes directly, or, for a held process (network mode),
+ * which the agent relays to and from the process's pipes.
  *
  * Frames, both ways: u32 length (big-endian, of what follows), u8 type, payload; integers
  * big-endian.
  *   server -> agent, on a control connection
- *     'S' spawn: u32 id, u64 token, u8 flags (1: stdin is a connection too, else /dev/null),
- *                u32 argc, argc strings, u32 envc, envc strings; a string is u32 length and
- *                bytes (no NUL inside); at most 65536 strings of each kind, 16 MiB a frame
+ *     'S' spawn: u32 id, u64 token, u8 flags (1: stdin is a connection too, else /dev/null;
+ *                2: held, network mode only, see below), u32 argc, argc strings, u32 envc, envc
+ *                strings; a string is u32 length and bytes (no NUL inside); at most 65536
+ *                strings of each kind, 16 MiB a frame
  *     'G' go:    u32 id    the process is in its cgroup: let it exec
  *     'C' cancel: u32 id   do not run it: it is killed
  *     'K' kill:  u32 id    (network mode only) end the process's whole tree
  *     'A' end all: no payload  (network mode only) end the trees of every process of every control
+ *     'I' input end: u32 id  (network mode only) a held process's stdin ends after what came
+ *     'R' reattach: u32 id, u64 token  (network mode only) take over an orphaned held process
  *   agent -> server, on a control connection
  *     'H' hello: u32 version (1), u32 own pid
  *     'P' pid:   u32 id, u32 pid   forked, waiting for go (pid as the sandbox sees it)
@@ -32,6 +36,8 @@
  *     'Q' quiet: u32 id    (network mode only) its whole tree has ended; the id is forgotten
  *     'L' lost:  u32 id    (network mode only) its tree is no longer accounted for; forgotten
  *     'E' all ended: no payload  (network mode only) every tree 'A' ended has ended or been lost
+ *     'W' written: u32 id, u64 offset  (network mode only) a reattached process's stdout goes on
+ *                from that offset
  *
  * Unix mode. The agent connects to SOCKET, a Unix socket the server listens on and mounts into
  * this sandbox only, says hello, and serves requests until the server closes the connection, when
@@ -76,6 +82,37 @@
  *     keeper, of every control and orphaned, gets SIGTERM as by 'K' (each control hears 'X' and 'Q'
  *     or 'L' of its own), and once none of them is left this control hears 'E' (at once when there
  *     was none). It is bounded by the keepers' own kill; the server bounds its wait anyway.
+ * Held processes (network mode; Unix mode ignores flag 2 and knows neither 'I' nor 'R'). A spawn
+ * with flag 2 gets pipes for its stdout and stderr, and for its stdin with flag 1 (else /dev/null):
+ * the keeper gets their other ends as its 0-2, and the agent keeps its ends and the process's
+ * stream connections and relays between them, never blocking: 64 KiB a stream, read from one side
+ * only while there is room, so a process whose output nobody drains blocks writing and nothing is
+ * dropped. At most 64 processes are held at once (a held spawn beyond: 'F' EAGAIN).
+ *   stdout, stderr: what the pipe gives is written to the current stream connection, in order.
+ *     The server never writes on it: when a read of it ends or fails, or a write fails, the agent
+ *     closes it and keeps what it had not written, detached until a new one comes. Once the pipe
+ *     is at its end and all is written, the agent closes the connection: the stream is done. The
+ *     agent counts the stdout bytes it has written to connections.
+ *   stdin: what the connection gives is written to the pipe. The end of the connection does not
+ *     end the process's input (the server may only have gone away): 'I' does, once all that came
+ *     on the current connection is in the pipe and the connection has ended (either may come
+ *     first); the pipe is closed then and the process reads its end. 'I' of an id that is no held
+ *     process with stdin is ignored. Once the pipe cannot be written (the process closed it or
+ *     ended), what comes on stdin connections is read and dropped.
+ * When a control ends, the current stream connections of its held processes are closed as well
+ * (their buffers kept: the process runs on, orphaned). 'R' takes one over: id is a new id of the
+ * control (one in use is malformed, as for 'S'), token that of the held process's spawn. When no
+ * held process has it: 'F' ENOENT; when a live control owns it: 'F' EBUSY. Else it becomes the
+ * control's process id, and the control hears 'P' id and its keeper's pid; 'W' id and the count
+ * of stdout bytes written to earlier connections, where the next one goes on; 'X' if the real
+ * process has ended, and 'Q' or 'L' if its keeper has, as they were when they happened; never 'G'.
+ * The server then connects its streams anew, each 'O' with the new id and the spawn's token, and
+ * each becomes the relay's connection for that fd if it has none (else it is closed); the process
+ * is the control's from then on, as if it had spawned it. After 'Q' or 'L' its id is free as for
+ * any process ('K' of it is answered 'Q' at once, 'I' is ignored), but the agent keeps the held
+ * process, its relays running, until its stdout and stderr are done and a live control owns it
+ * (an orphan keeps its 'X' and 'Q' or 'L' for 'R'), or, orphaned, once its keeper has ended after
+ * an 'A' (nobody reattaches then). 'A' waits for the keepers only, not for the output.
  * With --netns, USERFD and NETFD are open descriptors of a user namespace and of a network
  * namespace (box-guard --net-off makes them): every keeper enters both before anything else, so
  * that every process of the sandbox runs in that network (only loopback) while the agent stays in
@@ -119,6 +156,8 @@
 #define MAX_PROCS 4096
 #define MAX_CONTROLS 8
 #define MAX_PENDING 64
+#define MAX_HELD 64
+#define RELAY_SIZE 65536u
 #define SECRET_SIZE 32
 #define HEADER_SIZE (4 + SECRET_SIZE + 1)
 #define STALL_SECONDS 2
@@ -127,14 +166,35 @@
 #define KILLED_STATUS ((uint32_t)SIGKILL)
 #define FAILED_STATUS ((uint32_t)127 << 8)
 
+/* One stream of a held process: its pipe, its current connection, and what is between them. */
+struct relay {
+  int pipe;            /* the agent's end of the pipe, non-blocking; -1 once closed */
+  int conn;            /* the current stream connection, non-blocking; -1 while there is none */
+  unsigned char *data; /* RELAY_SIZE bytes, a ring; NULL for a stdin that is /dev/null */
+  size_t head, count;  /* where the bytes not passed on yet start, and how many there are */
+};
+
+/* Network mode: what the agent keeps of a held process. */
+struct held {
+  unsigned char token[8];
+  unsigned char flags;
+  int input_end;    /* 'I' came: close the stdin pipe once all that came is in it */
+  uint64_t written; /* stdout bytes written to stream connections */
+  struct relay io[3];
+};
+
 struct proc {
   uint32_t id;
-  pid_t pid;    /* the process, or in network mode its keeper */
-  int go;       /* the write end of its gate until go or cancel, else -1 */
-  int ctl;      /* the control that started it; -1 once that control has ended */
-  int report;   /* network mode: the read end of the keeper's report pipe until read, else -1 */
-  int reported; /* network mode: 'X' is done */
-  int doomed;   /* network mode: 'A' ended it; a control awaits its end */
+  pid_t pid;       /* the process, or in network mode its keeper; not signalled once reaped */
+  int go;          /* the write end of its gate until go or cancel, else -1 */
+  int ctl;         /* the control that started or reattached it; -1 while there is none */
+  int report;      /* network mode: the read end of the keeper's report pipe until read, else -1 */
+  int reported;    /* network mode: 'X' is done, with `status` */
+  uint32_t status; /* network mode: the wait status of 'X' */
+  int doomed;      /* network mode: 'A' ended it; a control awaits its end */
+  int reaped;      /* network mode, held: the keeper was reaped, with 'Q' or 'L' in `end` */
+  char end;
+  struct held *held; /* network mode: NULL unless held */
 };
 
 struct control {
@@ -296,10 +356,10 @@ static int read_all(int fd, unsigned char *buf, size_t len) {
   return 1;
 }
 
-/* The live process `id` of control c, or NULL. */
+/* The live process `id` of control c, or NULL; a held process whose keeper was reaped is not. */
 static struct proc *find(int c, uint32_t id) {
   for (int i = 0; i < nprocs; i++) {
-    if (procs[i].ctl == c && procs[i].id == id) return &procs[i];
+    if (procs[i].ctl == c && procs[i].id == id && !procs[i].reaped) return &procs[i];
   }
   return NULL;
 }
@@ -312,9 +372,21 @@ static int find_pending(int c, uint32_t id) {
   return -1;
 }
 
+/* Closes what held process h keeps and frees it; h may be NULL. */
+static void drop_held(struct held *h) {
+  if (h == NULL) return;
+  for (int fd = 0; fd < 3; fd++) {
+    drop_fd(h->io[fd].pipe);
+    drop_fd(h->io[fd].conn);
+    free(h->io[fd].data);
+  }
+  free(h);
+}
+
 static void forget(struct proc *p) {
   drop_fd(p->go);
   drop_fd(p->report);
+  drop_held(p->held);
   *p = procs[--nprocs];
 }
 
@@ -581,8 +653,10 @@ static void keeper(char **argv, char **envp, int in, int out, int err, int gate,
 }
 
 /* Forks process r of control c with its stdio (closed here, with r's words), unless `failed`
- * already says why it cannot run, and sends 'P' or 'F'. */
-static void start(int c, struct spawn_req *r, int in, int out, int err, int failed) {
+ * already says why it cannot run, and sends 'P' or 'F'. h is what the agent keeps of a held
+ * process (the process's, or dropped here), else NULL. */
+static void start(int c, struct spawn_req *r, int in, int out, int err, int failed,
+                  struct held *h) {
   int gate[2] = {-1, -1}, rep[2] = {-1, -1};
   if (!failed && nprocs == MAX_PROCS) failed = EAGAIN;
   if (!failed && pipe2(gate, O_CLOEXEC) < 0) failed = errno;
@@ -609,11 +683,12 @@ static void start(int c, struct spawn_req *r, int in, int out, int err, int fail
   if (failed) {
     drop_fd(gate[1]);
     drop_fd(rep[0]);
+    drop_held(h);
     send2(c, 'F', r->id, (uint32_t)failed);
     return;
   }
   procs[nprocs++] = (struct proc){
-      .id = r->id, .pid = pid, .go = gate[1], .ctl = c, .report = rep[0], .reported = 0};
+      .id = r->id, .pid = pid, .go = gate[1], .ctl = c, .report = rep[0], .held = h};
   send2(c, 'P', r->id, (uint32_t)pid);
 }
 
@@ -633,7 +708,7 @@ static const char *spawn(int c, const unsigned char *payload, uint32_t len) {
   } else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
     failed = errno;
   }
-  start(c, &r, in, out, err, failed);
+  start(c, &r, in, out, err, failed, NULL);
   return NULL;
 }
 
@@ -651,12 +726,21 @@ static void drop_pending(int i) {
   *p = pendings[--npending];
 }
 
+/* Network mode: how many processes are held, or pending with flag 2. */
+static int held_count(void) {
+  int n = 0;
+  for (int i = 0; i < nprocs; i++) n += procs[i].held != NULL;
+  for (int i = 0; i < npending; i++) n += (pendings[i].req.flags & 2) != 0;
+  return n;
+}
+
 /* Network mode: a spawn waits for the server to connect its streams. */
 static const char *offer(int c, const unsigned char *payload, uint32_t len) {
   struct spawn_req r;
   const char *wrong = parse_spawn(c, payload, len, &r);
   if (wrong != NULL) return wrong;
-  if (npending == MAX_PENDING || nprocs + npending >= MAX_PROCS) {
+  if (npending == MAX_PENDING || nprocs + npending >= MAX_PROCS ||
+      ((r.flags & 2) && held_count() >= MAX_HELD)) {
     free_req(&r);
     send2(c, 'F', r.id, EAGAIN);
     return NULL;
@@ -666,15 +750,66 @@ static const char *offer(int c, const unsigned char *payload, uint32_t len) {
   return NULL;
 }
 
+static int nonblocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
+}
+
+/* Network mode: the pipes of held spawn p, whose streams have all come. The process's ends (and
+ * /dev/null for a stdin without flag 1) go to child[0..2]; the agent keeps the others and the
+ * streams in *out. 0, or an errno when it cannot be done, with all of p's streams closed. */
+static int hold(const struct pending *p, int child[3], struct held **out) {
+  struct held *h = calloc(1, sizeof *h);
+  if (h == NULL) die("calloc");
+  memcpy(h->token, p->req.token, sizeof h->token);
+  h->flags = p->req.flags;
+  for (int fd = 0; fd < 3; fd++) {
+    h->io[fd] = (struct relay){.pipe = -1, .conn = p->fds[fd]};
+    child[fd] = -1;
+  }
+  int failed = 0;
+  for (int fd = 0; fd < 3 && !failed; fd++) {
+    int ends[2];
+    if (fd == 0 && !(h->flags & 1)) {
+      if ((child[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) failed = errno;
+    } else if (pipe2(ends, O_CLOEXEC) < 0) {
+      failed = errno;
+    } else {
+      /* The process reads its stdin pipe and writes the others; its ends stay blocking. */
+      child[fd] = ends[fd == 0 ? 0 : 1];
+      h->io[fd].pipe = ends[fd == 0 ? 1 : 0];
+      h->io[fd].data = malloc(RELAY_SIZE);
+      if (h->io[fd].data == NULL) die("malloc");
+      if (!nonblocking(h->io[fd].pipe) || !nonblocking(h->io[fd].conn)) failed = errno;
+    }
+  }
+  if (failed) {
+    drop_held(h);
+    for (int fd = 0; fd < 3; fd++) {
+      drop_fd(child[fd]);
+      child[fd] = -1;
+    }
+    return failed;
+  }
+  *out = h;
+  return 0;
+}
+
 /* Network mode: starts pending spawn i, whose streams have all come. */
 static void launch(int i) {
   struct pending p = pendings[i];
   pendings[i] = pendings[--npending];
   int failed = 0;
-  if (!(p.req.flags & 1) && (p.fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+  struct held *h = NULL;
+  int child[3];
+  int *io = p.fds;
+  if (p.req.flags & 2) {
+    failed = hold(&p, child, &h);
+    io = child;
+  } else if (!(p.req.flags & 1) && (p.fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
     failed = errno;
   }
-  start(p.ctl, &p.req, p.fds[0], p.fds[1], p.fds[2], failed);
+  start(p.ctl, &p.req, io[0], io[1], io[2], failed, h);
 }
 
 static const char *gate(int c, const unsigned char *payload, uint32_t len, int go) {
@@ -710,7 +845,7 @@ static void end_keeper(const struct proc *p) {
 /* Network mode: 'E' to each control that awaits it, once no tree that 'A' ended is left. */
 static void confirm_ended(void) {
   for (int i = 0; i < nprocs; i++) {
-    if (procs[i].doomed) return;
+    if (procs[i].doomed && !procs[i].reaped) return;
   }
   for (int c = 0; c < MAX_CONTROLS; c++) {
     if (controls[c].fd >= 0 && controls[c].awaits_end) {
@@ -731,7 +866,7 @@ static const char *end_all(int c, uint32_t len) {
     drop_pending(i);
   }
   for (int i = 0; i < nprocs; i++) {
-    if (!procs[i].doomed) end_keeper(&procs[i]);
+    if (!procs[i].doomed && !procs[i].reaped) end_keeper(&procs[i]);
     procs[i].doomed = 1;
   }
   controls[c].awaits_end = 1;
@@ -756,6 +891,210 @@ static const char *kill_request(int c, const unsigned char *payload, uint32_t le
   return NULL;
 }
 
+/* Network mode: the report of p's keeper, if it has come: 'X' (kept for 'R'). */
+static void take_report(struct proc *p) {
+  if (p->report < 0) return;
+  unsigned char b[4];
+  ssize_t n;
+  do {
+    n = read(p->report, b, sizeof b);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno == EAGAIN) return;
+  /* A pipe write of 4 bytes is atomic: anything but 4 is the keeper gone without a word. */
+  if (n == (ssize_t)sizeof b) {
+    p->status = get32(b);
+    p->reported = 1;
+    send2(p->ctl, 'X', p->id, p->status);
+  }
+  drop_fd(p->report);
+  p->report = -1;
+}
+
+static void close_conn(struct relay *r) {
+  drop_fd(r->conn);
+  r->conn = -1;
+}
+
+/* Reads from `from` into the room r has: bytes read, 0 at its end, or -1 (errno EAGAIN: none
+ * yet). */
+static ssize_t fill(struct relay *r, int from) {
+  size_t tail = (r->head + r->count) % RELAY_SIZE;
+  size_t room = RELAY_SIZE - r->count;
+  if (room > RELAY_SIZE - tail) room = RELAY_SIZE - tail;
+  ssize_t n;
+  do {
+    n = read(from, r->data + tail, room);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) r->count += (size_t)n;
+  return n;
+}
+
+/* Writes to `to` what it takes now of what r holds: bytes written, or -1 (errno EAGAIN: none
+ * now). */
+static ssize_t spill(struct relay *r, int to) {
+  size_t len = RELAY_SIZE - r->head;
+  if (len > r->count) len = r->count;
+  ssize_t n;
+  do {
+    n = write(to, r->data + r->head, len);
+  } while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    r->count -= (size_t)n;
+    r->head = r->count == 0 ? 0 : (r->head + (size_t)n) % RELAY_SIZE;
+  }
+  return n;
+}
+
+/* Reads and drops what r's connection sends; closes it at its end or when it fails. */
+static void heed(struct relay *r) {
+  unsigned char sink[4096];
+  ssize_t n;
+  do {
+    n = read(r->conn, sink, sizeof sink);
+  } while (n < 0 && errno == EINTR);
+  if (n == 0 || (n < 0 && errno != EAGAIN)) close_conn(r);
+}
+
+/* A held process's stdin: what is buffered into the pipe, and the pipe closed once 'I' came and
+ * all before it is in. A pipe that cannot be written drops the buffer and is closed. */
+static void flush_in(struct held *h) {
+  struct relay *r = &h->io[0];
+  while (r->pipe >= 0 && r->count > 0) {
+    ssize_t n = spill(r, r->pipe);
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      drop_fd(r->pipe);
+      r->pipe = -1;
+      r->count = r->head = 0;
+    }
+  }
+  if (r->pipe >= 0 && h->input_end && r->conn < 0 && r->count == 0) {
+    drop_fd(r->pipe);
+    r->pipe = -1;
+  }
+}
+
+/* Reads what the stdin connection of h brings while there is room (all of it, dropped, once the
+ * pipe is closed); its end closes the connection only. */
+static void take_input(struct held *h) {
+  struct relay *r = &h->io[0];
+  if (r->pipe < 0) {
+    heed(r);
+  } else if (r->count < RELAY_SIZE) {
+    ssize_t n = fill(r, r->conn);
+    if (n == 0 || (n < 0 && errno != EAGAIN)) close_conn(r);
+  }
+}
+
+/* A held process's stdout (fd 1) or stderr (fd 2): what is buffered onto the connection; once
+ * the pipe has ended and all is written, the connection is closed. */
+static void flush_out(struct held *h, int fd) {
+  struct relay *r = &h->io[fd];
+  while (r->conn >= 0 && r->count > 0) {
+    ssize_t n = spill(r, r->conn);
+    if (n < 0 && errno == EAGAIN) break;
+    if (n <= 0) {
+      close_conn(r);
+      break;
+    }
+    if (fd == 1) h->written += (uint64_t)n;
+  }
+  if (r->conn >= 0 && r->pipe < 0 && r->count == 0) close_conn(r);
+}
+
+/* Whether stream fd (1 or 2) of h is done: its pipe ended, all written, its connection closed. */
+static int done(const struct held *h, int fd) {
+  const struct relay *r = &h->io[fd];
+  return r->pipe < 0 && r->count == 0 && r->conn < 0;
+}
+
+/* The poll entries of h at w[0..5]: pipe and connection of stdin, stdout, stderr. Only what can
+ * be acted on is watched, so that a full buffer or a hung-up pipe cannot spin the loop. */
+static void watch(const struct held *h, struct pollfd *w) {
+  for (int fd = 0; fd < 3; fd++) {
+    const struct relay *r = &h->io[fd];
+    short pipe_ev, conn_ev;
+    if (fd == 0) {
+      pipe_ev = r->count > 0 ? POLLOUT : 0;
+      conn_ev = r->count < RELAY_SIZE || r->pipe < 0 ? POLLIN : 0;
+    } else {
+      pipe_ev = r->count < RELAY_SIZE ? POLLIN : 0;
+      /* The server never writes here: readable is its end. */
+      conn_ev = POLLIN | (r->count > 0 ? POLLOUT : 0);
+    }
+    w[2 * fd] = (struct pollfd){.fd = pipe_ev ? r->pipe : -1, .events = pipe_ev};
+    w[2 * fd + 1] = (struct pollfd){.fd = conn_ev ? r->conn : -1, .events = conn_ev};
+  }
+}
+
+/* Relays for h what its poll entries w[0..5] (see watch) say can move. */
+static void pump(struct held *h, const struct pollfd *w) {
+  if (h->io[0].conn >= 0 && w[1].revents != 0) take_input(h);
+  flush_in(h);
+  for (int fd = 1; fd < 3; fd++) {
+    struct relay *r = &h->io[fd];
+    if (r->conn >= 0 && w[2 * fd + 1].revents != 0) heed(r);
+    if (r->pipe >= 0 && w[2 * fd].revents != 0) {
+      ssize_t n = fill(r, r->pipe);
+      if (n == 0 || (n < 0 && errno != EAGAIN)) {
+        drop_fd(r->pipe);
+        r->pipe = -1;
+      }
+    }
+    flush_out(h, fd);
+  }
+}
+
+/* Network mode: the control of held process h has ended. What already came on its stdin
+ * connection is input too and is taken; then its connections are closed, its buffers kept. */
+static void detach(struct held *h) {
+  struct relay *in = &h->io[0];
+  while (in->conn >= 0 && in->pipe >= 0 && in->count < RELAY_SIZE && fill(in, in->conn) > 0) {
+  }
+  for (int fd = 0; fd < 3; fd++) close_conn(&h->io[fd]);
+  flush_in(h);
+}
+
+/* Network mode, 'I' from control c: the stdin of its held process ends after what came. */
+static const char *input_end(int c, const unsigned char *payload, uint32_t len) {
+  if (len != 4) return "short input end";
+  struct proc *p = find(c, get32(payload));
+  if (p == NULL || p->held == NULL || p->held->io[0].data == NULL) return NULL;
+  p->held->input_end = 1;
+  flush_in(p->held);
+  return NULL;
+}
+
+/* Network mode, 'R' from control c: takes over the orphaned held process with the token. */
+static const char *reattach(int c, const unsigned char *payload, uint32_t len) {
+  if (len != 12) return "short reattach";
+  uint32_t id = get32(payload);
+  if (find(c, id) != NULL || find_pending(c, id) >= 0) return "id in use";
+  struct proc *p = NULL;
+  for (int i = 0; i < nprocs; i++) {
+    if (procs[i].held != NULL && same(procs[i].held->token, payload + 4, 8)) p = &procs[i];
+  }
+  if (p == NULL || p->ctl >= 0) {
+    send2(c, 'F', id, p == NULL ? ENOENT : EBUSY);
+    return NULL;
+  }
+  /* While nobody owned it, its 'X' may have come unheard: it is kept. */
+  take_report(p);
+  p->ctl = c;
+  p->id = id;
+  send2(c, 'P', id, (uint32_t)p->pid);
+  unsigned char w[17];
+  put32(w, 13);
+  w[4] = 'W';
+  put32(w + 5, id);
+  put32(w + 9, (uint32_t)(p->held->written >> 32));
+  put32(w + 13, (uint32_t)p->held->written);
+  send_frame(c, w, sizeof w);
+  if (p->reported) send2(c, 'X', id, p->status);
+  if (p->reaped) send1(c, p->end, id);
+  return NULL;
+}
+
 /* Serves one frame of control c: NULL, CLOSED, BROKEN or what was wrong with it. */
 static const char *request(int c) {
   unsigned char head[5];
@@ -777,6 +1116,10 @@ static const char *request(int c) {
     wrong = kill_request(c, payload, len);
   } else if (head[4] == 'A' && network) {
     wrong = end_all(c, len);
+  } else if (head[4] == 'I' && network) {
+    wrong = input_end(c, payload, len);
+  } else if (head[4] == 'R' && network) {
+    wrong = reattach(c, payload, len);
   } else {
     wrong = "unknown type";
   }
@@ -784,30 +1127,17 @@ static const char *request(int c) {
   return wrong;
 }
 
-/* Network mode: the report of p's keeper, if it has come: 'X'. */
-static void take_report(struct proc *p) {
-  if (p->report < 0) return;
-  unsigned char b[4];
-  ssize_t n;
-  do {
-    n = read(p->report, b, sizeof b);
-  } while (n < 0 && errno == EINTR);
-  if (n < 0 && errno == EAGAIN) return;
-  /* A pipe write of 4 bytes is atomic: anything but 4 is the keeper gone without a word. */
-  if (n == (ssize_t)sizeof b) {
-    send2(p->ctl, 'X', p->id, get32(b));
-    p->reported = 1;
-  }
-  drop_fd(p->report);
-  p->report = -1;
-}
-
-/* Network mode: p's keeper was reaped with `status`. */
+/* Network mode: p's keeper was reaped with `status`: 'X' if not done, then 'Q' or 'L' (kept). */
 static void keeper_ended(struct proc *p, int status) {
   take_report(p);
   int quiet = p->reported && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (!p->reported) send2(p->ctl, 'X', p->id, (uint32_t)status);
-  send1(p->ctl, quiet ? 'Q' : 'L', p->id);
+  if (!p->reported) {
+    p->status = (uint32_t)status;
+    p->reported = 1;
+    send2(p->ctl, 'X', p->id, p->status);
+  }
+  p->end = quiet ? 'Q' : 'L';
+  send1(p->ctl, p->end, p->id);
 }
 
 /* Reaps every child that ended: those the server started are reported, orphans only reaped. */
@@ -819,13 +1149,21 @@ static void reap(int sigfd) {
   pid_t pid;
   while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
     for (int i = 0; i < nprocs; i++) {
-      if (procs[i].pid == pid) {
+      /* A reaped keeper's pid may be another's now. */
+      if (procs[i].pid == pid && !procs[i].reaped) {
         if (network) {
           keeper_ended(&procs[i], status);
         } else {
           send2(procs[i].ctl, 'X', procs[i].id, (uint32_t)status);
         }
-        forget(&procs[i]);
+        if (procs[i].held == NULL) {
+          forget(&procs[i]);
+        } else {
+          /* Its output may not all be out yet: tidy() forgets it. */
+          procs[i].reaped = 1;
+          drop_fd(procs[i].go);
+          procs[i].go = -1;
+        }
         break;
       }
     }
@@ -847,7 +1185,18 @@ static void drop_control(int c) {
       /* A keeper whose gate closes without go exits without running anything. */
       drop_fd(procs[i].go);
       procs[i].go = -1;
+      if (procs[i].held != NULL) detach(procs[i].held);
     }
+  }
+}
+
+/* Network mode: forgets the held processes that are over: their keepers reaped and, with a live
+ * owner, their stdout and stderr done, or orphaned after 'A'. */
+static void tidy(void) {
+  for (int i = nprocs - 1; i >= 0; i--) {
+    const struct proc *p = &procs[i];
+    if (p->held == NULL || !p->reaped) continue;
+    if (p->ctl >= 0 ? done(p->held, 1) && done(p->held, 2) : p->doomed) forget(&procs[i]);
   }
 }
 
@@ -858,12 +1207,21 @@ static void sweep(void) {
   }
 }
 
-/* Network mode: serves one frame of control c; a wrong one closes c. */
+/* Network mode: serves the frames of control c that have come, up to MAX_PENDING of them so that
+ * none of the others waits long; a wrong one closes c. All that came is served before the next
+ * stream connection is admitted: the server sends 'S' before it dials that spawn's streams, and a
+ * stream that comes before its spawn was read would match nothing. */
 static void serve_control(int c) {
-  const char *wrong = request(c);
-  if (wrong == NULL) return;
-  if (wrong != CLOSED) fprintf(stderr, "box-agent: control %d closed: %s\n", c, wrong);
-  controls[c].dead = 1;
+  int more = 0;
+  for (int n = 0; n < MAX_PENDING && (n == 0 || more > 0); n++) {
+    const char *wrong = request(c);
+    if (wrong != NULL) {
+      if (wrong != CLOSED) fprintf(stderr, "box-agent: control %d closed: %s\n", c, wrong);
+      controls[c].dead = 1;
+      return;
+    }
+    if (controls[c].dead || ioctl(controls[c].fd, FIONREAD, &more) < 0) return;
+  }
 }
 
 static int set_timeout(int s, int option, int seconds) {
@@ -884,7 +1242,8 @@ static void open_control(int s) {
   drop_fd(s);
 }
 
-/* Gives stream connection s, whose header follows, to the pending spawn it names. */
+/* Gives stream connection s, whose header follows, to the pending spawn it names, or to the
+ * relay of the held process of a live control it names when that relay has no connection. */
 static void attach_stream(int s) {
   unsigned char h[13];
   if (read_all(s, h, sizeof h) != 1 || set_timeout(s, SO_RCVTIMEO, 0) < 0) {
@@ -903,6 +1262,20 @@ static void attach_stream(int s) {
       }
       return;
     }
+  }
+  for (int i = 0; i < nprocs && fd <= 2; i++) {
+    struct held *kept = procs[i].held;
+    if (kept == NULL || procs[i].ctl < 0 || procs[i].id != id || !same(kept->token, h + 4, 8)) {
+      continue;
+    }
+    struct relay *r = &kept->io[fd];
+    if (r->data != NULL && r->conn < 0 && nonblocking(s)) {
+      r->conn = s;
+      /* What waited goes out now; a stream that is over ends at once. */
+      if (fd > 0) flush_out(kept, fd);
+      return;
+    }
+    break;
   }
   drop_fd(s);
 }
@@ -1004,7 +1377,9 @@ static void serve_network(const char *port_arg, const char *secret_path, int sig
   int listener = listen_on(AF_INET6, (uint16_t)port);
   if (listener < 0) listener = listen_on(AF_INET, (uint16_t)port);
   if (listener < 0) die("listen");
-  static struct pollfd fds[2 + MAX_CONTROLS + MAX_PROCS];
+  static struct pollfd fds[2 + MAX_CONTROLS + MAX_PROCS + 6 * MAX_HELD];
+  /* Which held process the relay entries after the reports are of: procs may be reordered. */
+  static struct held *relayed[MAX_HELD];
   const int first_report = 2 + MAX_CONTROLS;
   for (;;) {
     fds[0] = (struct pollfd){.fd = listener, .events = POLLIN};
@@ -1016,14 +1391,23 @@ static void serve_network(const char *port_arg, const char *secret_path, int sig
     for (int i = 0; i < reports; i++) {
       fds[first_report + i] = (struct pollfd){.fd = procs[i].report, .events = POLLIN};
     }
-    if (poll(fds, (nfds_t)(first_report + reports), expire()) < 0) {
+    const int first_relay = first_report + reports;
+    int nrelayed = 0;
+    for (int i = 0; i < nprocs && nrelayed < MAX_HELD; i++) {
+      if (procs[i].held == NULL) continue;
+      relayed[nrelayed] = procs[i].held;
+      watch(procs[i].held, &fds[first_relay + 6 * nrelayed]);
+      nrelayed++;
+    }
+    if (poll(fds, (nfds_t)(first_relay + 6 * nrelayed), expire()) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
-    /* Reports before reaping, which reorders procs. */
+    /* Reports and relays before reaping, which reorders procs; only tidy() frees a relay. */
     for (int i = 0; i < reports; i++) {
       if (fds[first_report + i].revents != 0) take_report(&procs[i]);
     }
+    for (int k = 0; k < nrelayed; k++) pump(relayed[k], &fds[first_relay + 6 * k]);
     if (fds[1].revents & POLLIN) reap(sigfd);
     for (int c = 0; c < MAX_CONTROLS; c++) {
       if (controls[c].fd >= 0 && !controls[c].dead && fds[2 + c].revents != 0) serve_control(c);
@@ -1032,6 +1416,7 @@ static void serve_network(const char *port_arg, const char *secret_path, int sig
     sweep();
     if (fds[0].revents & POLLIN) admit(listener);
     sweep();
+    tidy();
   }
 }
 

@@ -114,6 +114,23 @@ class ExecAgentNetworkTest {
   }
 
   @Test
+  void spawnsOneRightAfterAnother_allStart() throws Exception {
+    Control control = helloed();
+
+    // Each spawn follows the previous go at once: both frames come before its streams do.
+    for (int id = 0; id < 20; id++) {
+      pids.add((long) client.start(control, id, false, "/bin/sleep", "1000").keeper());
+    }
+
+    control.send('A');
+    List<Frame> ends = new ArrayList<>();
+    for (Frame f = control.next(); f.type() != 'E'; f = control.next()) {
+      ends.add(f);
+    }
+    assertThat(ends).filteredOn(f -> f.type() == 'Q').hasSize(20);
+  }
+
+  @Test
   void aSpawnWhoseStreamsNeverCome_failsWithETIMEDOUT() throws Exception {
     Control control = helloed();
 

@@ -38,6 +38,9 @@ final class NetworkAgentClient {
   /** A process the agent forked and let run, with its keeper's pid and its streams. */
   record Started(int keeper, Socket out, Socket err, @Nullable Socket in) {}
 
+  /** The stream connections of one process, dialled anew for a reattached held process. */
+  record Streams(Socket out, Socket err, @Nullable Socket in) {}
+
   /**
    * A connection that starts with the header "BOXA", {@code key}, {@code kind}, then {@code rest}.
    */
@@ -45,6 +48,8 @@ final class NetworkAgentClient {
     Socket socket = new Socket(InetAddress.getLoopbackAddress(), port);
     opened.add(socket);
     socket.setSoTimeout(READ_TIMEOUT_MS);
+    // As the server's: a frame is sent at once, not held back behind the previous one's ack.
+    socket.setTcpNoDelay(true);
     DataOutputStream out = new DataOutputStream(socket.getOutputStream());
     out.write("BOXA".getBytes(StandardCharsets.US_ASCII));
     out.write(key);
@@ -68,18 +73,44 @@ final class NetworkAgentClient {
    * Spawns {@code argv} as process {@code id} of {@code control}, dials its streams and lets it go.
    */
   Started start(Control control, int id, boolean stdin, String... argv) throws IOException {
-    byte[] token = new byte[8];
-    ThreadLocalRandom.current().nextBytes(token);
-    control.spawn(id, token, stdin, argv);
-    Socket out = stream(id, token, 1);
-    Socket err = stream(id, token, 2);
-    Socket in = stdin ? stream(id, token, 0) : null;
+    return start(control, id, token(), stdin ? 1 : 0, argv);
+  }
+
+  /**
+   * Spawns {@code argv} as held process {@code id} of {@code control} with {@code token}, dials its
+   * streams and lets it go: the agent relays them through pipes of its own.
+   */
+  Started startHeld(Control control, int id, byte[] token, boolean stdin, String... argv)
+      throws IOException {
+    return start(control, id, token, stdin ? 3 : 2, argv);
+  }
+
+  private Started start(Control control, int id, byte[] token, int flags, String... argv)
+      throws IOException {
+    control.spawn(id, token, flags, argv);
+    Streams streams = streams(id, token, (flags & 1) != 0);
     Frame pid = control.next();
     if (pid.type() != 'P' || pid.id() != id) {
       throw new IOException("expected P for " + id + ", got " + pid);
     }
     control.send('G', id);
-    return new Started(pid.value(), out, err, in);
+    return new Started(pid.value(), streams.out(), streams.err(), streams.in());
+  }
+
+  /**
+   * Dials stdout, stderr and, when {@code stdin}, stdin of process {@code id} with {@code token}.
+   */
+  Streams streams(int id, byte[] token, boolean stdin) throws IOException {
+    Socket out = stream(id, token, 1);
+    Socket err = stream(id, token, 2);
+    return new Streams(out, err, stdin ? stream(id, token, 0) : null);
+  }
+
+  /** A fresh random token for a spawn. */
+  static byte[] token() {
+    byte[] token = new byte[8];
+    ThreadLocalRandom.current().nextBytes(token);
+    return token;
   }
 
   /** Everything a stream connection carries until its end. */
@@ -101,12 +132,28 @@ final class NetworkAgentClient {
 
     /** The next frame from the agent. */
     Frame next() throws IOException {
-      byte[] body = new byte[in.readInt()];
-      in.readFully(body);
-      ByteBuffer frame = ByteBuffer.wrap(body);
+      ByteBuffer frame = nextBody();
       char type = (char) frame.get();
       int id = frame.remaining() >= 4 ? frame.getInt() : 0;
       return new Frame(type, id, frame.remaining() >= 4 ? frame.getInt() : 0);
+    }
+
+    /**
+     * The next frame, which must be 'W' of process {@code id}: how many stdout bytes the agent
+     * wrote to the process's earlier stdout connections.
+     */
+    long written(int id) throws IOException {
+      ByteBuffer frame = nextBody();
+      if (frame.remaining() != 13 || frame.get() != 'W' || frame.getInt() != id) {
+        throw new IOException("expected W for " + id);
+      }
+      return frame.getLong();
+    }
+
+    private ByteBuffer nextBody() throws IOException {
+      byte[] body = new byte[in.readInt()];
+      in.readFully(body);
+      return ByteBuffer.wrap(body);
     }
 
     /** Sends a frame of {@code type} without a payload. */
@@ -124,14 +171,28 @@ final class NetworkAgentClient {
       out.flush();
     }
 
+    /** Sends 'R': take over the orphaned held process of {@code token} as {@code id}. */
+    void reattach(int id, byte[] token) throws IOException {
+      out.writeInt(13);
+      out.writeByte('R');
+      out.writeInt(id);
+      out.write(token);
+      out.flush();
+    }
+
     /** Sends the spawn of {@code argv} as process {@code id}, with a plain PATH. */
     void spawn(int id, byte[] token, boolean stdin, String... argv) throws IOException {
+      spawn(id, token, stdin ? 1 : 0, argv);
+    }
+
+    /** Sends the spawn of {@code argv} with {@code flags} (1: stdin, 2: held). */
+    void spawn(int id, byte[] token, int flags, String... argv) throws IOException {
       ByteArrayOutputStream body = new ByteArrayOutputStream();
       DataOutputStream frame = new DataOutputStream(body);
       frame.writeByte('S');
       frame.writeInt(id);
       frame.write(token);
-      frame.writeByte(stdin ? 1 : 0);
+      frame.writeByte(flags);
       writeStrings(frame, List.of(argv));
       writeStrings(frame, List.of("PATH=/usr/bin:/bin"));
       out.writeInt(body.size());
