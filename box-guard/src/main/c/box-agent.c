@@ -108,11 +108,12 @@
  * process has ended, and 'Q' or 'L' if its keeper has, as they were when they happened; never 'G'.
  * The server then connects its streams anew, each 'O' with the new id and the spawn's token, and
  * each becomes the relay's connection for that fd if it has none (else it is closed); the process
- * is the control's from then on, as if it had spawned it. After 'Q' or 'L' its id is free as for
- * any process ('K' of it is answered 'Q' at once, 'I' is ignored), but the agent keeps the held
- * process, its relays running, until its stdout and stderr are done and a live control owns it
- * (an orphan keeps its 'X' and 'Q' or 'L' for 'R'), or, orphaned, once its keeper has ended after
- * an 'A' (nobody reattaches then). 'A' waits for the keepers only, not for the output.
+ * is the control's from then on, as if it had spawned it. An 'I' that comes before the new stdin
+ * connection has been taken waits for that connection's end too. After 'Q' or 'L' its id is free
+ * as for any process ('K' of it is answered 'Q' at once, 'I' is ignored), but the agent keeps
+ * the held process, its relays running, until its stdout and stderr are done and a live control
+ * owns it (an orphan keeps its 'X' and 'Q' or 'L' for 'R'), or, orphaned, once its keeper has
+ * ended after an 'A' (nobody reattaches then). 'A' waits for the keepers only, not for the output.
  * With --netns, USERFD and NETFD are open descriptors of a user namespace and of a network
  * namespace (box-guard --net-off makes them): every keeper enters both before anything else, so
  * that every process of the sandbox runs in that network (only loopback) while the agent stays in
@@ -179,6 +180,7 @@ struct held {
   unsigned char token[8];
   unsigned char flags;
   int input_end;    /* 'I' came: close the stdin pipe once all that came is in it */
+  int input_due;    /* reattached: its stdin connection is to come, and 'I' waits for its end */
   uint64_t written; /* stdout bytes written to stream connections */
   struct relay io[3];
 };
@@ -968,7 +970,7 @@ static void flush_in(struct held *h) {
       r->count = r->head = 0;
     }
   }
-  if (r->pipe >= 0 && h->input_end && r->conn < 0 && r->count == 0) {
+  if (r->pipe >= 0 && h->input_end && !h->input_due && r->conn < 0 && r->count == 0) {
     drop_fd(r->pipe);
     r->pipe = -1;
   }
@@ -1052,6 +1054,7 @@ static void detach(struct held *h) {
   while (in->conn >= 0 && in->pipe >= 0 && in->count < RELAY_SIZE && fill(in, in->conn) > 0) {
   }
   for (int fd = 0; fd < 3; fd++) close_conn(&h->io[fd]);
+  h->input_due = 0;
   flush_in(h);
 }
 
@@ -1082,6 +1085,9 @@ static const char *reattach(int c, const unsigned char *payload, uint32_t len) {
   take_report(p);
   p->ctl = c;
   p->id = id;
+  /* The server may send 'I' before the agent has taken the stdin connection it dials next:
+   * what comes on that connection is input all the same. */
+  p->held->input_due = p->held->io[0].data != NULL && p->held->io[0].pipe >= 0;
   send2(c, 'P', id, (uint32_t)p->pid);
   unsigned char w[17];
   put32(w, 13);
@@ -1271,6 +1277,7 @@ static void attach_stream(int s) {
     struct relay *r = &kept->io[fd];
     if (r->data != NULL && r->conn < 0 && nonblocking(s)) {
       r->conn = s;
+      if (fd == 0) kept->input_due = 0;
       /* What waited goes out now; a stream that is over ends at once. */
       if (fd > 0) flush_out(kept, fd);
       return;

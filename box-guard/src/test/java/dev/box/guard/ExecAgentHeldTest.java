@@ -164,6 +164,30 @@ class ExecAgentHeldTest {
   }
 
   @Test
+  void inputEnd_sentRightAfterAReattach_waitsForTheNewStdinConnection() throws Exception {
+    Control first = helloed();
+    Started cat = client.startHeld(first, 1, token, true, "/bin/cat");
+    first.close();
+    NetworkAgentClient.readAll(cat.out());
+    Control second = helloed();
+    second.reattach(2, token);
+    assertThat(second.next()).isEqualTo(new Frame('P', 2, cat.keeper()));
+    assertThat(second.written(2)).isZero();
+
+    // 'I' is served before the agent takes the stdin connection dialled after it.
+    second.send('I', 2);
+    Streams again = client.streams(2, token, true);
+    Socket newIn = Objects.requireNonNull(again.in());
+    newIn.getOutputStream().write(ascii("late\n"));
+    newIn.close();
+
+    assertThat(NetworkAgentClient.readAll(again.out()))
+        .as("what came on the new connection is input all the same")
+        .isEqualTo("late\n");
+    assertEnded(second, 2, 0);
+  }
+
+  @Test
   void reattach_ofAnUnknownToken_failsWithENOENT_andOfAnOwnedProcess_withEBUSY() throws Exception {
     Control owner = helloed();
     Control other = helloed();
