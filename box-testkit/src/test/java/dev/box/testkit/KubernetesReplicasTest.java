@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.api.internal.FileTrees;
 import dev.box.backend.kubernetes.StandInCluster;
 import dev.box.server.BoxServer;
 import dev.box.testclient.Answer;
@@ -69,7 +70,7 @@ class KubernetesReplicasTest {
       cluster.close();
     }
     if (root != null) {
-      // DEBUG FileTrees.deleteTreeQuietly(root);
+      FileTrees.deleteTreeQuietly(root);
     }
   }
 
@@ -241,6 +242,11 @@ class KubernetesReplicasTest {
     assertThat(onA.exec("kept", "echo before > /workspace/note; sleep 1000 &", "").ok()).isTrue();
     String process = "{\"process_id\": \"orphan\", \"command\": \"cat\"}";
     assertThat(onA.post("/v1/sessions/kept/managed-process", process).status()).isEqualTo(201);
+    try (BoxSocket throughA =
+        ServerFleet.relay(a.port(), "/v1/sessions/kept/managed-process/orphan/ws")) {
+      throughA.send("before");
+      assertThat(throughA.nextText()).isEqualTo("before");
+    }
     String pod = http(b).get("/v1/sessions/kept").text("backend_session_id");
     assertThat(http(b).exec("kept", "cat /workspace/note", "").stdout()).isEqualTo("before\n");
 
@@ -258,10 +264,33 @@ class KubernetesReplicasTest {
                 "");
     assertThat(after.stdout()).as("the same pod, its processes running").isEqualTo("before\n1\n");
     assertThat(podExists(pod)).isTrue();
-    assertThat(http(b).get("/v1/sessions/kept").body().path("managed_processes"))
-        .as("a managed process's record goes with the replica that relayed it")
-        .isEmpty();
-    assertThat(http(b).get("/v1/sessions/kept/managed-process/orphan").status()).isEqualTo(404);
+    assertTakenOver(b, "kept", "orphan");
+  }
+
+  /**
+   * Waits until replica {@code server} relays managed process {@code processId} of {@code session},
+   * whose replica went, then checks that it is the same process, running, its stdin and stdout
+   * still working.
+   */
+  private void assertTakenOver(BoxServer server, String session, String processId)
+      throws Exception {
+    String path = "/v1/sessions/" + session + "/managed-process/" + processId;
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .alias("a replica reattaches to the process")
+        .until(() -> http(server).get(path).status() == 200);
+    Answer info = http(server).get(path);
+    assertThat(info.text("status")).isEqualTo("running");
+    assertThat(info.body().path("stdout_offset").asLong())
+        .as("the offset goes on from what the first replica relayed")
+        .isGreaterThanOrEqualTo("before\n".length());
+    assertThat(http(server).get("/v1/sessions/" + session).body().path("managed_processes"))
+        .extracting(p -> p.path("process_id").asText())
+        .containsExactly(processId);
+    try (BoxSocket relay = ServerFleet.relay(server.port(), path + "/ws")) {
+      relay.send("after");
+      assertThat(relay.nextText()).isEqualTo("after");
+    }
   }
 
   @Test
@@ -313,6 +342,13 @@ class KubernetesReplicasTest {
     Answer created = http(a).post("/v1/sessions/moved", "{}");
     assertThat(http(a).exec("moved", "echo kept > /workspace/note", "").ok()).isTrue();
     String pod = created.text("backend_session_id");
+    String process = "{\"process_id\": \"carried\", \"command\": \"cat\"}";
+    assertThat(http(a).post("/v1/sessions/moved/managed-process", process).status()).isEqualTo(201);
+    try (BoxSocket throughA =
+        ServerFleet.relay(a.port(), "/v1/sessions/moved/managed-process/carried/ws")) {
+      throughA.send("before");
+      assertThat(throughA.nextText()).isEqualTo("before");
+    }
 
     fleet().stop(a);
     assertThat(replicaLeases(false)).as("a stopped replica deletes its lease").isEqualTo(1);
@@ -323,6 +359,7 @@ class KubernetesReplicasTest {
     Instant renewedAfter = Instant.now().plusSeconds(4);
     await().atMost(Duration.ofSeconds(30)).until(() -> leaseUntil(pod).isAfter(renewedAfter));
     assertThat(http(b).exec("moved", "cat /workspace/note", "").stdout()).isEqualTo("kept\n");
+    assertTakenOver(b, "moved", "carried");
 
     fleet().stop(b);
     await()

@@ -44,7 +44,21 @@ final class Labels {
    */
   static final String POOL = "box.dev/pool";
 
+  /**
+   * The prefix of a session record's annotations that each record one of its held managed processes
+   * ({@link PodSessions#recordProcess}), by {@link #processKey}.
+   */
+  static final String PROCESS = "process.box.dev/";
+
   private Labels() {}
+
+  /**
+   * The annotation that records the held managed process {@code processId}: a hash, as a process id
+   * may hold what an annotation's name may not.
+   */
+  static String processKey(String processId) {
+    return PROCESS + "p" + hex(processId).substring(0, 40);
+  }
 
   /**
    * The tenant of a (namespace, control token) pair: a hash, so that no label or log shows the

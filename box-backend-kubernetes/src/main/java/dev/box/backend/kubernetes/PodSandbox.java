@@ -37,9 +37,25 @@ record PodSandbox(String id, AgentLink link, @Nullable AgentTunnel tunnel, Pods 
 
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
+    return spawn(spec, false);
+  }
+
+  /** The agent keeps the process's stdio: another replica reattaches when this one goes. */
+  @Override
+  public SandboxProcess spawnHeld(ProcessSpec spec) {
+    return spawn(spec, true);
+  }
+
+  private SandboxProcess spawn(ProcessSpec spec, boolean held) {
     Map<String, String> env = new LinkedHashMap<>(BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
-    return link.spawn(List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"), env, spec.stdin());
+    List<String> argv = List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh");
+    return link.spawn(argv, env, spec.stdin(), held);
+  }
+
+  @Override
+  public @Nullable SandboxProcess reattach(String handle) {
+    return link.reattach(handle);
   }
 
   /** Closes the link, leaving the pod and its processes to the replicas that serve it. */

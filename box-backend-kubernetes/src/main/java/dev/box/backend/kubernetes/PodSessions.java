@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxJson;
+import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.SharedSessions;
 import io.fabric8.kubernetes.api.model.Secret;
@@ -15,8 +16,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +38,12 @@ import org.slf4j.LoggerFactory;
  *       does; a non-persistent session whose lease has run out is removed by any replica (one that
  *       never got a lease, a create cut short, runs out a lease after the Secret was made);
  *   <li>{@value Labels#HANDED_OVER}: set by a replica that stopped while others were alive; the
- *       next renewal of another replica adopts the session.
+ *       next renewal of another replica adopts the session;
+ *   <li>one {@value Labels#PROCESS} annotation per held managed process (its spec without the
+ *       environment's values, its handle, its start, and the replica that relays it, by the name of
+ *       that replica's Lease): when that replica is no longer alive, the next renewal of a replica
+ *       that holds the session reattaches to the process. One annotation each, so that replicas
+ *       recording processes of one session at once never overwrite each other's.
  * </ul>
  *
  * Persistent sessions are never removed for their lease: they wait, with their pod and claim, for a
@@ -118,6 +127,8 @@ final class PodSessions implements SharedSessions {
     Instant now = now();
     Map<String, Instant> lastUsed = new HashMap<>();
     List<String> handedOver = new ArrayList<>();
+    Map<String, List<HeldProcess>> orphans = new HashMap<>();
+    Set<String> alive = null;
     for (Secret secret : records()) {
       Entry entry = entry(secret);
       String id = entry == null ? null : entry.spec().sessionId();
@@ -126,6 +137,14 @@ final class PodSessions implements SharedSessions {
         Instant latest = mine.isAfter(entry.lastUsedAt()) ? mine : entry.lastUsedAt();
         lastUsed.put(id, latest);
         renewLease(secret, latest, now);
+        List<ProcessNote> notes = processNotes(secret);
+        if (!notes.isEmpty()) {
+          alive = alive != null ? alive : aliveReplicas();
+          List<HeldProcess> left = orphaned(notes, alive);
+          if (!left.isEmpty()) {
+            orphans.put(id, left);
+          }
+        }
       } else if (entry != null && annotations(secret).get(Labels.HANDED_OVER) != null) {
         handedOver.add(id);
       } else if (leaseUntil(secret).isBefore(now)
@@ -135,7 +154,101 @@ final class PodSessions implements SharedSessions {
         pods.remove(pod);
       }
     }
-    return new Renewal(lastUsed, handedOver);
+    return new Renewal(lastUsed, handedOver, orphans);
+  }
+
+  /** The Leases' names of the live replicas, this one's included. */
+  private Set<String> aliveReplicas() {
+    Set<String> alive = new HashSet<>();
+    alive.add(replicas.leaseName());
+    replicas.peers().forEach(peer -> alive.add(peer.name()));
+    return alive;
+  }
+
+  /** The processes of {@code notes} that no replica of {@code alive} relays. */
+  private static List<HeldProcess> orphaned(List<ProcessNote> notes, Set<String> alive) {
+    List<HeldProcess> left = new ArrayList<>();
+    for (ProcessNote note : notes) {
+      if (!alive.contains(note.owner())) {
+        left.add(note.process());
+      }
+    }
+    return left;
+  }
+
+  @Override
+  public void recordProcess(String sessionId, HeldProcess process) {
+    BoxManagedProcessSpec spec = process.spec();
+    ProcessNote note =
+        new ProcessNote(
+            spec.processId(),
+            spec.command(),
+            spec.args(),
+            List.copyOf(spec.env().keySet()),
+            spec.cwd(),
+            spec.memoryMb(),
+            process.handle(),
+            process.startedAt(),
+            replicas.leaseName());
+    String text;
+    try {
+      text = json.writeValueAsString(note);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write the record of " + spec.processId(), e);
+    }
+    Map<String, @Nullable String> notes = new HashMap<>();
+    notes.put(Labels.processKey(spec.processId()), text);
+    annotate(pods.podName(sessionId), notes);
+  }
+
+  @Override
+  public void forgetProcess(String sessionId, String processId) {
+    Map<String, @Nullable String> notes = new HashMap<>();
+    notes.put(Labels.processKey(processId), null);
+    annotate(pods.podName(sessionId), notes);
+  }
+
+  /**
+   * A held managed process as its session's record keeps it.
+   *
+   * @param owner the Lease's name of the replica that relays it
+   */
+  private record ProcessNote(
+      String processId,
+      String command,
+      List<String> args,
+      List<String> envKeys,
+      String cwd,
+      int memoryMb,
+      String handle,
+      Instant startedAt,
+      String owner) {
+
+    HeldProcess process() {
+      Map<String, String> env = new LinkedHashMap<>();
+      envKeys.forEach(key -> env.put(key, ""));
+      return new HeldProcess(
+          new BoxManagedProcessSpec(processId, command, args, env, cwd, memoryMb),
+          handle,
+          startedAt);
+    }
+  }
+
+  /** The held processes {@code secret} records; one that cannot be read is skipped. */
+  private List<ProcessNote> processNotes(Secret secret) {
+    List<ProcessNote> notes = new ArrayList<>();
+    for (Map.Entry<String, String> note : annotations(secret).entrySet()) {
+      if (!note.getKey().startsWith(Labels.PROCESS)) {
+        continue;
+      }
+      try {
+        notes.add(json.readValue(note.getValue(), ProcessNote.class));
+      } catch (JsonProcessingException | RuntimeException e) {
+        log.warn(
+            "the record {} of {} cannot be read: {}", note.getKey(), podOf(secret), e.toString());
+      }
+    }
+    return notes;
   }
 
   private void renewLease(Secret secret, Instant used, Instant now) {

@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.api.BoxManagedProcessConflictException;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentProcess;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.guard.ListeningAgent;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -18,6 +21,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -78,7 +82,10 @@ class AgentDialTest {
     AgentLink link = link(secret, () -> {});
     AgentProcess p =
         link.spawn(
-            List.of("/bin/sh", "-c", "read x; echo out $x; echo err >&2; exit 3"), Map.of(), true);
+            List.of("/bin/sh", "-c", "read x; echo out $x; echo err >&2; exit 3"),
+            Map.of(),
+            true,
+            false);
     p.stdin().write("in\n".getBytes(StandardCharsets.UTF_8));
     p.stdin().close();
     assertThat(new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("out in\n");
@@ -97,6 +104,7 @@ class AgentDialTest {
                 "-c",
                 "sleep 1000 & echo $!; setsid sh -c 'sleep 1000 & echo $!; wait' & wait"),
             Map.of(),
+            false,
             false);
     var out =
         new java.io.BufferedReader(
@@ -118,7 +126,7 @@ class AgentDialTest {
     }
     assertThat(p.waitFor(TIMEOUT)).isPresent();
     assertThat(link.usable()).isTrue();
-    AgentProcess next = link.spawn(List.of("/bin/echo", "still here"), Map.of(), false);
+    AgentProcess next = link.spawn(List.of("/bin/echo", "still here"), Map.of(), false, false);
     assertThat(new String(next.stdout().readAllBytes(), StandardCharsets.UTF_8))
         .isEqualTo("still here\n");
   }
@@ -127,7 +135,7 @@ class AgentDialTest {
   void aClosedLinksProcessRunsOn_untilAnotherLinkEndsAll() throws Exception {
     AgentLink first = link(secret, () -> {});
     AgentProcess p =
-        first.spawn(List.of("/bin/sh", "-c", "echo $$; exec sleep 1000"), Map.of(), false);
+        first.spawn(List.of("/bin/sh", "-c", "echo $$; exec sleep 1000"), Map.of(), false, false);
     var out =
         new java.io.BufferedReader(
             new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
@@ -136,7 +144,7 @@ class AgentDialTest {
       first.close();
       AgentLink second = link(secret, () -> {});
       // The second link's processes start and end while the first's runs on.
-      AgentProcess echo = second.spawn(List.of("/bin/echo", "second"), Map.of(), false);
+      AgentProcess echo = second.spawn(List.of("/bin/echo", "second"), Map.of(), false, false);
       assertThat(echo.waitFor(TIMEOUT)).hasValue(0);
       assertThat(ProcessHandle.of(shell).filter(ProcessHandle::isAlive)).isPresent();
 
@@ -147,6 +155,87 @@ class AgentDialTest {
     } finally {
       ProcessHandle.of(shell).ifPresent(ProcessHandle::destroyForcibly);
     }
+  }
+
+  @Test
+  void aHeldProcessOutlivesItsLink_andAnotherLinkTakesItOver() throws Exception {
+    AgentLink first = link(secret, () -> {});
+    AgentProcess cat = first.spawn(List.of("/bin/cat"), Map.of(), true, true);
+    String handle = Objects.requireNonNull(cat.handle());
+    send(cat, "one\n");
+    assertThat(lines(cat).readLine()).isEqualTo("one");
+    AgentLink second = link(secret, () -> {});
+    assertThatThrownBy(() -> second.reattach(handle))
+        .as("a live link holds it")
+        .isInstanceOf(BoxManagedProcessConflictException.class);
+
+    cat.detach();
+    first.close();
+    AgentProcess again = reattach(second, handle);
+    assertThat(again.stdoutOffset()).isEqualTo(4);
+    send(again, "two\n");
+    BufferedReader out = lines(again);
+    assertThat(out.readLine()).isEqualTo("two");
+    again.stdin().close();
+    assertThat(again.waitFor(TIMEOUT)).as("closing stdin ends cat").hasValue(0);
+    assertThat(out.readLine()).isNull();
+    assertThat(second.reattach(handle)).as("an ended process is gone").isNull();
+    assertThat(second.usable()).isTrue();
+  }
+
+  @Test
+  void whatAHeldProcessWritesWhileNoLinkRelaysIt_comesToTheNextLink() throws Exception {
+    AgentLink first = link(secret, () -> {});
+    AgentProcess p =
+        first.spawn(
+            List.of("/bin/sh", "-c", "read go; seq 1 100000; read end"), Map.of(), true, true);
+    String handle = Objects.requireNonNull(p.handle());
+    send(p, "go\n");
+    p.detach();
+    first.close();
+
+    AgentLink second = link(secret, () -> {});
+    AgentProcess again = reattach(second, handle);
+    String whole =
+        java.util.stream.IntStream.rangeClosed(1, 100000)
+            .mapToObj(i -> i + "\n")
+            .collect(java.util.stream.Collectors.joining());
+    long offset = again.stdoutOffset();
+    assertThat(offset).isBetween(0L, (long) whole.length());
+    send(again, "end\n");
+    String rest = new String(again.stdout().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(rest)
+        .as("the output from the offset on, none of it dropped")
+        .isEqualTo(whole.substring((int) offset));
+    assertThat(again.waitFor(TIMEOUT)).hasValue(0);
+  }
+
+  @Test
+  void aHandleTheAgentDoesNotHold_isNoProcess() throws Exception {
+    AgentLink link = link(secret, () -> {});
+    AgentProcess plain = link.spawn(List.of("/bin/sleep", "1000"), Map.of(), false, false);
+    assertThat(plain.handle()).as("a process that is not held").isNull();
+    assertThat(link.reattach("0123456789abcdef")).isNull();
+    assertThat(link.reattach("not a handle")).isNull();
+    plain.killTree();
+    assertThat(link.usable()).isTrue();
+  }
+
+  /** Reattaches once the agent has seen the link that held the process end (it ends apart). */
+  private static AgentProcess reattach(AgentLink link, String handle) {
+    return await()
+        .atMost(Duration.ofSeconds(10))
+        .ignoreException(BoxManagedProcessConflictException.class)
+        .until(() -> link.reattach(handle), Objects::nonNull);
+  }
+
+  private static void send(AgentProcess p, String text) throws IOException {
+    p.stdin().write(text.getBytes(StandardCharsets.UTF_8));
+    p.stdin().flush();
+  }
+
+  private static BufferedReader lines(AgentProcess p) {
+    return new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
   }
 
   @Test
@@ -161,7 +250,7 @@ class AgentDialTest {
     AtomicBoolean broken = new AtomicBoolean();
     AgentLink link = link(secret, () -> broken.set(true));
     AgentProcess p =
-        link.spawn(List.of("/bin/sh", "-c", "echo $PPID $$; sleep 1000"), Map.of(), false);
+        link.spawn(List.of("/bin/sh", "-c", "echo $PPID $$; sleep 1000"), Map.of(), false, false);
     var out =
         new java.io.BufferedReader(
             new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));

@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -13,16 +14,24 @@ import java.util.Map;
 final class AgentFrames {
   private AgentFrames() {}
 
-  /** Starts {@code argv} with {@code env}; stdin is a stream of its own when asked. */
+  /**
+   * Starts {@code argv} with {@code env}; stdin is a stream of its own when asked; a held process's
+   * stdio goes through the agent, which keeps it for a later {@link #reattach} (network mode).
+   */
   static byte[] spawn(
-      int id, byte[] token, boolean stdin, List<String> argv, Map<String, String> env) {
+      int id,
+      byte[] token,
+      boolean stdin,
+      boolean held,
+      List<String> argv,
+      Map<String, String> env) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
     try (DataOutputStream out = new DataOutputStream(bytes)) {
       out.writeInt(0);
       out.writeByte('S');
       out.writeInt(id);
       out.write(token);
-      out.writeByte(stdin ? 1 : 0);
+      out.writeByte((stdin ? 1 : 0) | (held ? 2 : 0));
       out.writeInt(argv.size());
       for (String word : argv) {
         writeWord(out, word);
@@ -59,24 +68,23 @@ final class AgentFrames {
     return small('K', id);
   }
 
+  /** Closes the stdin of held process {@code id} after what its stdin stream carried. */
+  static byte[] inputEnd(int id) {
+    return small('I', id);
+  }
+
+  /** Takes over, as process {@code id}, the held process that was spawned with {@code token}. */
+  static byte[] reattach(int id, byte[] token) {
+    return ByteBuffer.allocate(17).putInt(13).put((byte) 'R').putInt(id).put(token).array();
+  }
+
   /** Kills the trees of every process, of every control (network mode). */
   static byte[] endAll() {
     return withLength(new byte[] {0, 0, 0, 0, (byte) 'A'});
   }
 
   private static byte[] small(char type, int id) {
-    return withLength(
-        new byte[] {
-          0,
-          0,
-          0,
-          0,
-          (byte) type,
-          (byte) (id >>> 24),
-          (byte) (id >>> 16),
-          (byte) (id >>> 8),
-          (byte) id
-        });
+    return ByteBuffer.allocate(9).putInt(5).put((byte) type).putInt(id).array();
   }
 
   private static void writeWord(DataOutputStream out, String word) throws IOException {

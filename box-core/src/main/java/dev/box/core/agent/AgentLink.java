@@ -2,6 +2,7 @@ package dev.box.core.agent;
 
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.api.BoxManagedProcessConflictException;
 import dev.box.core.backend.SandboxGoneException;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -241,13 +242,14 @@ public final class AgentLink implements AutoCloseable {
       boolean stdin,
       Admission admission,
       AgentProcess.Tree tree) {
-    return spawn(argv, env, stdin, admission, tree, assigned -> {});
+    return spawn(argv, env, stdin, false, admission, tree, assigned -> {});
   }
 
   private AgentProcess spawn(
       List<String> argv,
       Map<String, String> env,
       boolean stdin,
+      boolean held,
       Admission admission,
       AgentProcess.Tree tree,
       IntConsumer assigned) {
@@ -262,7 +264,7 @@ public final class AgentLink implements AutoCloseable {
       trees.put(id, new CompletableFuture<>());
     }
     try {
-      send(AgentFrames.spawn(id, token, stdin, argv, env));
+      send(AgentFrames.spawn(id, token, stdin, held, argv, env));
       dialStreams(p, token);
       sandboxPid = await(p.pid());
     } catch (RuntimeException e) {
@@ -278,7 +280,7 @@ public final class AgentLink implements AutoCloseable {
       SocketChannel err = await(p.stream(2));
       SocketChannel in = stdin ? await(p.stream(0)) : null;
       send(AgentFrames.go(id));
-      return new AgentProcess(p, out, err, in, tree, this::failure);
+      return new AgentProcess(p, out, err, in, tree, this::failure, held ? held(p, 0) : null);
     } catch (IOException | RuntimeException e) {
       if (usable()) {
         sendQuietly(AgentFrames.cancel(id));
@@ -303,29 +305,95 @@ public final class AgentLink implements AutoCloseable {
    * the sandbox ends the process's tree on {@link SandboxProcess#killTree}; terminating is killing
    * there, as the keeper knows no gentler end.
    *
+   * @param held whether the agent keeps the process's stdio for another link to {@link #reattach}
+   *     when this one ends (a managed process), rather than giving it the stream connections
    * @throws BoxException when the link is broken, or breaks now
    */
-  public AgentProcess spawn(List<String> argv, Map<String, String> env, boolean stdin) {
+  public AgentProcess spawn(
+      List<String> argv, Map<String, String> env, boolean stdin, boolean held) {
     if (remote == null) {
       throw new IllegalStateException("the agent of " + name + " kills by cgroup: name the tree");
     }
     int[] id = new int[1];
-    AgentProcess.Tree tree =
-        new AgentProcess.Tree() {
-          @Override
-          public void terminate() {
-            killTree(id[0]);
-          }
+    return spawn(
+        argv, env, stdin, held, sandboxPid -> {}, agentTree(id), assigned -> id[0] = assigned);
+  }
 
-          @Override
-          public void kill() {
-            killTree(id[0]);
-          }
+  /**
+   * Takes over the held process whose {@link AgentProcess#handle} is {@code handle}, which a link
+   * that has ended started (network mode): its stdio comes on new stream connections, its stdout
+   * from {@link AgentProcess#stdoutOffset}, and its exit, if it came already, at once.
+   *
+   * @return the process, or null when the agent holds none by that handle (it ended, and its output
+   *     was all read)
+   * @throws BoxManagedProcessConflictException when another link holds it
+   * @throws BoxException when the link is broken, or breaks now
+   */
+  public @Nullable AgentProcess reattach(String handle) {
+    if (remote == null) {
+      throw new IllegalStateException("the agent of " + name + " holds no process");
+    }
+    HeldHandle parsed = HeldHandle.parse(handle);
+    if (parsed == null) {
+      return null;
+    }
+    int id = ids.incrementAndGet();
+    AgentProcess.Pending p = new AgentProcess.Pending(id, parsed.token(), parsed.stdin());
+    pending.put(id, p);
+    trees.put(id, new CompletableFuture<>());
+    long offset;
+    try {
+      send(AgentFrames.reattach(id, parsed.token()));
+      await(p.pid());
+      offset = await(p.offset());
+      dialStreams(p, parsed.token());
+      SocketChannel out = await(p.stream(1));
+      SocketChannel err = await(p.stream(2));
+      SocketChannel in = parsed.stdin() ? await(p.stream(0)) : null;
+      return new AgentProcess(
+          p, out, err, in, agentTree(new int[] {id}), this::failure, held(p, offset));
+    } catch (RuntimeException e) {
+      pending.remove(id);
+      p.closeStreams();
+      if (p.absent() || p.busy()) {
+        trees.remove(id);
+      }
+      if (p.absent()) {
+        return null;
+      }
+      if (p.busy()) {
+        throw new BoxManagedProcessConflictException(
+            "another server relays the process " + handle + " of sandbox " + name);
+      }
+      if (usable()) {
+        killTree(id);
+      }
+      throw usable() ? e : gone();
+    }
+  }
 
-          @Override
-          public void release() {}
-        };
-    return spawn(argv, env, stdin, sandboxPid -> {}, tree, assigned -> id[0] = assigned);
+  /** The tree of the process whose id {@code id} holds, ended by the agent's keeper. */
+  private AgentProcess.Tree agentTree(int[] id) {
+    return new AgentProcess.Tree() {
+      @Override
+      public void terminate() {
+        killTree(id[0]);
+      }
+
+      @Override
+      public void kill() {
+        killTree(id[0]);
+      }
+
+      @Override
+      public void release() {}
+    };
+  }
+
+  /** What held process {@code p} has beyond others: its handle, and how its stdin ends. */
+  private AgentProcess.Held held(AgentProcess.Pending p, long offset) {
+    String handle = new HeldHandle(p.token(), p.wantsStdin()).toString();
+    return new AgentProcess.Held(handle, offset, () -> sendQuietly(AgentFrames.inputEnd(p.id())));
   }
 
   /** In network mode, connects the streams of {@code p}, which the agent waits for. */
@@ -497,6 +565,9 @@ public final class AgentLink implements AutoCloseable {
     if (type == 'E') {
       return allEnded(frame);
     }
+    if (type == 'W') {
+      return offset(frame);
+    }
     boolean treeFrame = type == 'Q' || type == 'L';
     if (frame.remaining() != (treeFrame ? 4 : 8)) {
       return "sent a frame of the wrong size";
@@ -518,7 +589,8 @@ public final class AgentLink implements AutoCloseable {
       }
       case 'F' -> {
         pending.remove(id);
-        p.fail(
+        p.refuse(
+            value,
             new BoxException(
                 BoxErrorCode.INTERNAL_ERROR,
                 "sandbox " + name + " cannot start a process: errno " + value));
@@ -533,6 +605,19 @@ public final class AgentLink implements AutoCloseable {
       default -> {
         return "sent an unknown frame";
       }
+    }
+    return null;
+  }
+
+  /** Where the stdout of a process {@link #reattach} took over starts ('W'). */
+  private @Nullable String offset(ByteBuffer frame) {
+    if (remote == null || frame.remaining() != 12) {
+      return "sent a frame of the wrong size or mode";
+    }
+    AgentProcess.Pending p = pending.get(frame.getInt());
+    long offset = frame.getLong();
+    if (p == null || !p.pid().isDone() || offset < 0 || !p.offset().complete(offset)) {
+      return "sent an offset out of order";
     }
     return null;
   }

@@ -2,12 +2,15 @@ package dev.box.core.agent;
 
 import dev.box.api.BoxException;
 import dev.box.core.backend.SandboxProcess;
+import java.io.FilterOutputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.SocketChannel;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.List;
 import java.util.OptionalInt;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -42,6 +45,8 @@ public final class AgentProcess implements SandboxProcess {
     private final boolean stdin;
     private final CompletableFuture<Long> pid = new CompletableFuture<>();
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    private final CompletableFuture<Long> offset = new CompletableFuture<>();
+    private volatile int errno;
 
     @SuppressWarnings("unchecked")
     private final CompletableFuture<SocketChannel>[] streams = new CompletableFuture[3];
@@ -61,6 +66,15 @@ public final class AgentProcess implements SandboxProcess {
 
     boolean wantsStdin() {
       return stdin;
+    }
+
+    byte[] token() {
+      return token.clone();
+    }
+
+    /** Where the stdout of a reattached process starts. */
+    CompletableFuture<Long> offset() {
+      return offset;
     }
 
     CompletableFuture<Long> pid() {
@@ -83,9 +97,26 @@ public final class AgentProcess implements SandboxProcess {
       return streams[fd].complete(channel);
     }
 
+    /** The agent refused the start with {@code errno}: whatever still waits fails. */
+    void refuse(int errno, BoxException failure) {
+      this.errno = errno;
+      fail(failure);
+    }
+
+    /** Whether the agent refused a reattach because it holds no such process (ENOENT). */
+    boolean absent() {
+      return errno == ENOENT;
+    }
+
+    /** Whether the agent refused a reattach because another link holds the process (EBUSY). */
+    boolean busy() {
+      return errno == EBUSY;
+    }
+
     /** Fails whatever still waits: the start, the streams and the exit. */
     void fail(BoxException failure) {
       pid.completeExceptionally(failure);
+      offset.completeExceptionally(failure);
       exit.completeExceptionally(failure);
       for (CompletableFuture<SocketChannel> s : streams) {
         s.completeExceptionally(failure);
@@ -102,7 +133,23 @@ public final class AgentProcess implements SandboxProcess {
     }
   }
 
+  private static final int ENOENT = 2;
+  private static final int EBUSY = 16;
+
+  /**
+   * What a held process has beyond others (network mode): its stdio passes through the agent, which
+   * keeps it when the link ends, so that another link can reattach.
+   *
+   * @param handle what another link reattaches with
+   * @param stdoutOffset the offset in its whole stdout of the first byte this link reads
+   * @param inputEnd asks the agent to close its stdin after what the stdin stream carried: the end
+   *     of the stream alone does not, as a link that ends is not the end of the input
+   */
+  record Held(String handle, long stdoutOffset, Runnable inputEnd) {}
+
   private final Pending pending;
+  private final List<SocketChannel> channels;
+  private final @Nullable Held held;
   private final InputStream stdout;
   private final InputStream stderr;
   private final OutputStream stdin;
@@ -115,11 +162,20 @@ public final class AgentProcess implements SandboxProcess {
       SocketChannel err,
       @Nullable SocketChannel in,
       Tree tree,
-      Supplier<BoxException> failure) {
+      Supplier<BoxException> failure,
+      @Nullable Held held) {
     this.pending = pending;
+    this.channels = in == null ? List.of(out, err) : List.of(out, err, in);
+    this.held = held;
     this.stdout = Channels.newInputStream(out);
     this.stderr = Channels.newInputStream(err);
-    this.stdin = in != null ? Channels.newOutputStream(in) : OutputStream.nullOutputStream();
+    if (in == null) {
+      this.stdin = OutputStream.nullOutputStream();
+    } else if (held == null) {
+      this.stdin = Channels.newOutputStream(in);
+    } else {
+      this.stdin = new HeldInput(Channels.newOutputStream(in), held.inputEnd());
+    }
     this.tree = tree;
     this.failure = failure;
   }
@@ -173,5 +229,49 @@ public final class AgentProcess implements SandboxProcess {
   @Override
   public void release() {
     tree.release();
+  }
+
+  @Override
+  public @Nullable String handle() {
+    return held == null ? null : held.handle();
+  }
+
+  @Override
+  public long stdoutOffset() {
+    return held == null ? 0 : held.stdoutOffset();
+  }
+
+  /** Closes this link's side of the held process's stdio; the agent keeps the process's side. */
+  @Override
+  public void detach() {
+    if (held == null) {
+      throw new UnsupportedOperationException("only a held process outlives its link");
+    }
+    channels.forEach(AgentLink::closeQuietly);
+  }
+
+  /** The stdin of a held process: closing it also asks the agent to close the process's. */
+  private static final class HeldInput extends FilterOutputStream {
+    private final Runnable inputEnd;
+    private boolean closed;
+
+    HeldInput(OutputStream stream, Runnable inputEnd) {
+      super(stream);
+      this.inputEnd = inputEnd;
+    }
+
+    @Override
+    public void write(byte[] bytes, int offset, int length) throws IOException {
+      out.write(bytes, offset, length);
+    }
+
+    @Override
+    public void close() throws IOException {
+      if (!closed) {
+        closed = true;
+        inputEnd.run();
+      }
+      super.close();
+    }
   }
 }

@@ -1,5 +1,7 @@
 package dev.box.core.backend;
 
+import org.jspecify.annotations.Nullable;
+
 /** The live sandbox of one session. Thread-safe: processes are spawned concurrently. */
 public interface Sandbox {
 
@@ -16,6 +18,28 @@ public interface Sandbox {
    * @throws dev.box.api.BoxException when the process cannot be started
    */
   SandboxProcess spawn(ProcessSpec spec);
+
+  /**
+   * Spawns a long-running process (a managed process) that, where the backend can, outlives this
+   * server's relay of its stdio: it then has a {@link SandboxProcess#handle} by which another
+   * server {@linkplain #reattach reattaches} to it. The default is {@link #spawn}.
+   */
+  default SandboxProcess spawnHeld(ProcessSpec spec) {
+    return spawn(spec);
+  }
+
+  /**
+   * Takes over the running process that another server started with {@link #spawnHeld} and let go
+   * of (it stopped, or was killed), by its {@link SandboxProcess#handle}.
+   *
+   * @return the process, or null when it is gone (it ended, and its output was all read), or the
+   *     backend keeps no process beyond its server
+   * @throws dev.box.api.BoxManagedProcessConflictException when another server relays it
+   * @throws dev.box.api.BoxException when the sandbox cannot be reached
+   */
+  default @Nullable SandboxProcess reattach(String handle) {
+    return null;
+  }
 
   /**
    * Kills every process of the sandbox and removes what the backend created for it, except the

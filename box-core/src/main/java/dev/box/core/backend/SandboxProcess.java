@@ -4,6 +4,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.OptionalInt;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A process running inside a sandbox, with its three standard streams.
@@ -49,4 +50,32 @@ public interface SandboxProcess {
    * run are kept until the sandbox is destroyed.
    */
   void release();
+
+  /**
+   * What another server of the tenant gives {@link Sandbox#reattach} to take this process over, or
+   * null when the process cannot outlive this server's relay of its stdio (every backend but those
+   * of {@link SharedSessions}).
+   */
+  default @Nullable String handle() {
+    return null;
+  }
+
+  /**
+   * Lets go of a process that has a {@link #handle}, leaving it running: this server's side of its
+   * stdio closes, its stdin stays open for the server that reattaches, and its exit is no longer
+   * reported here.
+   *
+   * @throws UnsupportedOperationException when it has no handle
+   */
+  default void detach() {
+    throw new UnsupportedOperationException("this process ends with the server relaying it");
+  }
+
+  /**
+   * The offset in the process's whole stdout of the first byte {@link #stdout} reads: 0 for a
+   * process this server started; for one it reattached, how much an earlier server was sent.
+   */
+  default long stdoutOffset() {
+    return 0;
+  }
 }

@@ -1,9 +1,11 @@
 package dev.box.core.backend;
 
+import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSpec;
 import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -35,8 +37,44 @@ public interface SharedSessions {
    * @param lastUsed when each held session was last used by any server (the latest of this server's
    *     use and the record's); a held session missing here was deleted by another server
    * @param handedOver the sessions a stopped server handed over, for this one to adopt
+   * @param orphans by held session, its held processes that no live server relays (theirs stopped
+   *     or died), for this one to reattach
    */
-  record Renewal(Map<String, Instant> lastUsed, List<String> handedOver) {}
+  record Renewal(
+      Map<String, Instant> lastUsed,
+      List<String> handedOver,
+      Map<String, List<HeldProcess>> orphans) {}
+
+  /**
+   * A managed process that outlives the server relaying it ({@link Sandbox#spawnHeld}), as recorded
+   * beside its session for another server to reattach when that one goes.
+   *
+   * @param spec its spec, the environment's values blanked: they matter only at the start, and are
+   *     not kept anywhere else
+   * @param handle what a server reattaches with ({@link Sandbox#reattach})
+   * @param startedAt when it started
+   */
+  record HeldProcess(BoxManagedProcessSpec spec, String handle, Instant startedAt) {
+
+    /** The record of {@code spec}, whose environment's values it blanks. */
+    public static HeldProcess of(BoxManagedProcessSpec spec, String handle, Instant startedAt) {
+      Map<String, String> keys = new LinkedHashMap<>();
+      spec.env().keySet().forEach(key -> keys.put(key, ""));
+      BoxManagedProcessSpec blanked =
+          new BoxManagedProcessSpec(
+              spec.processId(), spec.command(), spec.args(), keys, spec.cwd(), spec.memoryMb());
+      return new HeldProcess(blanked, handle, startedAt);
+    }
+  }
+
+  /**
+   * Records that this server relays {@code process} of session {@code sessionId}; it replaces any
+   * record of the same process id.
+   */
+  void recordProcess(String sessionId, HeldProcess process);
+
+  /** Removes the record of process {@code processId} of session {@code sessionId}. */
+  void forgetProcess(String sessionId, String processId);
 
   /** How often {@link #renew} must run for the leases to hold. */
   Duration renewEvery();

@@ -45,20 +45,21 @@ public final class ManagedProcess {
   private final CompletableFuture<Integer> exit = new CompletableFuture<>();
   private volatile @Nullable Instant exitedAt;
   private volatile boolean stdinClosed;
+  private volatile boolean detached;
 
-  /** Spawns {@code spec} in {@code sandbox}; its output is not read yet. */
+  /** Relays {@code process}; its output is not read yet. */
   private ManagedProcess(
       String sessionId,
       BoxManagedProcessSpec spec,
-      Sandbox sandbox,
+      SandboxProcess process,
+      Instant startedAt,
       int bufferBytes,
-      Clock clock,
       Ticker ticker) {
     this.sessionId = sessionId;
     this.spec = spec;
-    this.process = sandbox.spawn(processSpec(spec));
-    this.startedAt = clock.instant();
-    this.stdout = new StdoutBuffer(bufferBytes, ticker);
+    this.process = process;
+    this.startedAt = startedAt;
+    this.stdout = new StdoutBuffer(bufferBytes, process.stdoutOffset(), ticker);
     this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId(), ticker);
   }
 
@@ -85,16 +86,45 @@ public final class ManagedProcess {
       Clock clock,
       Ticker ticker,
       Consumer<ManagedProcess> onExit) {
-    ManagedProcess managed =
-        new ManagedProcess(sessionId, spec, sandbox, bufferBytes, clock, ticker);
-    SandboxProcess process = managed.process;
-    managed.pump("stdout", process.stdout(), managed::onStdout, managed.stdout::close);
-    managed.pump("stderr", process.stderr(), managed.stderr::append, () -> {});
+    SandboxProcess process = sandbox.spawnHeld(processSpec(spec));
+    return new ManagedProcess(sessionId, spec, process, clock.instant(), bufferBytes, ticker)
+        .relay(clock, onExit);
+  }
+
+  /**
+   * Relays {@code process}, which another server started as {@code spec} at {@code startedAt} and
+   * this one {@linkplain Sandbox#reattach reattached}: its stdout offsets go on from where that
+   * server's relay ended.
+   *
+   * @param clock stamps the exit
+   * @param ticker times the reads of its output and the warnings about its stderr
+   * @param onExit called once, after the exit was recorded
+   */
+  public static ManagedProcess adopt(
+      String sessionId,
+      BoxManagedProcessSpec spec,
+      SandboxProcess process,
+      Instant startedAt,
+      int bufferBytes,
+      Clock clock,
+      Ticker ticker,
+      Consumer<ManagedProcess> onExit) {
+    return new ManagedProcess(sessionId, spec, process, startedAt, bufferBytes, ticker)
+        .relay(clock, onExit);
+  }
+
+  private ManagedProcess relay(Clock clock, Consumer<ManagedProcess> onExit) {
+    pump("stdout", process.stdout(), this::onStdout, stdout::close);
+    pump("stderr", process.stderr(), stderr::append, () -> {});
     process
         .onExit()
         .whenComplete(
             (code, failure) -> {
-              managed.exitedAt = clock.instant();
+              if (detached) {
+                // Another server relays it now: its exit is that server's to report.
+                return;
+              }
+              exitedAt = clock.instant();
               int exitCode = code == null ? -1 : code;
               log.info(
                   "managed process exited session_id={} process_id={} return_code={}",
@@ -104,10 +134,27 @@ public final class ManagedProcess {
               process.release();
               // Before the exit completes: whoever waits for it (a replacing start) must find
               // the process no longer counted as running.
-              onExit.accept(managed);
-              managed.exit.complete(exitCode);
+              onExit.accept(this);
+              exit.complete(exitCode);
             });
-    return managed;
+    return this;
+  }
+
+  /**
+   * What another server reattaches to this process with, once this one lets go of it ({@link
+   * #detach}), or null when it cannot outlive this server.
+   */
+  public @Nullable String handle() {
+    return process.handle();
+  }
+
+  /**
+   * Lets go of the process without stopping it, for another server to reattach by its {@link
+   * #handle}: this server's side of its stdio closes, and its exit is no longer recorded here.
+   */
+  public void detach() {
+    detached = true;
+    process.detach();
   }
 
   private interface Sink {

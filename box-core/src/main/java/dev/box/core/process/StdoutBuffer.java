@@ -35,11 +35,24 @@ public final class StdoutBuffer {
    * @param ticker measures how long a {@link #read} has waited
    */
   public StdoutBuffer(int capacity, Ticker ticker) {
-    if (capacity < 1) {
-      throw new IllegalArgumentException("capacity must be positive");
+    this(capacity, 0, ticker);
+  }
+
+  /**
+   * A buffer of {@code capacity} bytes whose first byte is at offset {@code base}: the stream's
+   * bytes before it are gone (another server read them).
+   *
+   * @param ticker measures how long a {@link #read} has waited
+   */
+  public StdoutBuffer(int capacity, long base, Ticker ticker) {
+    if (capacity < 1 || base < 0) {
+      throw new IllegalArgumentException("capacity must be positive, base not negative");
     }
     this.ring = new byte[capacity];
     this.ticker = ticker;
+    this.start = base;
+    this.end = base;
+    this.delivered = base;
   }
 
   /** The capacity in bytes. */

@@ -8,6 +8,8 @@ import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SharedSessions;
 import dev.box.core.process.ManagedProcess;
 import java.time.Clock;
 import java.time.Instant;
@@ -17,6 +19,8 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The managed processes of all sessions: start (replacing a running one with the same id), stop,
@@ -25,6 +29,8 @@ import org.jspecify.annotations.Nullable;
  * <p>Start and stop hold the session's lock, so they never race with the session's deletion.
  */
 public final class ProcessManager {
+  private static final Logger log = LoggerFactory.getLogger(ProcessManager.class);
+
   private final SessionManager sessions;
   private volatile RuntimeConfig.ProcessLimits limits;
   private final Clock clock;
@@ -77,7 +83,98 @@ public final class ProcessManager {
       }
       session.processes().put(spec.processId(), process);
       session.touch(clock.instant());
-      return process.info();
+      BoxManagedProcessInfo info = process.info();
+      share(sessionId, process, info.startedAt());
+      return info;
+    }
+  }
+
+  /**
+   * Records a process that can outlive this server beside its session, where the backend shares its
+   * sessions, so that another server reattaches to it when this one goes. A failure leaves it
+   * unrecorded: it then ends with this server's relay of it, as elsewhere.
+   */
+  private void share(String sessionId, ManagedProcess process, Instant startedAt) {
+    SharedSessions shared = sessions.sharedSessions();
+    String handle = process.handle();
+    if (shared == null || handle == null) {
+      return;
+    }
+    try {
+      shared.recordProcess(
+          sessionId, SharedSessions.HeldProcess.of(process.spec(), handle, startedAt));
+    } catch (RuntimeException e) {
+      log.warn(
+          "managed process {} of session {} is not recorded for other servers: {}",
+          process.spec().processId(),
+          sessionId,
+          e.toString());
+    }
+  }
+
+  /**
+   * Reattaches to the held processes of session {@code sessionId} that no live server relays (the
+   * one that did stopped or died), where the session is held here: each is relayed, listed and
+   * stopped here from now on, and its record names this server. One that is gone from the sandbox
+   * loses its record; one another server took first is left to it.
+   */
+  public void adopt(String sessionId, List<SharedSessions.HeldProcess> orphans) {
+    for (SharedSessions.HeldProcess orphan : orphans) {
+      String processId = orphan.spec().processId();
+      try (KeyedLocks.Held held = sessions.lock(sessionId)) {
+        Session session = sessions.find(sessionId);
+        if (session == null || session.closing()) {
+          return;
+        }
+        ManagedProcess current = session.processes().get(processId);
+        if (current != null && current.isRunning()) {
+          continue;
+        }
+        SandboxProcess process = session.sandbox().reattach(orphan.handle());
+        if (process == null) {
+          log.info("managed process {} of session {} has ended", processId, sessionId);
+          forgetShared(sessionId, processId);
+          continue;
+        }
+        running.incrementAndGet();
+        ManagedProcess adopted =
+            ManagedProcess.adopt(
+                sessionId,
+                orphan.spec(),
+                process,
+                orphan.startedAt(),
+                limits.stdoutBufferBytes(),
+                clock,
+                ticker,
+                p -> exited(session, p));
+        session.processes().put(processId, adopted);
+        share(sessionId, adopted, orphan.startedAt());
+        log.info("took over managed process {} of session {}", processId, sessionId);
+      } catch (BoxManagedProcessConflictException e) {
+        log.debug("managed process {} of session {}: {}", processId, sessionId, e.getMessage());
+      } catch (RuntimeException e) {
+        log.warn(
+            "could not take over managed process {} of session {}: {}",
+            processId,
+            sessionId,
+            e.toString());
+      }
+    }
+  }
+
+  private void forgetShared(String sessionId, String processId) {
+    SharedSessions shared = sessions.sharedSessions();
+    if (shared == null) {
+      return;
+    }
+    try {
+      shared.forgetProcess(sessionId, processId);
+    } catch (RuntimeException e) {
+      log.warn(
+          "the record of managed process {} of session {} stays: {}",
+          processId,
+          sessionId,
+          e.toString());
     }
   }
 
@@ -202,9 +299,25 @@ public final class ProcessManager {
 
   /** Stops every process of {@code session}; called while it is being deleted. */
   void stopAll(Session session) {
+    endAll(session, false);
+  }
+
+  /**
+   * Lets go of every process of {@code session}, which another server will serve: those that can
+   * outlive this server are {@linkplain ManagedProcess#detach detached}, for that server to
+   * reattach; the others stop.
+   */
+  void letGoAll(Session session) {
+    endAll(session, true);
+  }
+
+  private void endAll(Session session, boolean detach) {
     List<Thread> stoppers = new ArrayList<>();
     for (ManagedProcess process : session.processes().values()) {
-      if (process.isRunning()) {
+      if (detach && process.isRunning() && process.handle() != null) {
+        process.detach();
+        running.decrementAndGet();
+      } else if (process.isRunning()) {
         stoppers.add(Thread.ofVirtual().start(process::stop));
       }
     }
@@ -222,6 +335,9 @@ public final class ProcessManager {
 
   private void exited(Session session, ManagedProcess process) {
     running.decrementAndGet();
+    if (process.handle() != null) {
+      forgetShared(session.id(), process.spec().processId());
+    }
     session.touch(clock.instant());
     completed.addLast(process);
     reapCompleted();

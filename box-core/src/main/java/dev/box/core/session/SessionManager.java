@@ -405,7 +405,8 @@ public final class SessionManager implements AutoCloseable {
   /**
    * Renews this server's lease on the sessions it holds, when the backend shares its sessions: the
    * last use another server saw moves {@code last_used_at}, a session another server deleted is let
-   * go, and sessions a stopped server handed over are adopted.
+   * go, sessions a stopped server handed over are adopted, and so are the managed processes of held
+   * sessions that no live server relays.
    */
   public void renewShared() {
     SharedSessions shared = slot.backend().sharedSessions();
@@ -435,6 +436,7 @@ public final class SessionManager implements AutoCloseable {
         log.warn("could not take over session {}: {}", id, e.getMessage());
       }
     }
+    renewal.orphans().forEach(processes::adopt);
   }
 
   /** Lets go of the session {@code id}, which another server deleted. */

@@ -159,24 +159,30 @@ record SessionSandboxes(
    * workspace is removed when {@code removeWorkspace}. A failure is logged, never thrown.
    */
   void stop(Session session, boolean removeWorkspace) {
-    end(session, Sandbox::destroy, removeWorkspace);
+    end(session, Sandbox::destroy, removeWorkspace, false);
     log.info("stopped session {}", session.id());
   }
 
   /**
    * Lets go of {@code session} for another server to serve ({@link SharedSessions}): its managed
-   * processes stop (their relays are this server's), its sandbox is {@linkplain Sandbox#release
-   * released}, its capacity given back. A failure is logged, never thrown.
+   * processes that can outlive this server are detached, for that server to reattach, the others
+   * stop (their relays are this server's), its sandbox is {@linkplain Sandbox#release released},
+   * its capacity given back. A failure is logged, never thrown.
    */
   void release(Session session) {
-    end(session, Sandbox::release, false);
+    end(session, Sandbox::release, false, true);
     log.info("handed over session {}", session.id());
   }
 
-  private void end(Session session, Consumer<Sandbox> ending, boolean removeWorkspace) {
+  private void end(
+      Session session, Consumer<Sandbox> ending, boolean removeWorkspace, boolean handOver) {
     session.markClosing();
     try {
-      processes.stopAll(session);
+      if (handOver) {
+        processes.letGoAll(session);
+      } else {
+        processes.stopAll(session);
+      }
       ending.accept(session.sandbox());
       if (removeWorkspace) {
         session.sandbox().removeWorkspace();
