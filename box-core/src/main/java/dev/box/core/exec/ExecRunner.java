@@ -82,22 +82,34 @@ public final class ExecRunner {
    */
   public ExecOutcome run(Sandbox sandbox, ProcessSpec spec, Duration timeout)
       throws InterruptedException {
+    return run(sandbox, spec, timeout, ExecListener.NONE);
+  }
+
+  /**
+   * Runs {@code spec} in {@code sandbox} as {@link #run(Sandbox, ProcessSpec, Duration)} does, and
+   * has {@code listener} hear its output as it comes: up to the output limit of each stream, then
+   * the timeout's note on stderr when it struck. A listener that is gone ends the command.
+   */
+  public ExecOutcome run(Sandbox sandbox, ProcessSpec spec, Duration timeout, ExecListener listener)
+      throws InterruptedException {
     long started = ticker.read();
     SandboxProcess process = sandbox.spawn(spec);
     try {
-      return await(process, timeout, started);
+      listener.started();
+      return await(process, timeout, started, listener);
     } finally {
       process.release();
     }
   }
 
   /** Waits for the process and its output; an interrupt kills the tree before it is rethrown. */
-  private ExecOutcome await(SandboxProcess process, Duration timeout, long started)
+  private ExecOutcome await(
+      SandboxProcess process, Duration timeout, long started, ExecListener listener)
       throws InterruptedException {
     OutputCapture out = new OutputCapture(maxOutputBytes);
     OutputCapture err = new OutputCapture(maxOutputBytes);
-    Future<?> outPump = pump(process.stdout(), out);
-    Future<?> errPump = pump(process.stderr(), err);
+    Future<?> outPump = pump(process, false, out, listener);
+    Future<?> errPump = pump(process, true, err, listener);
     OptionalInt exit;
     boolean timedOut = false;
     try {
@@ -119,6 +131,7 @@ public final class ExecRunner {
     if (timedOut) {
       if (stderr.isEmpty()) {
         stderr = "Command timed out after " + timeout.toSeconds() + " seconds.";
+        listener.note(stderr);
       }
       return new ExecOutcome(
           BoxExecutionStatus.TIMED_OUT,
@@ -151,19 +164,44 @@ public final class ExecRunner {
     }
   }
 
-  private Future<?> pump(InputStream stream, OutputCapture capture) {
+  /**
+   * Reads one stream of {@code process} into {@code capture}, and passes it to {@code listener} up
+   * to the output limit; a listener that is gone has the tree killed, and the stream is drained on.
+   */
+  private Future<?> pump(
+      SandboxProcess process, boolean stderr, OutputCapture capture, ExecListener listener) {
+    InputStream stream = stderr ? process.stderr() : process.stdout();
     return CompletableFuture.runAsync(
         () -> {
           byte[] buffer = new byte[64 * 1024];
+          long told = listener == ExecListener.NONE ? maxOutputBytes : 0;
           try (stream) {
             int n;
             while ((n = stream.read(buffer)) >= 0) {
               capture.write(buffer, 0, n);
+              int tell = (int) Math.min(n, maxOutputBytes - told);
+              if (tell > 0) {
+                told += tell;
+                told = tellOrKill(process, listener, stderr, buffer, tell) ? told : maxOutputBytes;
+              }
             }
           } catch (IOException e) {
             log.debug("output stream ended with an error", e);
           }
         },
         pumps);
+  }
+
+  /** Passes output on; when the listener is gone, kills the tree and says so. */
+  private static boolean tellOrKill(
+      SandboxProcess process, ExecListener listener, boolean stderr, byte[] bytes, int length) {
+    try {
+      listener.output(stderr, bytes, length);
+      return true;
+    } catch (IOException e) {
+      log.debug("the listener of an exec is gone, ending it: {}", e.toString());
+      process.killTree();
+      return false;
+    }
   }
 }

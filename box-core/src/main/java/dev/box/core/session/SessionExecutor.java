@@ -7,6 +7,7 @@ import dev.box.api.BoxValidationException;
 import dev.box.api.time.Ticker;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxGoneException;
+import dev.box.core.exec.ExecListener;
 import dev.box.core.exec.ExecOutcome;
 import dev.box.core.exec.ExecRunner;
 import java.io.IOException;
@@ -41,15 +42,15 @@ record SessionExecutor(
   /** Free space below which a workspace quota counts as used up. */
   private static final long QUOTA_FULL_BYTES = 1024 * 1024;
 
-  /** See {@link SessionManager#exec}. */
-  BoxExecutionResult exec(BoxSpec spec) {
+  /** See {@link SessionManager#exec(BoxSpec, ExecListener)}. */
+  BoxExecutionResult exec(BoxSpec spec, ExecListener output) {
     if (spec.cmd().isEmpty()) {
       throw new BoxValidationException("cmd must not be empty");
     }
     long started = ticker.read();
     BoxExecutionResult result;
     try {
-      result = execRetryingGone(spec);
+      result = execRetryingGone(spec, output);
     } catch (RuntimeException e) {
       listener.execEnded(SessionListener.ExecEnded.failed(slot.backend().name(), since(started)));
       throw e;
@@ -58,13 +59,13 @@ record SessionExecutor(
     return result;
   }
 
-  private BoxExecutionResult execRetryingGone(BoxSpec spec) {
+  private BoxExecutionResult execRetryingGone(BoxSpec spec, ExecListener output) {
     try {
-      return execOnce(spec);
+      return execOnce(spec, output);
     } catch (SandboxGoneException e) {
       // Nothing of the command ran: its sandbox ended first. The next acquire starts a new one.
       log.warn("Box session {}: {}; starting a new sandbox", spec.sessionId(), e.getMessage());
-      return execOnce(spec);
+      return execOnce(spec, output);
     }
   }
 
@@ -72,20 +73,24 @@ record SessionExecutor(
     return Duration.ofNanos(ticker.read() - started);
   }
 
-  private BoxExecutionResult execOnce(BoxSpec spec) {
+  private BoxExecutionResult execOnce(BoxSpec spec, ExecListener output) {
     Session session = acquirer.acquire(spec, true).session();
     try {
       ProcessSpec process =
           new ProcessSpec(new ProcessSpec.Shell(spec.cmd()), spec.workdir(), spec.env(), false);
       ExecOutcome outcome =
-          runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()));
+          runner.run(session.sandbox(), process, Duration.ofSeconds(spec.timeoutSec()), output);
+      String note = quotaNote(session);
+      if (!note.isEmpty()) {
+        output.note(note);
+      }
       return new BoxExecutionResult(
           session.id(),
           slot.backend().name(),
           outcome.status(),
           outcome.exitCode(),
           outcome.stdout(),
-          outcome.stderr() + quotaNote(session),
+          outcome.stderr() + note,
           outcome.durationMs(),
           outcome.stdoutDroppedBytes(),
           outcome.stderrDroppedBytes());

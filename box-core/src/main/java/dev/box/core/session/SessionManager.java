@@ -12,6 +12,7 @@ import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SharedSessions;
+import dev.box.core.exec.ExecListener;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.files.SandboxFiles;
 import dev.box.core.policy.HostPathPolicy;
@@ -344,7 +345,17 @@ public final class SessionManager implements AutoCloseable {
    * it does not exist. A command that exits non-zero or times out is a normal result.
    */
   public BoxExecutionResult exec(BoxSpec spec) {
-    return executor.exec(spec);
+    return executor.exec(spec, ExecListener.NONE);
+  }
+
+  /**
+   * Runs {@code spec}'s command as {@link #exec(BoxSpec)} does, and has {@code output} hear its
+   * output as the command writes it (up to {@code max_output_bytes} of each stream, then the notes
+   * the result's stderr ends with). What fails before {@link ExecListener#started} was heard, fails
+   * before the command began.
+   */
+  public BoxExecutionResult exec(BoxSpec spec, ExecListener output) {
+    return executor.exec(spec, output);
   }
 
   /**

@@ -136,8 +136,7 @@ public final class HttpApi {
               ctx -> api.json(ctx, 200, processRoutes.sessionWithProcesses(ctx)));
           config.routes.post("/v1/sessions/{id}", api::createSession);
           config.routes.delete("/v1/sessions/{id}", api::deleteSession);
-          config.routes.post(
-              "/v1/sessions/{id}/exec", ctx -> api.json(ctx, 200, sessions.exec(api.spec(ctx))));
+          config.routes.post("/v1/sessions/{id}/exec", api::exec);
           processRoutes.register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
@@ -358,6 +357,16 @@ public final class HttpApi {
     String id = ctx.pathParam("id");
     sessions.delete(id);
     json(ctx, 200, Map.of("deleted", id));
+  }
+
+  /** An exec, answered with its result, or as it runs when asked ({@link StreamedExec}). */
+  private void exec(Context ctx) throws IOException {
+    BoxSpec spec = spec(ctx);
+    if (StreamedExec.wanted(ctx.header("Accept"))) {
+      StreamedExec.run(ctx.res(), mapper, sessions, spec);
+    } else {
+      json(ctx, 200, sessions.exec(spec));
+    }
   }
 
   /** The request body as a {@link BoxSpec}, with the session id taken from the path. */
