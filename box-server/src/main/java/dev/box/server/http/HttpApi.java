@@ -15,6 +15,7 @@ import dev.box.core.auth.ControlTokens;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import dev.box.core.settings.RuntimeLimits;
+import dev.box.e2b.server.E2bApi;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.metrics.BoxMetrics;
@@ -141,6 +142,7 @@ public final class HttpApi {
           processRoutes.register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
+          new E2bApi(sessions, tokens).register(config);
           // Last, so that it serves only upgrades no other WebSocket route matched.
           config.routes.wsBeforeUpgrade(ANY_PATH, api::refuseUnknownUpgrade);
           config.routes.ws(ANY_PATH, ws -> {});
@@ -179,8 +181,8 @@ public final class HttpApi {
   /**
    * Refuses a request without one of the control tokens, as {@code Authorization: Bearer <token>}
    * or LangBot's {@code X-LangBot-Box-Control-Token}; only the probes need none, and {@code
-   * /metrics} when {@code metrics_open} is set. The message names neither the token nor where the
-   * server keeps it.
+   * /metrics} when {@code metrics_open} is set, and E2B's routes, which check E2B's credentials
+   * themselves ({@link E2bApi}). The message names neither the token nor where the server keeps it.
    */
   void authenticate(Context ctx) {
     authenticate(ctx.path(), ctx::header);
@@ -221,6 +223,7 @@ public final class HttpApi {
     if (!tokens.required()
         || path.equals("/healthz")
         || path.equals("/readyz")
+        || E2bApi.owns(path)
         || (metricsOpen && path.equals("/metrics"))) {
       return;
     }
