@@ -383,8 +383,9 @@ public final class HttpApi {
     ErrorMapper.answer(ctx, e);
   }
 
+  /** Answers {@code code} unless a route answered its own error (E2B's routes always do). */
   private void unlessSet(Context ctx, BoxErrorCode code, String message) {
-    if (ctx.attribute(ERROR_SET) == null) {
+    if (ctx.attribute(ERROR_SET) == null && !E2bApi.owns(ctx.path())) {
       fail(ctx, new BoxException(code, message));
     }
   }
