@@ -56,6 +56,11 @@ class E2bApiTest {
     return box.send(method, "/e2b/envd" + path, body, headers);
   }
 
+  /** Stat of {@code /} with {@code extra} headers. */
+  private static Answer statRoot(Map<String, String> extra) {
+    return envd("POST", "/filesystem.Filesystem/Stat", "{\"path\":\"/\"}", extra);
+  }
+
   private static Answer rpc(String method, String body) {
     return envd("POST", "/filesystem.Filesystem/" + method, body, Map.of());
   }
@@ -122,12 +127,7 @@ class E2bApiTest {
     assertThat(none.status()).isEqualTo(401);
     assertThat(envd("GET", "/health", "", Map.of("X-Access-Token", "wrong")).status())
         .isEqualTo(401);
-    Answer rpc =
-        envd(
-            "POST",
-            "/filesystem.Filesystem/Stat",
-            "{\"path\":\"/\"}",
-            Map.of("X-Access-Token", "wrong"));
+    Answer rpc = statRoot(Map.of("X-Access-Token", "wrong"));
     assertThat(rpc.status()).isEqualTo(401);
     assertThat(rpc.body().path("code").asText()).isEqualTo("unauthenticated");
     assertThat(envd("GET", "/health", "", Map.of()).status()).isEqualTo(204);
@@ -137,12 +137,7 @@ class E2bApiTest {
   void envd_answers502ForAnUnknownSandbox() {
     Answer health = envd("GET", "/health", "", Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
     assertThat(health.status()).isEqualTo(502);
-    Answer rpc =
-        envd(
-            "POST",
-            "/filesystem.Filesystem/Stat",
-            "{\"path\":\"/\"}",
-            Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
+    Answer rpc = statRoot(Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
     assertThat(rpc.status()).isEqualTo(502);
     assertThat(rpc.body().path("code").asText()).isEqualTo("unavailable");
   }
@@ -188,12 +183,7 @@ class E2bApiTest {
 
   @Test
   void rpc_refusesRoot_forBoxRunsNoSandboxProcessAsRoot() {
-    Answer root =
-        envd(
-            "POST",
-            "/filesystem.Filesystem/Stat",
-            "{\"path\":\"/\"}",
-            Map.of("Authorization", "Basic cm9vdDo="));
+    Answer root = statRoot(Map.of("Authorization", "Basic cm9vdDo="));
     assertCode(root, 403, "permission_denied");
     assertThat(root.body().path("message").asText()).contains("user 'root' is not available");
   }

@@ -2,11 +2,9 @@ package dev.box.e2b.server;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import dev.box.api.BoxSpec;
 import dev.box.core.auth.ControlTokens;
-import dev.box.core.session.SessionManager;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
@@ -21,32 +19,19 @@ import org.jspecify.annotations.Nullable;
  * backend, listed, read, given a new timeout and killed; what Box does not serve (pause, snapshots,
  * fork, network updates, metrics, logs) is refused with E2B's error body and the reason. Every
  * request needs {@code X-API-Key}: one of the server's control tokens.
+ *
+ * @param sandboxes the sandboxes
+ * @param answers how answers are written
+ * @param tokens the tokens {@code X-API-Key} is checked against
  */
-final class ControlPlaneRoutes {
+record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTokens tokens) {
   static final String PREFIX = "/e2b";
   private static final String SANDBOX = PREFIX + "/sandboxes/{id}";
   private static final int MAX_PAGE = 100;
   private static final Set<String> STATES = Set.of("running", "paused");
 
-  private final SessionManager sessions;
-  private final E2bSandboxes sandboxes;
-  private final E2bAnswers answers;
-  private final ControlTokens tokens;
-  private final ObjectMapper mapper;
-  private final SandboxViews views;
-
-  ControlPlaneRoutes(
-      SessionManager sessions,
-      E2bSandboxes sandboxes,
-      E2bAnswers answers,
-      ControlTokens tokens,
-      ObjectMapper mapper) {
-    this.sessions = sessions;
-    this.sandboxes = sandboxes;
-    this.answers = answers;
-    this.tokens = tokens;
-    this.mapper = mapper;
-    this.views = new SandboxViews(mapper);
+  private SandboxViews views() {
+    return new SandboxViews(answers.mapper());
   }
 
   void register(JavalinConfig config) {
@@ -55,7 +40,7 @@ final class ControlPlaneRoutes {
     get(config, PREFIX + "/v2/sandboxes", this::list);
     get(config, PREFIX + "/sandboxes", this::list);
     post(config, PREFIX + "/v2/sandboxes/{id}/connect", this::connect);
-    get(config, SANDBOX, ctx -> answers.json(ctx, 200, views.detail(sandbox(ctx))));
+    get(config, SANDBOX, ctx -> answers.json(ctx, 200, views().detail(sandbox(ctx))));
     config.routes.delete(SANDBOX, ctx -> answers.control(ctx, this::authorize, this::kill));
     post(config, SANDBOX + "/timeout", this::setTimeout);
     post(config, SANDBOX + "/refreshes", this::refresh);
@@ -104,10 +89,10 @@ final class ControlPlaneRoutes {
   }
 
   private void create(Context ctx) throws IOException {
-    CreateRequest request = CreateRequest.read(Bodies.json(ctx, mapper));
+    CreateRequest request = CreateRequest.read(Bodies.json(ctx, answers.mapper()));
     String sandboxId = Secrets.sandboxId();
     BoxSpec spec = request.spec("e2b-" + sandboxId);
-    sessions.createOrReuse(spec);
+    sandboxes.sessions().createOrReuse(spec);
     Instant now = sandboxes.now();
     E2bSandbox sandbox =
         new E2bSandbox(
@@ -120,20 +105,20 @@ final class ControlPlaneRoutes {
             now,
             now.plusSeconds(request.timeoutSeconds()));
     sandboxes.add(sandbox);
-    answers.json(ctx, 201, views.created(sandbox));
+    answers.json(ctx, 201, views().created(sandbox));
   }
 
   /** Connects to a running sandbox: its end moves to the requested timeout when that is later. */
   private void connect(Context ctx) throws IOException {
     E2bSandbox sandbox = sandbox(ctx);
-    JsonNode body = Bodies.json(ctx, mapper);
+    JsonNode body = Bodies.json(ctx, answers.mapper());
     if (body.has("timeout")) {
       Instant end = sandboxes.now().plusSeconds(CreateRequest.timeout(body.get("timeout"), 0));
       if (end.isAfter(sandbox.endAt())) {
         sandbox = sandboxes.endAt(sandbox, end);
       }
     }
-    answers.json(ctx, 200, views.created(sandbox));
+    answers.json(ctx, 200, views().created(sandbox));
   }
 
   private void list(Context ctx) throws JsonProcessingException {
@@ -151,8 +136,8 @@ final class ControlPlaneRoutes {
                 .filter(s -> MetadataFilter.matches(filter, s.metadata()))
                 .toList()
             : List.of();
-    ArrayNode page = mapper.createArrayNode();
-    matching.stream().skip(offset).limit(limit).map(views::listed).forEach(page::add);
+    ArrayNode page = answers.mapper().createArrayNode();
+    matching.stream().skip(offset).limit(limit).map(views()::listed).forEach(page::add);
     if (offset + limit < matching.size()) {
       ctx.header("x-next-token", Integer.toString(offset + limit));
     }
@@ -197,7 +182,7 @@ final class ControlPlaneRoutes {
   /** Sets the sandbox's end to now plus the timeout, earlier or later than it was. */
   private void setTimeout(Context ctx) throws IOException {
     E2bSandbox sandbox = sandbox(ctx);
-    JsonNode timeout = Bodies.json(ctx, mapper).path("timeout");
+    JsonNode timeout = Bodies.json(ctx, answers.mapper()).path("timeout");
     if (timeout.isMissingNode()) {
       throw ApiError.badRequest("timeout is required");
     }
@@ -208,7 +193,7 @@ final class ControlPlaneRoutes {
   /** Keeps the sandbox alive for {@code duration} seconds more from now, if that is later. */
   private void refresh(Context ctx) throws IOException {
     E2bSandbox sandbox = sandbox(ctx);
-    JsonNode duration = Bodies.json(ctx, mapper).path("duration");
+    JsonNode duration = Bodies.json(ctx, answers.mapper()).path("duration");
     long seconds = duration.isMissingNode() ? 0 : duration.asLong(-1);
     if (!duration.isMissingNode()
         && (!duration.isIntegralNumber() || seconds < 0 || seconds > 3600)) {

@@ -40,6 +40,11 @@ final class E2bAnswers {
       check.check(ctx);
       action.run(ctx);
     } catch (Exception e) {
+      if (ctx.res().isCommitted()) {
+        // A download cut after its first bytes: the connection ends short of the length sent.
+        log.info("{} {} cut: {}", ctx.method(), ctx.path(), e.toString());
+        return;
+      }
       ApiError error = apiError(e, ctx);
       error(ctx, error.status(), error.getMessage());
     }
@@ -56,6 +61,11 @@ final class E2bAnswers {
       body.put("message", error.getMessage());
       write(ctx, error.httpStatus(), body);
     }
+  }
+
+  /** The mapper of every JSON body of E2B's routes. */
+  ObjectMapper mapper() {
+    return mapper;
   }
 
   void json(Context ctx, int status, Object body) throws JsonProcessingException {

@@ -1,6 +1,5 @@
 package dev.box.e2b.server;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.BoxJson;
 import dev.box.core.auth.ControlTokens;
 import dev.box.core.session.SessionManager;
@@ -14,17 +13,7 @@ import io.javalin.config.JavalinConfig;
  * token, so the server's own check must let {@link #owns(String) their paths} pass.
  */
 public final class E2bApi {
-  private final SessionManager sessions;
-  private final ControlTokens tokens;
-
-  /**
-   * @param sessions the sessions the sandboxes are
-   * @param tokens the control tokens the control plane accepts as {@code X-API-Key}
-   */
-  public E2bApi(SessionManager sessions, ControlTokens tokens) {
-    this.sessions = sessions;
-    this.tokens = tokens;
-  }
+  private E2bApi() {}
 
   /** Whether {@code path} is one of E2B's, which checks its own credentials. */
   public static boolean owns(String path) {
@@ -35,24 +24,15 @@ public final class E2bApi {
   /**
    * Adds the routes to {@code config}; the sandboxes' timers stop when the server stops. Any other
    * path under {@code /e2b} answers E2B's 404.
+   *
+   * @param sessions the sessions the sandboxes are
+   * @param tokens the control tokens the control plane accepts as {@code X-API-Key}
    */
-  public void register(JavalinConfig config) {
-    ObjectMapper mapper = BoxJson.newMapper();
-    E2bAnswers answers = new E2bAnswers(mapper);
+  public static void register(JavalinConfig config, SessionManager sessions, ControlTokens tokens) {
+    E2bAnswers answers = new E2bAnswers(BoxJson.newMapper());
     E2bSandboxes sandboxes = new E2bSandboxes(sessions);
-    EnvdCaller caller = new EnvdCaller(sandboxes);
-    new ControlPlaneRoutes(sessions, sandboxes, answers, tokens, mapper).register(config);
-    new EnvdRoutes(
-            caller,
-            new FilesystemRpc(new SandboxScripts(sessions), mapper),
-            new FileTransfer(
-                sessions.files(),
-                caller,
-                mapper,
-                answers,
-                sessions.config().dataDir().resolve("e2b-uploads")),
-            answers,
-            mapper)
+    new ControlPlaneRoutes(sandboxes, answers, tokens).register(config);
+    new EnvdRoutes(sandboxes, answers, sessions.config().dataDir().resolve("e2b-uploads"))
         .register(config);
     String any = ControlPlaneRoutes.PREFIX + "/*";
     E2bAnswers.Action none =

@@ -44,6 +44,11 @@ final class E2bSandboxes implements AutoCloseable {
             Thread.ofPlatform().name("box-e2b-timeouts").daemon().factory());
   }
 
+  /** The sessions the sandboxes are. */
+  SessionManager sessions() {
+    return sessions;
+  }
+
   /** The time of the sessions. */
   Instant now() {
     return clock.instant();
@@ -134,7 +139,7 @@ final class E2bSandboxes implements AutoCloseable {
   }
 
   private void arm(E2bSandbox sandbox) {
-    long delay = Math.max(0, Duration.between(now(), sandbox.endAt()).toMillis());
+    long delay = Math.max(0, Duration.between(now(), sandbox.endAt()).toMillis() + 1);
     ScheduledFuture<?> next =
         timer.schedule(() -> expire(sandbox.sandboxId()), delay, TimeUnit.MILLISECONDS);
     ScheduledFuture<?> previous = timers.put(sandbox.sandboxId(), next);
@@ -143,10 +148,17 @@ final class E2bSandboxes implements AutoCloseable {
     }
   }
 
-  /** Kills the sandbox {@code id} if its end has come (it may have been moved since). */
+  /**
+   * Kills the sandbox {@code id} if its end has come, else arms its timer again for its current end
+   * (the delay is counted in milliseconds, and the end may have moved since).
+   */
   private void expire(String id) {
     E2bSandbox sandbox = byId.get(id);
-    if (sandbox == null || sandbox.endAt().isAfter(now())) {
+    if (sandbox == null) {
+      return;
+    }
+    if (sandbox.endAt().isAfter(now())) {
+      arm(sandbox);
       return;
     }
     try {

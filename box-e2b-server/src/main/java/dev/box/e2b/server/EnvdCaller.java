@@ -12,19 +12,15 @@ import org.jspecify.annotations.Nullable;
  * the form {@code 49983-<id>.<domain>}), checked against its {@code X-Access-Token}, and the user
  * it names. Only E2B's default user {@code user}, the sandbox user, is served: Box runs no process
  * as root in a sandbox.
+ *
+ * @param sandboxes where each request's sandbox is found
  */
-final class EnvdCaller {
+record EnvdCaller(E2bSandboxes sandboxes) {
   /** E2B's default user, the sandbox user, whose home is {@code /home/user}. */
   static final String USER = "user";
 
   private static final Pattern HOST = Pattern.compile("49983-([a-z0-9]+)\\..*");
   private static final String BASIC = "basic ";
-
-  private final E2bSandboxes sandboxes;
-
-  EnvdCaller(E2bSandboxes sandboxes) {
-    this.sandboxes = sandboxes;
-  }
 
   /**
    * The sandbox {@code ctx} is for, its token checked.

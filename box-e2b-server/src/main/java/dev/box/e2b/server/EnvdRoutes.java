@@ -3,11 +3,13 @@ package dev.box.e2b.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.core.session.SessionManager;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.Locale;
 
 /**
@@ -29,17 +31,14 @@ final class EnvdRoutes {
   private final E2bAnswers answers;
   private final ObjectMapper mapper;
 
-  EnvdRoutes(
-      EnvdCaller caller,
-      FilesystemRpc filesystem,
-      FileTransfer files,
-      E2bAnswers answers,
-      ObjectMapper mapper) {
-    this.caller = caller;
-    this.filesystem = filesystem;
-    this.files = files;
+  /** envd for {@code sandboxes}, whose uploads spool in {@code spool}. */
+  EnvdRoutes(E2bSandboxes sandboxes, E2bAnswers answers, Path spool) {
+    SessionManager sessions = sandboxes.sessions();
     this.answers = answers;
-    this.mapper = mapper;
+    this.mapper = answers.mapper();
+    this.caller = new EnvdCaller(sandboxes);
+    this.filesystem = new FilesystemRpc(new SandboxScripts(sessions), mapper);
+    this.files = new FileTransfer(sessions.files(), caller, answers, spool);
   }
 
   void register(JavalinConfig config) {

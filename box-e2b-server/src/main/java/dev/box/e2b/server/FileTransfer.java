@@ -41,12 +41,12 @@ final class FileTransfer {
   private final E2bAnswers answers;
   private final Path spool;
 
-  FileTransfer(
-      SessionFiles files, EnvdCaller caller, ObjectMapper mapper, E2bAnswers answers, Path spool) {
+  /** Transfers through {@code files}, spooling multipart uploads in {@code spool}. */
+  FileTransfer(SessionFiles files, EnvdCaller caller, E2bAnswers answers, Path spool) {
     this.files = files;
     this.caller = caller;
-    this.mapper = mapper;
     this.answers = answers;
+    this.mapper = answers.mapper();
     this.spool = spool;
   }
 

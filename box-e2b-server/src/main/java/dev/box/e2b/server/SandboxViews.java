@@ -8,8 +8,10 @@ import dev.box.api.Cidr;
 /**
  * The JSON shapes of E2B's control plane for a sandbox: {@code Sandbox} (create, connect), {@code
  * ListedSandbox} (list) and {@code SandboxDetail} (get).
+ *
+ * @param mapper makes the nodes
  */
-final class SandboxViews {
+record SandboxViews(ObjectMapper mapper) {
   /**
    * The envd version advertised: the SDK's file features up to it are served (the default user,
    * multipart and octet-stream uploads, gzip bodies); 0.6.2's file metadata is not, so the SDK
@@ -20,31 +22,16 @@ final class SandboxViews {
   /** The client id every sandbox reports: Box has one tenant per server. */
   private static final String CLIENT_ID = "box";
 
-  private final ObjectMapper mapper;
-
-  SandboxViews(ObjectMapper mapper) {
-    this.mapper = mapper;
-  }
-
   /** {@code Sandbox}: what create and connect answer, the access token among it. */
   ObjectNode created(E2bSandbox sandbox) {
-    ObjectNode node = mapper.createObjectNode();
-    node.put("templateID", sandbox.templateId());
-    node.put("sandboxID", sandbox.sandboxId());
-    node.put("alias", sandbox.templateId());
-    node.put("clientID", CLIENT_ID);
-    node.put("envdVersion", ENVD_VERSION);
+    ObjectNode node = identity(sandbox);
     node.put("envdAccessToken", sandbox.accessToken());
     return node;
   }
 
   /** {@code ListedSandbox}. */
   ObjectNode listed(E2bSandbox sandbox) {
-    ObjectNode node = mapper.createObjectNode();
-    node.put("templateID", sandbox.templateId());
-    node.put("sandboxID", sandbox.sandboxId());
-    node.put("alias", sandbox.templateId());
-    node.put("clientID", CLIENT_ID);
+    ObjectNode node = identity(sandbox);
     node.set("metadata", mapper.valueToTree(sandbox.metadata()));
     node.put("startedAt", sandbox.startedAt().toString());
     node.put("endAt", sandbox.endAt().toString());
@@ -52,8 +39,18 @@ final class SandboxViews {
     node.put("cpuCount", (int) Math.ceil(sandbox.spec().cpus()));
     node.put("memoryMB", sandbox.spec().memoryMb());
     node.put("diskSizeMB", sandbox.spec().workspaceQuotaMb());
-    node.put("envdVersion", ENVD_VERSION);
     node.putArray("volumeMounts");
+    return node;
+  }
+
+  /** The fields every shape starts with: the ids, the template and envd's version. */
+  private ObjectNode identity(E2bSandbox sandbox) {
+    ObjectNode node = mapper.createObjectNode();
+    node.put("templateID", sandbox.templateId());
+    node.put("sandboxID", sandbox.sandboxId());
+    node.put("alias", sandbox.templateId());
+    node.put("clientID", CLIENT_ID);
+    node.put("envdVersion", ENVD_VERSION);
     return node;
   }
 

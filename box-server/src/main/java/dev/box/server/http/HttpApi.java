@@ -142,7 +142,7 @@ public final class HttpApi {
           processRoutes.register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
-          new E2bApi(sessions, tokens).register(config);
+          E2bApi.register(config, sessions, tokens);
           // Last, so that it serves only upgrades no other WebSocket route matched.
           config.routes.wsBeforeUpgrade(ANY_PATH, api::refuseUnknownUpgrade);
           config.routes.ws(ANY_PATH, ws -> {});
