@@ -85,10 +85,9 @@ final class Backends {
   }
 
   private static BackendChoice local(ServerConfig config, String instanceId) {
-    List<String> order = new java.util.ArrayList<>(List.of("docker", "podman", "bwrap", "nsjail"));
-    if (config.e2b().apiKey() != null) {
-      order.add("e2b");
-    }
+    // Never e2b: an E2B key in the environment may be there for E2B's SDKs talking to this very
+    // server (E2B_API_URL=http://HOST:PORT/e2b), and must not make Box its own backend.
+    List<String> order = List.of("docker", "podman", "bwrap", "nsjail");
     return firstAvailable(order, name -> single(name, config, instanceId));
   }
 

@@ -43,6 +43,23 @@ class BackendSelectionTest {
   }
 
   @Test
+  void local_neverFallsThroughToE2b_evenWithAnE2bKeyInTheEnvironment(@TempDir Path dataDir) {
+    // A key exported for E2B's SDKs talking to this very server must not make Box its own backend.
+    ServerConfig config =
+        ServerConfig.resolve(
+            java.util.Map.of("backend", "local", "data_dir", dataDir.toString()),
+            java.util.Map.of(
+                "E2B_API_KEY", "for-the-sdk", "E2B_API_URL", "http://127.0.0.1:5410/e2b"));
+    BackendChoice choice = Backends.open("local", config, "e2bkey");
+    try {
+      assertThat(choice.why()).doesNotContain("e2b");
+      assertThat(choice.backend().name()).isNotEqualTo("e2b");
+    } finally {
+      choice.backend().close();
+    }
+  }
+
+  @Test
   void local_fallsBackToPodmanThenBubblewrapAndSaysWhy() {
     try (TestServer box = TestServer.start("backend", "local", "docker_host", NO_DOCKER)) {
       Answer health = box.get("/v1/health");

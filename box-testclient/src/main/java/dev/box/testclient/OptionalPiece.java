@@ -31,7 +31,11 @@ public enum OptionalPiece {
   /** A second dockerd on a btrfs data root, which {@code scripts/engines up} starts. */
   BTRFS_DOCKERD("btrfs-dockerd"),
   /** The MCP test server from the npm registry, which {@code scripts/mcp-fixture} installs. */
-  MCP_FIXTURE("mcp-fixture");
+  MCP_FIXTURE("mcp-fixture"),
+  /**
+   * E2B's JS SDK from the npm registry and Node >= 20.18.1, which {@code scripts/e2b-sdk} sets up.
+   */
+  E2B_SDK("e2b-sdk");
 
   /** The variable that turns a missing piece into a failure. */
   public static final String REQUIRE_VARIABLE = "BOX_TEST_REQUIRE";

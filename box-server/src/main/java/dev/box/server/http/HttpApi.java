@@ -15,6 +15,7 @@ import dev.box.core.auth.ControlTokens;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.session.SessionManager;
 import dev.box.core.settings.RuntimeLimits;
+import dev.box.e2b.server.E2bApi;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.metrics.BoxMetrics;
@@ -140,6 +141,7 @@ public final class HttpApi {
           processRoutes.register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
+          E2bApi.register(config, sessions, tokens);
           // Last, so that it serves only upgrades no other WebSocket route matched.
           config.routes.wsBeforeUpgrade(ANY_PATH, api::refuseUnknownUpgrade);
           config.routes.ws(ANY_PATH, ws -> {});
@@ -178,8 +180,8 @@ public final class HttpApi {
   /**
    * Refuses a request without one of the control tokens, as {@code Authorization: Bearer <token>}
    * or LangBot's {@code X-LangBot-Box-Control-Token}; only the probes need none, and {@code
-   * /metrics} when {@code metrics_open} is set. The message names neither the token nor where the
-   * server keeps it.
+   * /metrics} when {@code metrics_open} is set, and E2B's routes, which check E2B's credentials
+   * themselves ({@link E2bApi}). The message names neither the token nor where the server keeps it.
    */
   void authenticate(Context ctx) {
     authenticate(ctx.path(), ctx::header);
@@ -220,6 +222,7 @@ public final class HttpApi {
     if (!tokens.required()
         || path.equals("/healthz")
         || path.equals("/readyz")
+        || E2bApi.owns(path)
         || (metricsOpen && path.equals("/metrics"))) {
       return;
     }
@@ -389,8 +392,9 @@ public final class HttpApi {
     ErrorMapper.answer(ctx, e);
   }
 
+  /** Answers {@code code} unless a route answered its own error (E2B's routes always do). */
   private void unlessSet(Context ctx, BoxErrorCode code, String message) {
-    if (ctx.attribute(ERROR_SET) == null) {
+    if (ctx.attribute(ERROR_SET) == null && !E2bApi.owns(ctx.path())) {
       fail(ctx, new BoxException(code, message));
     }
   }

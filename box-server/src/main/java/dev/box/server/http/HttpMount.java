@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  */
 public record HttpMount(String path, Servlet servlet) {
   private static final Pattern PATH = Pattern.compile("(/[A-Za-z0-9._~-]+)+");
-  private static final List<String> RESERVED = List.of("/v1", "/healthz", "/readyz", "/rpc");
+  private static final List<String> RESERVED =
+      List.of("/v1", "/healthz", "/readyz", "/rpc", "/e2b");
 
   /** Refuses a path that is not exact or that the API owns. */
   public HttpMount {

@@ -1,0 +1,49 @@
+package dev.box.e2b.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.InputStream;
+
+/** The JSON bodies of E2B's requests, read up to a bound. */
+final class Bodies {
+  /** The largest JSON body read: E2B's requests are small (metadata and paths). */
+  static final int MAX_JSON_BYTES = 256 * 1024;
+
+  private Bodies() {}
+
+  /**
+   * The body of {@code ctx}, an empty object when there is none.
+   *
+   * @throws TooLarge when it is longer than {@link #MAX_JSON_BYTES}
+   * @throws JsonProcessingException when it is not JSON
+   */
+  static JsonNode json(Context ctx, ObjectMapper mapper) throws IOException {
+    if (ctx.req().getContentLengthLong() > MAX_JSON_BYTES) {
+      throw new TooLarge();
+    }
+    byte[] bytes;
+    try (InputStream in = ctx.req().getInputStream()) {
+      bytes = in.readNBytes(MAX_JSON_BYTES + 1);
+    }
+    if (bytes.length > MAX_JSON_BYTES) {
+      throw new TooLarge();
+    }
+    if (bytes.length == 0) {
+      return mapper.createObjectNode();
+    }
+    JsonNode node = mapper.readTree(bytes);
+    return node == null ? mapper.createObjectNode() : node;
+  }
+
+  /** A body beyond {@link #MAX_JSON_BYTES}. */
+  static final class TooLarge extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    TooLarge() {
+      super("the request body is larger than " + MAX_JSON_BYTES + " bytes");
+    }
+  }
+}

@@ -1,0 +1,212 @@
+package dev.box.e2b.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.box.api.BoxSpec;
+import dev.box.core.auth.ControlTokens;
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * E2B's control plane at {@code /e2b}: a sandbox is created as a Box session on the server's
+ * backend, listed, read, given a new timeout and killed; what Box does not serve (pause, snapshots,
+ * fork, network updates, metrics, logs) is refused with E2B's error body and the reason. Every
+ * request needs {@code X-API-Key}: one of the server's control tokens.
+ *
+ * @param sandboxes the sandboxes
+ * @param answers how answers are written
+ * @param tokens the tokens {@code X-API-Key} is checked against
+ */
+record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTokens tokens) {
+  static final String PREFIX = "/e2b";
+  private static final String SANDBOX = PREFIX + "/sandboxes/{id}";
+  private static final int MAX_PAGE = 100;
+  private static final Set<String> STATES = Set.of("running", "paused");
+
+  private SandboxViews views() {
+    return new SandboxViews(answers.mapper());
+  }
+
+  void register(JavalinConfig config) {
+    post(config, PREFIX + "/v2/sandboxes", this::create);
+    post(config, PREFIX + "/sandboxes", this::create);
+    get(config, PREFIX + "/v2/sandboxes", this::list);
+    get(config, PREFIX + "/sandboxes", this::list);
+    post(config, PREFIX + "/v2/sandboxes/{id}/connect", this::connect);
+    get(config, SANDBOX, ctx -> answers.json(ctx, 200, views().detail(sandbox(ctx))));
+    config.routes.delete(SANDBOX, ctx -> answers.control(ctx, this::authorize, this::kill));
+    post(config, SANDBOX + "/timeout", this::setTimeout);
+    post(config, SANDBOX + "/refreshes", this::refresh);
+    unsupported(config, "POST", SANDBOX + "/pause", "pausing a sandbox");
+    unsupported(config, "POST", SANDBOX + "/resume", "resuming a sandbox");
+    unsupported(config, "POST", SANDBOX + "/fork", "forking a sandbox");
+    unsupported(config, "POST", SANDBOX + "/snapshots", "snapshots");
+    unsupported(config, "PUT", SANDBOX + "/network", "changing a running sandbox's network");
+    unsupported(config, "GET", SANDBOX + "/metrics", "sandbox metrics");
+    unsupported(config, "GET", SANDBOX + "/logs", "sandbox logs");
+    unsupported(config, "GET", PREFIX + "/v2/sandboxes/{id}/logs", "sandbox logs");
+  }
+
+  private void post(JavalinConfig config, String path, E2bAnswers.Action action) {
+    config.routes.post(path, ctx -> answers.control(ctx, this::authorize, action));
+  }
+
+  private void get(JavalinConfig config, String path, E2bAnswers.Action action) {
+    config.routes.get(path, ctx -> answers.control(ctx, this::authorize, action));
+  }
+
+  /** A route of a sandbox that answers 404 for an unknown sandbox, else 501 with the reason. */
+  private void unsupported(JavalinConfig config, String method, String path, String what) {
+    E2bAnswers.Action refuse =
+        ctx -> {
+          sandbox(ctx);
+          throw ApiError.notSupported(what);
+        };
+    switch (method) {
+      case "POST" -> post(config, path, refuse);
+      case "PUT" -> config.routes.put(path, ctx -> answers.control(ctx, this::authorize, refuse));
+      default -> get(config, path, refuse);
+    }
+  }
+
+  /** Refuses a request without a control token in {@code X-API-Key}; the token is never logged. */
+  private void authorize(Context ctx) {
+    String key = ctx.header("X-API-Key");
+    if (!tokens.accepts(key)) {
+      throw new ApiError(
+          401,
+          key == null
+              ? "missing API key: send Box's control token as X-API-Key (E2B_API_KEY)"
+              : "invalid API key");
+    }
+  }
+
+  private void create(Context ctx) throws IOException {
+    CreateRequest request = CreateRequest.read(Bodies.json(ctx, answers.mapper()));
+    String sandboxId = Secrets.sandboxId();
+    BoxSpec spec = request.spec("e2b-" + sandboxId);
+    sandboxes.sessions().createOrReuse(spec);
+    Instant now = sandboxes.now();
+    E2bSandbox sandbox =
+        new E2bSandbox(
+            sandboxId,
+            spec,
+            request.templateId(),
+            request.metadata(),
+            request.envVars(),
+            Secrets.accessToken(),
+            now,
+            now.plusSeconds(request.timeoutSeconds()));
+    sandboxes.add(sandbox);
+    answers.json(ctx, 201, views().created(sandbox));
+  }
+
+  /** Connects to a running sandbox: its end moves to the requested timeout when that is later. */
+  private void connect(Context ctx) throws IOException {
+    E2bSandbox sandbox = sandbox(ctx);
+    JsonNode body = Bodies.json(ctx, answers.mapper());
+    if (body.has("timeout")) {
+      Instant end = sandboxes.now().plusSeconds(CreateRequest.timeout(body.get("timeout"), 0));
+      if (end.isAfter(sandbox.endAt())) {
+        sandbox = sandboxes.endAt(sandbox, end);
+      }
+    }
+    answers.json(ctx, 200, views().created(sandbox));
+  }
+
+  private void list(Context ctx) throws JsonProcessingException {
+    String metadata = ctx.queryParam("metadata");
+    Map<String, String> filter = MetadataFilter.parse(metadata == null ? "" : metadata);
+    boolean running = states(ctx.queryParam("state")).contains("running");
+    int limit = number(ctx.queryParam("limit"), MAX_PAGE, "limit");
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw ApiError.badRequest("limit must be 1 to " + MAX_PAGE);
+    }
+    int offset = number(ctx.queryParam("nextToken"), 0, "nextToken");
+    List<E2bSandbox> matching =
+        running
+            ? sandboxes.list().stream()
+                .filter(s -> MetadataFilter.matches(filter, s.metadata()))
+                .toList()
+            : List.of();
+    ArrayNode page = answers.mapper().createArrayNode();
+    matching.stream().skip(offset).limit(limit).map(views()::listed).forEach(page::add);
+    if (offset + limit < matching.size()) {
+      ctx.header("x-next-token", Integer.toString(offset + limit));
+    }
+    answers.json(ctx, 200, page);
+  }
+
+  private static Set<String> states(@Nullable String query) {
+    if (query == null || query.isEmpty()) {
+      return STATES;
+    }
+    Set<String> states = Set.of(query.split(",", -1));
+    for (String state : states) {
+      if (!STATES.contains(state)) {
+        throw ApiError.badRequest("state must be running or paused, not '" + state + "'");
+      }
+    }
+    return states;
+  }
+
+  private static int number(@Nullable String query, int fallback, String name) {
+    if (query == null || query.isEmpty()) {
+      return fallback;
+    }
+    try {
+      int value = Integer.parseInt(query);
+      if (value >= 0) {
+        return value;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw ApiError.badRequest(name + " must be a whole number, not '" + query + "'");
+  }
+
+  private void kill(Context ctx) {
+    if (!sandboxes.kill(ctx.pathParam("id"))) {
+      throw ApiError.notFound("sandbox " + ctx.pathParam("id") + " not found");
+    }
+    ctx.status(204);
+  }
+
+  /** Sets the sandbox's end to now plus the timeout, earlier or later than it was. */
+  private void setTimeout(Context ctx) throws IOException {
+    E2bSandbox sandbox = sandbox(ctx);
+    JsonNode timeout = Bodies.json(ctx, answers.mapper()).path("timeout");
+    if (timeout.isMissingNode()) {
+      throw ApiError.badRequest("timeout is required");
+    }
+    sandboxes.endAt(sandbox, sandboxes.now().plusSeconds(CreateRequest.timeout(timeout, 0)));
+    ctx.status(204);
+  }
+
+  /** Keeps the sandbox alive for {@code duration} seconds more from now, if that is later. */
+  private void refresh(Context ctx) throws IOException {
+    E2bSandbox sandbox = sandbox(ctx);
+    JsonNode duration = Bodies.json(ctx, answers.mapper()).path("duration");
+    long seconds = duration.isMissingNode() ? 0 : duration.asLong(-1);
+    if (!duration.isMissingNode()
+        && (!duration.isIntegralNumber() || seconds < 0 || seconds > 3600)) {
+      throw ApiError.badRequest("duration must be 0 to 3600 seconds");
+    }
+    Instant end = sandboxes.now().plusSeconds(seconds);
+    if (end.isAfter(sandbox.endAt())) {
+      sandboxes.endAt(sandbox, end);
+    }
+    ctx.status(204);
+  }
+
+  private E2bSandbox sandbox(Context ctx) {
+    return sandboxes.require(ctx.pathParam("id"));
+  }
+}

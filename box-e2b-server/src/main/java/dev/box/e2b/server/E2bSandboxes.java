@@ -1,0 +1,176 @@
+package dev.box.e2b.server;
+
+import dev.box.api.BoxSessionNotFoundException;
+import dev.box.core.session.SessionManager;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandboxes made through E2B's API, each an ordinary Box session, and their end of life: at a
+ * sandbox's {@code endAt} its session is deleted. A sandbox whose session is gone (deleted through
+ * Box's API, reaped when idle) is gone too, and forgotten at the next look.
+ *
+ * <p>Thread-safe. The timers run on one daemon thread of their own; {@link #close()} stops them and
+ * leaves the sessions to the server's shutdown.
+ */
+final class E2bSandboxes implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(E2bSandboxes.class);
+
+  private final SessionManager sessions;
+  private final Clock clock;
+  private final Map<String, E2bSandbox> byId = new ConcurrentHashMap<>();
+  private final Map<String, ScheduledFuture<?>> timers = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService timer;
+
+  E2bSandboxes(SessionManager sessions) {
+    this.sessions = sessions;
+    this.clock = sessions.clock();
+    this.timer =
+        Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("box-e2b-timeouts").daemon().factory());
+  }
+
+  /** The sessions the sandboxes are. */
+  SessionManager sessions() {
+    return sessions;
+  }
+
+  /** The time of the sessions. */
+  Instant now() {
+    return clock.instant();
+  }
+
+  /** Records {@code sandbox}, whose session exists, and arms its end. */
+  void add(E2bSandbox sandbox) {
+    byId.put(sandbox.sandboxId(), sandbox);
+    arm(sandbox);
+  }
+
+  /** The live sandbox {@code id}, or null when it does not exist or its session is gone. */
+  @Nullable E2bSandbox find(String id) {
+    E2bSandbox sandbox = byId.get(id);
+    if (sandbox == null) {
+      return null;
+    }
+    try {
+      sessions.get(sandbox.sessionId());
+      return sandbox;
+    } catch (BoxSessionNotFoundException e) {
+      forget(sandbox);
+      return null;
+    }
+  }
+
+  /** The live sandbox {@code id}; throws E2B's not-found error when there is none. */
+  E2bSandbox require(String id) {
+    E2bSandbox sandbox = find(id);
+    if (sandbox == null) {
+      throw ApiError.notFound("sandbox " + id + " not found");
+    }
+    return sandbox;
+  }
+
+  /** Every live sandbox, oldest first. */
+  List<E2bSandbox> list() {
+    Set<String> live = sessions.list().stream().map(s -> s.sessionId()).collect(Collectors.toSet());
+    for (E2bSandbox sandbox : byId.values()) {
+      if (!live.contains(sandbox.sessionId())) {
+        forget(sandbox);
+      }
+    }
+    return byId.values().stream()
+        .filter(s -> live.contains(s.sessionId()))
+        .sorted(Comparator.comparing(E2bSandbox::startedAt).thenComparing(E2bSandbox::sandboxId))
+        .toList();
+  }
+
+  /**
+   * Moves the end of {@code sandbox} to {@code end} and returns the new record; a sandbox killed
+   * meanwhile stays killed.
+   */
+  E2bSandbox endAt(E2bSandbox sandbox, Instant end) {
+    E2bSandbox next = sandbox.endingAt(end);
+    if (byId.replace(sandbox.sandboxId(), next) == null) {
+      throw ApiError.notFound("sandbox " + sandbox.sandboxId() + " not found");
+    }
+    arm(next);
+    return next;
+  }
+
+  /**
+   * Kills the sandbox {@code id}: deletes its session and forgets it.
+   *
+   * @return whether it existed
+   */
+  boolean kill(String id) {
+    E2bSandbox sandbox = byId.get(id);
+    if (sandbox == null) {
+      return false;
+    }
+    forget(sandbox);
+    try {
+      sessions.delete(sandbox.sessionId());
+      return true;
+    } catch (BoxSessionNotFoundException e) {
+      return false;
+    }
+  }
+
+  private void forget(E2bSandbox sandbox) {
+    byId.remove(sandbox.sandboxId(), sandbox);
+    ScheduledFuture<?> armed = timers.remove(sandbox.sandboxId());
+    if (armed != null) {
+      armed.cancel(false);
+    }
+  }
+
+  private void arm(E2bSandbox sandbox) {
+    long delay = Math.max(0, Duration.between(now(), sandbox.endAt()).toMillis() + 1);
+    ScheduledFuture<?> next =
+        timer.schedule(() -> expire(sandbox.sandboxId()), delay, TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> previous = timers.put(sandbox.sandboxId(), next);
+    if (previous != null) {
+      previous.cancel(false);
+    }
+  }
+
+  /**
+   * Kills the sandbox {@code id} if its end has come, else arms its timer again for its current end
+   * (the delay is counted in milliseconds, and the end may have moved since).
+   */
+  private void expire(String id) {
+    E2bSandbox sandbox = byId.get(id);
+    if (sandbox == null) {
+      return;
+    }
+    if (sandbox.endAt().isAfter(now())) {
+      arm(sandbox);
+      return;
+    }
+    try {
+      kill(id);
+      log.info("E2B sandbox {} reached its timeout: session {} deleted", id, sandbox.sessionId());
+    } catch (RuntimeException e) {
+      log.warn("E2B sandbox {}: deleting session {} failed", id, sandbox.sessionId(), e);
+    }
+  }
+
+  @Override
+  public void close() {
+    timer.shutdownNow();
+  }
+}

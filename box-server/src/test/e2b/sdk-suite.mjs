@@ -1,0 +1,92 @@
+// Drives E2B's unchanged JS SDK against a Box server, whose addresses and key come from the
+// environment (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY); E2B_MODULE is the file URL of the
+// SDK's ESM entry point in the cache scripts/e2b-sdk installs. Prints "ok <check>" for each check
+// that passed and exits non-zero at the first that did not.
+const { Sandbox, FileNotFoundError, SandboxNotFoundError, AuthenticationError } = await import(
+  process.env.E2B_MODULE
+);
+
+function check(condition, what) {
+  if (!condition) {
+    throw new Error('check failed: ' + what);
+  }
+  console.log('ok ' + what);
+}
+
+async function rejects(promise, type, what) {
+  try {
+    await promise;
+  } catch (e) {
+    check(e instanceof type, what + ' (' + e.constructor.name + ': ' + e.message + ')');
+    return;
+  }
+  check(false, what + ' (no error)');
+}
+
+const run = 'run-' + Math.random().toString(36).slice(2);
+const sbx = await Sandbox.create({ metadata: { suite: 'box', run }, timeoutMs: 120_000 });
+check(/^[a-z0-9]+$/.test(sbx.sandboxId), 'create');
+
+const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
+check(again.sandboxId === sbx.sandboxId, 'connect');
+
+const listed = await Sandbox.list({ query: { metadata: { run }, state: ['running'] } }).nextItems();
+check(listed.length === 1 && listed[0].sandboxId === sbx.sandboxId, 'list by metadata');
+const other = await Sandbox.list({ query: { metadata: { run: 'x&y=z w' } } }).nextItems();
+check(other.length === 0, 'list by other metadata');
+
+const info = await sbx.getInfo();
+check(info.metadata.run === run && info.state === 'running' && info.templateId === 'base', 'getInfo');
+await sbx.setTimeout(30_000);
+const shorter = await sbx.getInfo();
+check(shorter.endAt.getTime() < info.endAt.getTime(), 'setTimeout moves the end');
+check(await sbx.isRunning(), 'isRunning');
+
+await sbx.files.write('/home/user/hello.txt', 'hello from e2b');
+check((await sbx.files.read('/home/user/hello.txt')) === 'hello from e2b', 'write and read');
+await sbx.files.write('relative.txt', 'home');
+check((await sbx.files.read('/home/user/relative.txt')) === 'home', 'relative path in home');
+check(await sbx.files.exists('/home/user/hello.txt'), 'exists');
+check(!(await sbx.files.exists('/home/user/nope')), 'exists of a missing file');
+check(await sbx.files.makeDir('/home/user/d/e'), 'makeDir');
+check(!(await sbx.files.makeDir('/home/user/d/e')), 'makeDir of an existing directory');
+
+const top = await sbx.files.list('/home/user');
+const names = top.map((e) => e.name).sort();
+check(names.includes('hello.txt') && names.includes('d'), 'list: ' + names.join(','));
+const deep = await sbx.files.list('/home/user', { depth: 2 });
+check(deep.some((e) => e.path === '/home/user/d/e' && e.type === 'dir'), 'list with depth 2');
+
+const moved = await sbx.files.rename('/home/user/hello.txt', '/home/user/d/moved.txt');
+check(moved.path === '/home/user/d/moved.txt', 'rename');
+check(!(await sbx.files.exists('/home/user/hello.txt')), 'rename leaves no source');
+await sbx.files.remove('/home/user/d');
+check(!(await sbx.files.exists('/home/user/d')), 'remove');
+
+const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+await sbx.files.write('/home/user/b.bin', bytes);
+const back = await sbx.files.read('/home/user/b.bin', { format: 'bytes' });
+check(back.length === 256 && back.every((b, i) => b === i), 'binary round trip (multipart)');
+await sbx.files.write('/home/user/o.bin', bytes, { useOctetStream: true });
+const octets = await sbx.files.read('/home/user/o.bin', { format: 'bytes' });
+check(octets.every((b, i) => b === i) && octets.length === 256, 'binary round trip (octet-stream)');
+await sbx.files.write('/home/user/g.bin', bytes, { gzip: true });
+const gunzipped = await sbx.files.read('/home/user/g.bin', { format: 'bytes' });
+check(gunzipped.every((b, i) => b === i) && gunzipped.length === 256, 'gzip upload');
+const many = await sbx.files.write([
+  { path: '/home/user/m/one', data: '1' },
+  { path: '/home/user/m/two', data: '2' },
+]);
+check(many.length === 2 && (await sbx.files.read('/home/user/m/two')) === '2', 'write several');
+
+await rejects(sbx.files.read('/home/user/nope'), FileNotFoundError, 'read of a missing file');
+
+const wrongKey = { apiKey: 'wrong-key' };
+await rejects(Sandbox.list(wrongKey).nextItems(), AuthenticationError, 'wrong API key (list)');
+await rejects(Sandbox.create(wrongKey), AuthenticationError, 'wrong API key (create)');
+
+check(await sbx.kill(), 'kill');
+check(!(await Sandbox.kill(sbx.sandboxId)), 'kill of a killed sandbox');
+await rejects(Sandbox.connect(sbx.sandboxId), SandboxNotFoundError, 'connect to a killed sandbox');
+check(!(await sbx.isRunning()), 'isRunning of a killed sandbox');
+console.log('done');

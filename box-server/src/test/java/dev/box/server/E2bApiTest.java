@@ -1,0 +1,257 @@
+package dev.box.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.box.testclient.Answer;
+import dev.box.testclient.BoxHttp;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * E2B's API as served at {@code /e2b}, where E2B's SDK does not reach: its credentials, its error
+ * shapes for bad input, the refusals of what Box cannot apply, and paths that must stay inside the
+ * sandbox. A real server on bubblewrap, spoken to over raw HTTP.
+ */
+class E2bApiTest {
+  private static TestServer box;
+  private static String sandboxId;
+  private static String accessToken;
+
+  @BeforeAll
+  static void start() {
+    box = TestServer.start();
+    Answer created = control("POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"v\"}}");
+    assertThat(created.status()).as(created.body().toString()).isEqualTo(201);
+    sandboxId = created.text("sandboxID");
+    accessToken = created.text("envdAccessToken");
+  }
+
+  @AfterAll
+  static void stop() {
+    box.close();
+  }
+
+  private static Answer control(String method, String path, String body) {
+    return box.send(method, path, body, Map.of("X-API-Key", String.valueOf(box.token())));
+  }
+
+  private static Answer envd(String method, String path, String body, Map<String, String> extra) {
+    Map<String, String> headers = new HashMap<>();
+    headers.put("E2b-Sandbox-Id", sandboxId);
+    headers.put("X-Access-Token", accessToken);
+    headers.put("Content-Type", "application/json");
+    headers.putAll(extra);
+    return box.send(method, "/e2b/envd" + path, body, headers);
+  }
+
+  /** Stat of {@code /} with {@code extra} headers. */
+  private static Answer statRoot(Map<String, String> extra) {
+    return envd("POST", "/filesystem.Filesystem/Stat", "{\"path\":\"/\"}", extra);
+  }
+
+  private static Answer rpc(String method, String body) {
+    return envd("POST", "/filesystem.Filesystem/" + method, body, Map.of());
+  }
+
+  @Test
+  void sandbox_isAnOrdinarySession() {
+    assertThat(box.get("/v1/sessions").body().findValuesAsText("session_id"))
+        .contains("e2b-" + sandboxId);
+  }
+
+  @Test
+  void controlPlane_refusesAMissingOrWrongKey_andTheBearerToken() {
+    Answer none = box.send("GET", "/e2b/v2/sandboxes", "", Map.of());
+    assertThat(none.status()).isEqualTo(401);
+    assertThat(none.body().path("code").asInt()).isEqualTo(401);
+    assertThat(none.body().path("message").asText()).contains("X-API-Key");
+    assertThat(box.send("GET", "/e2b/v2/sandboxes", "", Map.of("X-API-Key", "wrong")).status())
+        .isEqualTo(401);
+    assertThat(box.send("GET", "/e2b/v2/sandboxes", "", box.headers()).status()).isEqualTo(401);
+  }
+
+  @Test
+  void controlPlane_answersE2bNotFound_withTheCodeInTheBody() {
+    Answer missing = control("GET", "/e2b/sandboxes/nosuchsandbox", "");
+    assertThat(missing.status()).isEqualTo(404);
+    assertThat(missing.body().path("code").asInt()).isEqualTo(404);
+    assertThat(control("GET", "/e2b/no/such/route", "").body().path("code").asInt()).isEqualTo(404);
+  }
+
+  @Test
+  void create_refusesWhatBoxCannotApply() {
+    assertRefused("{\"templateID\":\"python\"}", 404, "template 'python' not found");
+    assertRefused("{\"surprise\":1}", 400, "unknown field 'surprise'");
+    assertRefused(
+        "{\"network\":{\"allowOut\":[\"example.com\"],\"denyOut\":[\"0.0.0.0/0\"]}}",
+        400,
+        "not domains");
+    assertRefused("{\"network\":{\"egressProxy\":{\"address\":\"p:1\"}}}", 501, "egressProxy");
+    assertRefused("{\"autoPause\":true}", 501, "auto-pause is not supported by Box yet");
+    assertRefused("{\"timeout\":0}", 400, "timeout must be 1 to");
+    assertRefused("[1]", 400, "JSON object");
+    assertRefused("{not json", 400, "not valid JSON");
+    assertRefused("{\"metadata\":\"" + "x".repeat(300_000) + "\"}", 413, "larger than");
+  }
+
+  private static void assertRefused(String body, int status, String message) {
+    Answer answer = control("POST", "/e2b/v2/sandboxes", body);
+    assertThat(answer.status()).as(answer.body().toString()).isEqualTo(status);
+    assertThat(answer.body().path("code").asInt()).isEqualTo(status);
+    assertThat(answer.body().path("message").asText()).contains(message);
+  }
+
+  @Test
+  void unsupportedCalls_sayBoxDoesNotServeThemYet() {
+    Answer pause = control("POST", "/e2b/sandboxes/" + sandboxId + "/pause", "{}");
+    assertThat(pause.status()).isEqualTo(501);
+    assertThat(pause.body().path("message").asText()).contains("not supported by Box yet");
+    assertThat(control("POST", "/e2b/sandboxes/nosuch/pause", "{}").status()).isEqualTo(404);
+  }
+
+  @Test
+  void envd_needsTheSandboxesAccessToken() {
+    Answer none = envd("GET", "/health", "", Map.of("X-Access-Token", ""));
+    assertThat(none.status()).isEqualTo(401);
+    assertThat(envd("GET", "/health", "", Map.of("X-Access-Token", "wrong")).status())
+        .isEqualTo(401);
+    Answer rpc = statRoot(Map.of("X-Access-Token", "wrong"));
+    assertThat(rpc.status()).isEqualTo(401);
+    assertThat(rpc.body().path("code").asText()).isEqualTo("unauthenticated");
+    assertThat(envd("GET", "/health", "", Map.of()).status()).isEqualTo(204);
+  }
+
+  @Test
+  void envd_answers502ForAnUnknownSandbox() {
+    Answer health = envd("GET", "/health", "", Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
+    assertThat(health.status()).isEqualTo(502);
+    Answer rpc = statRoot(Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
+    assertThat(rpc.status()).isEqualTo(502);
+    assertThat(rpc.body().path("code").asText()).isEqualTo("unavailable");
+  }
+
+  @Test
+  void envd_routesByTheHostOfPort49983() throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", box.server.port())) {
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          ("GET /e2b/envd/health HTTP/1.1\r\nHost: 49983-"
+                  + sandboxId
+                  + ".box.test\r\nX-Access-Token: "
+                  + accessToken
+                  + "\r\nConnection: close\r\n\r\n")
+              .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      InputStream in = socket.getInputStream();
+      String status =
+          new String(in.readAllBytes(), StandardCharsets.US_ASCII).lines().findFirst().orElse("");
+      assertThat(status).isEqualTo("HTTP/1.1 204 No Content");
+    }
+  }
+
+  @Test
+  void rpc_refusesBadInputWithConnectErrors() {
+    assertCode(rpc("Stat", "{not json"), 400, "invalid_argument");
+    assertCode(rpc("Stat", "[]"), 400, "invalid_argument");
+    assertCode(rpc("Stat", "{}"), 400, "invalid_argument");
+    assertCode(rpc("Stat", "{\"path\":\"/a\\u0000b\"}"), 400, "invalid_argument");
+    assertCode(rpc("ListDir", "{\"path\":\"/\",\"depth\":0}"), 400, "invalid_argument");
+    assertCode(rpc("Stat", "{\"path\":\"" + "a".repeat(300_000) + "\"}"), 400, "invalid_argument");
+    assertCode(rpc("Remove", "{\"path\":\"/\"}"), 400, "invalid_argument");
+    assertCode(
+        envd(
+            "POST",
+            "/filesystem.Filesystem/Stat",
+            "x",
+            Map.of("Content-Type", "application/proto")),
+        400,
+        "invalid_argument");
+    assertCode(rpc("Nope", "{}"), 501, "unimplemented");
+  }
+
+  @Test
+  void rpc_refusesRoot_forBoxRunsNoSandboxProcessAsRoot() {
+    Answer root = statRoot(Map.of("Authorization", "Basic cm9vdDo="));
+    assertCode(root, 403, "permission_denied");
+    assertThat(root.body().path("message").asText()).contains("user 'root' is not available");
+  }
+
+  @Test
+  void processService_isUnimplemented_inAStreamsEndForStreamingCalls() {
+    assertCode(envd("POST", "/process.Process/List", "{}", Map.of()), 501, "unimplemented");
+    BoxHttp.Bytes stream =
+        new BoxHttp(
+                box.server.port(),
+                Map.of(
+                    "E2b-Sandbox-Id", sandboxId,
+                    "X-Access-Token", accessToken,
+                    "Content-Type", "application/connect+json"))
+            .sendBytes(
+                "POST", "/e2b/envd/process.Process/Start", new byte[] {0, 0, 0, 0, 2, '{', '}'});
+    assertThat(stream.status()).isEqualTo(200);
+    assertThat(stream.body()[0]).isEqualTo((byte) 0x02);
+    assertThat(new String(stream.body(), 5, stream.body().length - 5, StandardCharsets.UTF_8))
+        .contains("\"code\":\"unimplemented\"");
+  }
+
+  @Test
+  void paths_resolveInsideTheSandbox_neverOnTheHost() throws IOException {
+    Path secret = Files.writeString(box.dataDir.resolve("host-secret.txt"), "secret");
+    String absolute = secret.toAbsolutePath().toString();
+    assertCode(rpc("Stat", "{\"path\":\"" + absolute + "\"}"), 404, "not_found");
+    assertCode(rpc("Stat", "{\"path\":\"../../.." + absolute + "\"}"), 404, "not_found");
+    Answer read = envd("GET", "/files?path=" + absolute, "", Map.of());
+    assertThat(read.status()).isEqualTo(404);
+    assertThat(read.body().path("code").asInt()).isEqualTo(404);
+  }
+
+  @Test
+  void files_refuseAnUploadLargerThanTheFileLimit() {
+    try (TestServer small = TestServer.start("max_file_bytes", "1024")) {
+      Answer created =
+          small.send(
+              "POST",
+              "/e2b/v2/sandboxes",
+              "{}",
+              Map.of("X-API-Key", String.valueOf(small.token())));
+      Map<String, String> headers =
+          Map.of(
+              "E2b-Sandbox-Id", created.text("sandboxID"),
+              "X-Access-Token", created.text("envdAccessToken"),
+              "Content-Type", "application/octet-stream");
+      Answer upload =
+          small.send("POST", "/e2b/envd/files?path=/home/user/big", "x".repeat(4096), headers);
+      assertThat(upload.status()).isEqualTo(413);
+      assertThat(upload.body().path("code").asInt()).isEqualTo(413);
+    }
+  }
+
+  @Test
+  void timeout_deletesTheSessionAtTheSandboxesEnd() {
+    Answer created = control("POST", "/e2b/v2/sandboxes", "{\"timeout\":1}");
+    String session = "e2b-" + created.text("sandboxID");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> !box.get("/v1/sessions").body().findValuesAsText("session_id").contains(session));
+    assertThat(control("GET", "/e2b/sandboxes/" + created.text("sandboxID"), "").status())
+        .isEqualTo(404);
+  }
+
+  private static void assertCode(Answer answer, int status, String code) {
+    assertThat(answer.status()).as(answer.body().toString()).isEqualTo(status);
+    assertThat(answer.body().path("code").asText()).isEqualTo(code);
+  }
+}
