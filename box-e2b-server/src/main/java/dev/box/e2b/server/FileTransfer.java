@@ -89,10 +89,13 @@ final class FileTransfer {
 
   private List<Part> parts(Context ctx) throws IOException {
     long max = files.limits().maxFileBytes();
+    // The parts are spooled on the server's disk before they are written: all of them together
+    // are bounded as an archive upload is.
+    long all = Math.max(max, files.limits().maxArchiveBytes());
     Files.createDirectories(spool);
     ctx.req()
         .setAttribute(
-            MULTIPART_CONFIG, new MultipartConfigElement(spool.toString(), max, -1, 1024 * 1024));
+            MULTIPART_CONFIG, new MultipartConfigElement(spool.toString(), max, all, 1024 * 1024));
     List<Part> parts = new ArrayList<>();
     for (Part part : readParts(ctx)) {
       if (part.getName().equals("file")) {
