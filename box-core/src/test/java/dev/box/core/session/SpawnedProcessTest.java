@@ -13,12 +13,10 @@ import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.exec.ExecRunner;
+import dev.box.testclient.ManualClock;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
@@ -40,7 +38,7 @@ class SpawnedProcessTest {
   @TempDir Path dataDir;
 
   private final ExecutorService pumps = ExecRunner.newPumpPool();
-  private final MovingClock clock = new MovingClock();
+  private final ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
   private SessionManager sessions;
 
   @BeforeEach
@@ -88,29 +86,5 @@ class SpawnedProcessTest {
     assertThat(process.onExit().get(30, TimeUnit.SECONDS)).isNotZero();
     assertThatThrownBy(() -> sessions.processes().spawn("s1", SLEEP))
         .isInstanceOf(BoxSessionNotFoundException.class);
-  }
-
-  /** A clock that stands still until the test moves it. */
-  private static final class MovingClock extends Clock {
-    private volatile Instant now = Instant.parse("2026-01-01T00:00:00Z");
-
-    void advance(Duration step) {
-      now = now.plus(step);
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
   }
 }
