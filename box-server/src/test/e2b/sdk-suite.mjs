@@ -2,9 +2,15 @@
 // environment (E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY); E2B_MODULE is the file URL of the
 // SDK's ESM entry point in the cache scripts/e2b-sdk installs. Prints "ok <check>" for each check
 // that passed and exits non-zero at the first that did not.
-const { Sandbox, FileNotFoundError, SandboxNotFoundError, AuthenticationError } = await import(
-  process.env.E2B_MODULE
-);
+const {
+  Sandbox,
+  FileNotFoundError,
+  SandboxNotFoundError,
+  AuthenticationError,
+  CommandExitError,
+  TimeoutError,
+  SandboxError,
+} = await import(process.env.E2B_MODULE);
 
 function check(condition, what) {
   if (!condition) {
@@ -24,7 +30,11 @@ async function rejects(promise, type, what) {
 }
 
 const run = 'run-' + Math.random().toString(36).slice(2);
-const sbx = await Sandbox.create({ metadata: { suite: 'box', run }, timeoutMs: 120_000 });
+const sbx = await Sandbox.create({
+  metadata: { suite: 'box', run },
+  envs: { SANDBOX_VAR: 'from-create' },
+  timeoutMs: 120_000,
+});
 check(/^[a-z0-9]+$/.test(sbx.sandboxId), 'create');
 
 const again = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
@@ -80,6 +90,81 @@ const many = await sbx.files.write([
 check(many.length === 2 && (await sbx.files.read('/home/user/m/two')) === '2', 'write several');
 
 await rejects(sbx.files.read('/home/user/nope'), FileNotFoundError, 'read of a missing file');
+
+// Commands. The foreground command cannot end before the test saw its first chunk: it waits for a
+// file that the stdout callback writes on seeing it.
+const chunks = [];
+const result = await sbx.commands.run(
+  'echo first; echo oops >&2; while [ ! -e /home/user/go ]; do sleep 0.05; done; echo second',
+  {
+    onStdout: async (data) => {
+      chunks.push(data);
+      if (data.includes('first')) {
+        await sbx.files.write('/home/user/go', '');
+      }
+    },
+    onStderr: (data) => chunks.push(data),
+  },
+);
+check(chunks.join('').includes('first'), 'output streamed before the command ended');
+check(
+  result.stdout === 'first\nsecond\n' && result.stderr === 'oops\n' && result.exitCode === 0,
+  'foreground result: ' + JSON.stringify(result),
+);
+const env = await sbx.commands.run('echo "$HOME $PWD $SANDBOX_VAR $OWN"', { envs: { OWN: 'mine' } });
+check(env.stdout === '/home/user /home/user from-create mine\n', 'environment: ' + env.stdout);
+const inTmp = await sbx.commands.run('pwd', { cwd: '/tmp' });
+check(inTmp.stdout === '/tmp\n', 'cwd');
+
+try {
+  await sbx.commands.run('echo out; exit 3');
+  check(false, 'CommandExitError (no error)');
+} catch (e) {
+  check(
+    e instanceof CommandExitError && e.exitCode === 3 && e.stdout === 'out\n',
+    'CommandExitError (' + e.constructor.name + ': ' + e.message + ')',
+  );
+}
+
+await rejects(
+  sbx.commands.run('sleep 300 & echo $! > /home/user/child.pid; wait', { timeoutMs: 1500 }),
+  TimeoutError,
+  'timeoutMs expiry',
+);
+const gone = await sbx.commands.run(
+  'while kill -0 "$(cat /home/user/child.pid)" 2>/dev/null; do sleep 0.1; done; echo gone',
+);
+check(gone.stdout === 'gone\n', "timeoutMs killed the command's tree");
+
+const cat = await sbx.commands.run('cat', { background: true, stdin: true });
+await cat.sendStdin('abc');
+await cat.sendStdin('def');
+await cat.closeStdin();
+check((await cat.wait()).stdout === 'abcdef', 'background command: sendStdin, closeStdin, wait');
+
+const sleeper = await sbx.commands.run('sleep 300', { background: true, timeoutMs: 0 });
+const running = await sbx.commands.list();
+check(
+  running.some((p) => p.pid === sleeper.pid && p.cmd === '/bin/bash' && p.args.includes('sleep 300')),
+  'commands.list: ' + JSON.stringify(running),
+);
+check(await sbx.commands.kill(sleeper.pid), 'commands.kill');
+await rejects(sleeper.wait(), CommandExitError, 'wait of a killed command');
+check(!(await sbx.commands.kill(987654)), 'commands.kill of an unknown pid');
+
+const reader = await sbx.commands.run('read line; echo "got $line"', {
+  background: true,
+  stdin: true,
+  timeoutMs: 0,
+});
+await reader.disconnect();
+const heard = [];
+const reconnected = await sbx.commands.connect(reader.pid, { onStdout: (d) => heard.push(d) });
+await sbx.commands.sendStdin(reader.pid, 'hello\n');
+const late = await reconnected.wait();
+check(late.stdout === 'got hello\n' && heard.join('') === 'got hello\n', 'commands.connect after disconnect');
+
+await rejects(sbx.pty.create({ cols: 80, rows: 24, onData: () => {} }), SandboxError, 'pty refused');
 
 const wrongKey = { apiKey: 'wrong-key' };
 await rejects(Sandbox.list(wrongKey).nextItems(), AuthenticationError, 'wrong API key (list)');

@@ -3,17 +3,28 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -188,22 +199,242 @@ class E2bApiTest {
     assertThat(root.body().path("message").asText()).contains("user 'root' is not available");
   }
 
+  /** The process service's streaming {@code method} with the message {@code json}, to its end. */
+  private static List<JsonNode> stream(String method, String json, Map<String, String> extra) {
+    BoxHttp.Bytes answer =
+        new BoxHttp(box.server.port(), streamHeaders(extra))
+            .sendBytes("POST", "/e2b/envd/process.Process/" + method, envelope(json));
+    assertThat(answer.status()).isEqualTo(200);
+    return messages(new ByteArrayInputStream(answer.body()), Integer.MAX_VALUE);
+  }
+
+  private static Map<String, String> streamHeaders(Map<String, String> extra) {
+    Map<String, String> headers = new HashMap<>();
+    headers.put("E2b-Sandbox-Id", sandboxId);
+    headers.put("X-Access-Token", accessToken);
+    headers.put("Content-Type", "application/connect+json");
+    headers.putAll(extra);
+    return headers;
+  }
+
+  private static byte[] envelope(String json) {
+    byte[] payload = json.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(5 + payload.length)
+        .put((byte) 0)
+        .putInt(payload.length)
+        .put(payload)
+        .array();
+  }
+
+  /**
+   * Up to {@code count} messages of a stream, each as {@code {"flags":N,"message":{...}}}, up to
+   * and with its end-stream message.
+   */
+  private static List<JsonNode> messages(InputStream in, int count) {
+    List<JsonNode> messages = new ArrayList<>();
+    try {
+      while (messages.size() < count) {
+        byte[] header = in.readNBytes(5);
+        if (header.length < 5) {
+          return messages;
+        }
+        ByteBuffer fields = ByteBuffer.wrap(header);
+        int flags = fields.get();
+        byte[] payload = in.readNBytes(fields.getInt());
+        ObjectNode message = BoxHttp.JSON.createObjectNode();
+        message.put("flags", flags);
+        message.set("message", BoxHttp.JSON.readTree(payload));
+        messages.add(message);
+        if (flags == 2) {
+          return messages;
+        }
+      }
+      return messages;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The error code of a stream's end message, or "" when it ended well. */
+  private static String endCode(List<JsonNode> messages) {
+    JsonNode last = messages.get(messages.size() - 1);
+    assertThat(last.path("flags").asInt()).isEqualTo(2);
+    return last.path("message").path("error").path("code").asText();
+  }
+
+  private static Answer process(String method, String body) {
+    return envd("POST", "/process.Process/" + method, body, Map.of());
+  }
+
   @Test
-  void processService_isUnimplemented_inAStreamsEndForStreamingCalls() {
-    assertCode(envd("POST", "/process.Process/List", "{}", Map.of()), 501, "unimplemented");
-    BoxHttp.Bytes stream =
-        new BoxHttp(
-                box.server.port(),
-                Map.of(
-                    "E2b-Sandbox-Id", sandboxId,
-                    "X-Access-Token", accessToken,
-                    "Content-Type", "application/connect+json"))
+  void start_streamsTheOutputAndTheEnd() {
+    List<JsonNode> messages =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"printf hi; exit 4\"]}}",
+            Map.of());
+    assertThat(messages.get(0).at("/message/event/start/pid").asInt()).isPositive();
+    assertThat(messages.get(1).at("/message/event/data/stdout").asText()).isEqualTo("aGk=");
+    JsonNode end = messages.get(messages.size() - 2).at("/message/event/end");
+    assertThat(end.path("exitCode").asInt()).isEqualTo(4);
+    assertThat(end.path("status").asText()).isEqualTo("exit status 4");
+    assertThat(endCode(messages)).isEmpty();
+  }
+
+  @Test
+  void start_killsTheTreeAtItsDeadline_andEndsWithDeadlineExceeded() {
+    List<JsonNode> messages =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"sleep 300 & echo $! >"
+                + " deadline.pid; wait\"]}}",
+            Map.of("Connect-Timeout-Ms", "1000"));
+    assertThat(endCode(messages)).isEqualTo("deadline_exceeded");
+    JsonNode end = messages.get(messages.size() - 2).at("/message/event/end");
+    assertThat(end.path("error").asText()).isEqualTo("context deadline exceeded");
+    List<JsonNode> gone =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"while kill -0 $(cat"
+                + " deadline.pid) 2>/dev/null; do sleep 0.1; done; echo gone\"]}}",
+            Map.of());
+    assertThat(gone.get(1).at("/message/event/data/stdout").asText()).isEqualTo("Z29uZQo=");
+  }
+
+  @Test
+  void process_refusesBadInput_andUnknownProcesses() {
+    assertCode(process("SendInput", "{not json"), 400, "invalid_argument");
+    assertCode(process("SendSignal", "{\"process\":{}}"), 400, "invalid_argument");
+    assertCode(
+        process("SendSignal", "{\"process\":{\"pid\":424242},\"signal\":\"SIGNAL_SIGKILL\"}"),
+        404,
+        "not_found");
+    assertCode(process("CloseStdin", "{\"process\":{\"tag\":\"nosuch\"}}"), 404, "not_found");
+    assertCode(process("Update", "{\"process\":{\"pid\":1}}"), 501, "unimplemented");
+    assertThat(process("List", "{}").status()).isEqualTo(200);
+    assertThat(endCode(stream("Connect", "{\"process\":{\"pid\":424242}}", Map.of())))
+        .isEqualTo("not_found");
+    assertThat(endCode(stream("Start", "{not json", Map.of()))).isEqualTo("invalid_argument");
+    assertThat(endCode(stream("Start", "{\"process\":{}}", Map.of())))
+        .isEqualTo("invalid_argument");
+    assertThat(
+            endCode(
+                stream(
+                    "Start",
+                    "{\"process\":{\"cmd\":\"/bin/true\"}}",
+                    Map.of("Connect-Timeout-Ms", "soon"))))
+        .isEqualTo("invalid_argument");
+    assertThat(
+            endCode(
+                stream(
+                    "Start",
+                    "{\"process\":{\"cmd\":\"/bin/true\"},\"pty\":{\"size\":{}}}",
+                    Map.of())))
+        .isEqualTo("unimplemented");
+    assertThat(
+            endCode(
+                stream(
+                    "Start",
+                    "{\"process\":{\"cmd\":\"/bin/true\"}}",
+                    Map.of("Authorization", "Basic cm9vdDo="))))
+        .isEqualTo("permission_denied");
+  }
+
+  @Test
+  void process_streamsNeedTheAccessToken() {
+    BoxHttp.Bytes answer =
+        new BoxHttp(box.server.port(), streamHeaders(Map.of("X-Access-Token", "")))
             .sendBytes(
-                "POST", "/e2b/envd/process.Process/Start", new byte[] {0, 0, 0, 0, 2, '{', '}'});
-    assertThat(stream.status()).isEqualTo(200);
-    assertThat(stream.body()[0]).isEqualTo((byte) 0x02);
-    assertThat(new String(stream.body(), 5, stream.body().length - 5, StandardCharsets.UTF_8))
-        .contains("\"code\":\"unimplemented\"");
+                "POST",
+                "/e2b/envd/process.Process/Start",
+                envelope("{\"process\":{\"cmd\":\"/bin/true\"}}"));
+    assertThat(answer.status()).isEqualTo(401);
+  }
+
+  @Test
+  void process_withoutStdin_refusesInput() {
+    List<JsonNode> started;
+    HttpClient client = HttpClient.newHttpClient();
+    try (InputStream in = open(client, "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"300\"]}}")) {
+      started = messages(in, 1);
+      String pid = started.get(0).at("/message/event/start/pid").asText();
+      assertCode(
+          process(
+              "SendInput", "{\"process\":{\"pid\":" + pid + "},\"input\":{\"stdin\":\"YQ==\"}}"),
+          400,
+          "failed_precondition");
+      assertThat(
+              process(
+                      "SendSignal",
+                      "{\"process\":{\"pid\":" + pid + "},\"signal\":\"SIGNAL_SIGKILL\"}")
+                  .status())
+          .isEqualTo(200);
+      assertThat(endCode(messages(in, Integer.MAX_VALUE))).isEmpty();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Test
+  void process_capPerSandbox_isResourceExhausted() {
+    Answer created = control("POST", "/e2b/v2/sandboxes", "{}");
+    String id = created.text("sandboxID");
+    String token = created.text("envdAccessToken");
+    Map<String, String> headers =
+        Map.of(
+            "E2b-Sandbox-Id", id,
+            "X-Access-Token", token,
+            "Content-Type", "application/connect+json");
+    HttpClient client = HttpClient.newHttpClient();
+    List<InputStream> open = new ArrayList<>();
+    try {
+      for (int i = 0; i < 64; i++) {
+        InputStream in =
+            open(client, headers, "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"300\"]}}");
+        open.add(in);
+        assertThat(messages(in, 1).get(0).at("/message/event/start/pid").asInt()).isEqualTo(i + 1);
+      }
+      BoxHttp.Bytes refused =
+          new BoxHttp(box.server.port(), headers)
+              .sendBytes(
+                  "POST",
+                  "/e2b/envd/process.Process/Start",
+                  envelope("{\"process\":{\"cmd\":\"/bin/true\"}}"));
+      List<JsonNode> messages = messages(new ByteArrayInputStream(refused.body()), 5);
+      assertThat(endCode(messages)).isEqualTo("resource_exhausted");
+      assertThat(messages.get(0).at("/message/error/message").asText())
+          .contains("the most Box allows");
+    } finally {
+      assertThat(control("DELETE", "/e2b/sandboxes/" + id, "").status()).isEqualTo(204);
+      for (InputStream in : open) {
+        assertThat(endCode(messages(in, Integer.MAX_VALUE))).isEmpty();
+      }
+    }
+  }
+
+  private static InputStream open(HttpClient client, String json) {
+    return open(client, streamHeaders(Map.of()), json);
+  }
+
+  /** Starts a stream and returns its body as it comes. */
+  private static InputStream open(HttpClient client, Map<String, String> headers, String json) {
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(
+                URI.create(
+                    "http://127.0.0.1:" + box.server.port() + "/e2b/envd/process.Process/Start"))
+            .POST(HttpRequest.BodyPublishers.ofByteArray(envelope(json)));
+    headers.forEach(request::header);
+    try {
+      HttpResponse<InputStream> response =
+          client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(response.statusCode()).isEqualTo(200);
+      return response.body();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
   }
 
   @Test

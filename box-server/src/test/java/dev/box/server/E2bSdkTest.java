@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 /**
  * E2B's unchanged JS SDK ({@code e2b@2.51.0}, run by Node) against a real Box server on bubblewrap
  * and on Docker ({@code scripts/engines up}): the sandbox's lifecycle through the control plane at
- * {@code /e2b} and its files through envd at {@code /e2b/envd}, each check in {@code
+ * {@code /e2b}, its files and commands through envd at {@code /e2b/envd}, each check in {@code
  * src/test/e2b/sdk-suite.mjs}.
  */
 class E2bSdkTest {
@@ -36,6 +36,9 @@ class E2bSdkTest {
       assertThat(result.output())
           .contains("ok create", "ok list by metadata", "ok binary round trip (multipart)")
           .contains("ok connect to a killed sandbox (SandboxNotFoundError")
+          .contains(
+              "ok output streamed before the command ended", "ok timeoutMs expiry (TimeoutError")
+          .contains("ok commands.connect after disconnect")
           .contains("ok wrong API key (list) (AuthenticationError")
           .endsWith("done\n");
       assertThat(box.get("/v1/sessions").body()).isEmpty();

@@ -9,7 +9,6 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -44,7 +43,7 @@ public final class ManagedProcess {
   private final Semaphore attachment = new Semaphore(1, true);
   private final CompletableFuture<Integer> exit = new CompletableFuture<>();
   private volatile @Nullable Instant exitedAt;
-  private volatile boolean stdinClosed;
+  private final ProcessStdin stdin;
   private volatile boolean detached;
 
   /** Relays {@code process}; its output is not read yet. */
@@ -59,6 +58,7 @@ public final class ManagedProcess {
     this.spec = spec;
     this.process = process;
     this.startedAt = startedAt;
+    this.stdin = new ProcessStdin(process.stdin());
     this.stdout = new StdoutBuffer(bufferBytes, process.stdoutOffset(), ticker);
     this.stderr = new StderrPreview(log, sessionId + "/" + spec.processId(), ticker);
   }
@@ -238,27 +238,12 @@ public final class ManagedProcess {
 
   /** Writes to the process's stdin; ignored once stdin is closed or the process has exited. */
   public void writeStdin(byte[] bytes) throws IOException {
-    OutputStream in = process.stdin();
-    synchronized (in) {
-      if (stdinClosed) {
-        return;
-      }
-      in.write(bytes);
-      in.flush();
-    }
+    stdin.write(bytes);
   }
 
   /** Closes the process's stdin: it reads end-of-file. */
   public void closeStdin() {
-    OutputStream in = process.stdin();
-    synchronized (in) {
-      stdinClosed = true;
-      try {
-        in.close();
-      } catch (IOException e) {
-        // Already gone.
-      }
-    }
+    stdin.close();
   }
 
   /**

@@ -8,6 +8,7 @@ import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
+import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SharedSessions;
 import dev.box.core.process.ManagedProcess;
@@ -86,6 +87,33 @@ public final class ProcessManager {
       BoxManagedProcessInfo info = process.info();
       share(sessionId, process, info.startedAt());
       return info;
+    }
+  }
+
+  /**
+   * Spawns {@code spec} in session {@code sessionId} for a caller that relays its stdio itself (as
+   * E2B's process service does). Until it exits it is the session's activity: the session is
+   * touched at its start and at its exit, and never reaped idle meanwhile. When the session ends,
+   * its tree is killed. It is not a managed process: no id, no buffer, no share of {@code
+   * max_managed_processes}; the caller bounds how many it spawns, reads its streams, and
+   * {@linkplain SandboxProcess#release releases} it once done with them.
+   *
+   * @throws BoxSessionNotFoundException when the session does not exist or is being deleted
+   */
+  public SandboxProcess spawn(String sessionId, ProcessSpec spec) {
+    try (KeyedLocks.Held held = sessions.lock(sessionId)) {
+      Session session = requireOpen(sessionId);
+      SandboxProcess process = session.sandbox().spawn(spec);
+      session.spawned().add(process);
+      session.touch(clock.instant());
+      process
+          .onExit()
+          .whenComplete(
+              (code, failure) -> {
+                session.spawned().remove(process);
+                session.touch(clock.instant());
+              });
+      return process;
     }
   }
 
@@ -297,7 +325,10 @@ public final class ProcessManager {
     }
   }
 
-  /** Stops every process of {@code session}; called while it is being deleted. */
+  /**
+   * Stops every process of {@code session}, and kills the trees of those {@linkplain #spawn
+   * spawned} for a caller; called while it is being deleted.
+   */
   void stopAll(Session session) {
     endAll(session, false);
   }
@@ -313,6 +344,10 @@ public final class ProcessManager {
 
   private void endAll(Session session, boolean detach) {
     List<Thread> stoppers = new ArrayList<>();
+    // A spawned process ends with this server's relay of it, handed over or not.
+    for (SandboxProcess process : session.spawned()) {
+      stoppers.add(Thread.ofVirtual().start(process::killTree));
+    }
     for (ManagedProcess process : session.processes().values()) {
       if (detach && process.isRunning() && process.handle() != null) {
         process.detach();
@@ -331,6 +366,7 @@ public final class ProcessManager {
     }
     session.processes().values().forEach(completed::remove);
     session.processes().clear();
+    session.spawned().clear();
   }
 
   private void exited(Session session, ManagedProcess process) {

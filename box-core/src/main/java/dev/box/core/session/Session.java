@@ -5,6 +5,7 @@ import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
 import dev.box.core.process.ManagedProcess;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -24,6 +25,7 @@ final class Session {
   private final Instant createdAt;
   private final AtomicInteger activeExecs = new AtomicInteger();
   private final ConcurrentHashMap<String, ManagedProcess> processes = new ConcurrentHashMap<>();
+  private final Set<SandboxProcess> spawned = ConcurrentHashMap.newKeySet();
   private volatile Instant lastUsedAt;
   private volatile boolean closing;
 
@@ -67,8 +69,13 @@ final class Session {
     return processes;
   }
 
+  /** The running processes spawned for callers that relay them ({@link ProcessManager#spawn}). */
+  Set<SandboxProcess> spawned() {
+    return spawned;
+  }
+
   boolean hasRunningProcess() {
-    return processes.values().stream().anyMatch(ManagedProcess::isRunning);
+    return !spawned.isEmpty() || processes.values().stream().anyMatch(ManagedProcess::isRunning);
   }
 
   boolean closing() {

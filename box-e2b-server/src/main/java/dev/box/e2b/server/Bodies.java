@@ -21,6 +21,20 @@ final class Bodies {
    * @throws JsonProcessingException when it is not JSON
    */
   static JsonNode json(Context ctx, ObjectMapper mapper) throws IOException {
+    byte[] bytes = bytes(ctx);
+    if (bytes.length == 0) {
+      return mapper.createObjectNode();
+    }
+    JsonNode node = mapper.readTree(bytes);
+    return node == null ? mapper.createObjectNode() : node;
+  }
+
+  /**
+   * The body of {@code ctx}.
+   *
+   * @throws TooLarge when it is longer than {@link #MAX_JSON_BYTES}
+   */
+  static byte[] bytes(Context ctx) throws IOException {
     if (ctx.req().getContentLengthLong() > MAX_JSON_BYTES) {
       throw new TooLarge();
     }
@@ -31,11 +45,7 @@ final class Bodies {
     if (bytes.length > MAX_JSON_BYTES) {
       throw new TooLarge();
     }
-    if (bytes.length == 0) {
-      return mapper.createObjectNode();
-    }
-    JsonNode node = mapper.readTree(bytes);
-    return node == null ? mapper.createObjectNode() : node;
+    return bytes;
   }
 
   /** A body beyond {@link #MAX_JSON_BYTES}. */

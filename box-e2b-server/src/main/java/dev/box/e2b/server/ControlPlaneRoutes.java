@@ -103,7 +103,8 @@ record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTok
             request.envVars(),
             Secrets.accessToken(),
             now,
-            now.plusSeconds(request.timeoutSeconds()));
+            now.plusSeconds(request.timeoutSeconds()),
+            new ProcessTable());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
   }

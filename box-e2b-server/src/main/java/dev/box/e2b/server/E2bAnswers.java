@@ -103,7 +103,8 @@ final class E2bAnswers {
     };
   }
 
-  private static ConnectError connectError(Exception e, Context ctx) {
+  /** The Connect error {@code e} is answered as; an unexpected one is logged here. */
+  static ConnectError connectError(Exception e, Context ctx) {
     return switch (e) {
       case ConnectError connect -> connect;
       case ApiError api -> ConnectError.ofStatus(api.status(), api.getMessage());

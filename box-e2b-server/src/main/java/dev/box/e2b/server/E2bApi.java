@@ -32,7 +32,9 @@ public final class E2bApi {
     E2bAnswers answers = new E2bAnswers(BoxJson.newMapper());
     E2bSandboxes sandboxes = new E2bSandboxes(sessions);
     new ControlPlaneRoutes(sandboxes, answers, tokens).register(config);
-    new EnvdRoutes(sandboxes, answers, sessions.config().dataDir().resolve("e2b-uploads"))
+    ProcessRpc processes = new ProcessRpc(sessions.processes(), answers.mapper());
+    new EnvdRoutes(
+            sandboxes, answers, processes, sessions.config().dataDir().resolve("e2b-uploads"))
         .register(config);
     String any = ControlPlaneRoutes.PREFIX + "/*";
     E2bAnswers.Action none =
@@ -45,5 +47,6 @@ public final class E2bApi {
     config.routes.delete(any, ctx -> answers.control(ctx, c -> {}, none));
     config.routes.patch(any, ctx -> answers.control(ctx, c -> {}, none));
     config.events.serverStopping(sandboxes::close);
+    config.events.serverStopping(processes::close);
   }
 }

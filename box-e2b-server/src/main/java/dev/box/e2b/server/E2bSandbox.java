@@ -17,6 +17,7 @@ import java.util.Map;
  * @param accessToken the envd access token every envd request must carry; never logged
  * @param startedAt when it was created
  * @param endAt when it is killed unless its timeout is set again
+ * @param processes its running processes, the same table in every record of it
  */
 record E2bSandbox(
     String sandboxId,
@@ -26,7 +27,8 @@ record E2bSandbox(
     Map<String, String> envVars,
     String accessToken,
     Instant startedAt,
-    Instant endAt) {
+    Instant endAt,
+    ProcessTable processes) {
 
   /** Copies the maps. */
   E2bSandbox {
@@ -42,7 +44,7 @@ record E2bSandbox(
   /** This sandbox ending at {@code end}. */
   E2bSandbox endingAt(Instant end) {
     return new E2bSandbox(
-        sandboxId, spec, templateId, metadata, envVars, accessToken, startedAt, end);
+        sandboxId, spec, templateId, metadata, envVars, accessToken, startedAt, end, processes);
   }
 
   @Override

@@ -7,38 +7,41 @@ import dev.box.core.session.SessionManager;
 import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Locale;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * envd at {@code /e2b/envd}, for every sandbox: each request is routed by its sandbox id and needs
  * the sandbox's access token ({@link EnvdCaller}). Served: {@code /health}, {@code /envs}, {@code
- * /files} ({@link FileTransfer}) and the unary filesystem calls ({@link FilesystemRpc}) over
- * Connect's JSON codec. The process service is not served yet: its calls answer Connect's {@code
- * unimplemented}, in a stream's end message for the streaming ones, where the SDK reads it.
+ * /files} ({@link FileTransfer}), the unary filesystem calls ({@link FilesystemRpc}) and the
+ * process service ({@link ProcessRpc}) over Connect's JSON codec. A stream's refusal is in its end
+ * message with status 200, where the SDK reads it; only the sandbox's checks (401, 502) come before
+ * the stream, as HTTP statuses.
  */
 final class EnvdRoutes {
+  private static final Logger log = LoggerFactory.getLogger(EnvdRoutes.class);
   static final String PREFIX = ControlPlaneRoutes.PREFIX + "/envd";
   private static final String JSON = "application/json";
   private static final String STREAM = "application/connect+";
-  private static final int END_STREAM = 0x02;
 
   private final EnvdCaller caller;
   private final FilesystemRpc filesystem;
   private final FileTransfer files;
+  private final ProcessRpc processes;
   private final E2bAnswers answers;
   private final ObjectMapper mapper;
 
   /** envd for {@code sandboxes}, whose uploads spool in {@code spool}. */
-  EnvdRoutes(E2bSandboxes sandboxes, E2bAnswers answers, Path spool) {
+  EnvdRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ProcessRpc processes, Path spool) {
     SessionManager sessions = sandboxes.sessions();
     this.answers = answers;
     this.mapper = answers.mapper();
     this.caller = new EnvdCaller(sandboxes);
     this.filesystem = new FilesystemRpc(new SandboxScripts(sessions), mapper);
     this.files = new FileTransfer(sessions.files(), caller, answers, spool);
+    this.processes = processes;
   }
 
   void register(JavalinConfig config) {
@@ -74,20 +77,40 @@ final class EnvdRoutes {
   }
 
   private void process(Context ctx) {
+    String method = ctx.pathParam("method");
+    if (isStream(ctx) && ProcessRpc.STREAMS.contains(method)) {
+      answers.rpc(ctx, c -> processStream(c, method));
+      return;
+    }
     answers.rpc(
         ctx,
         c -> {
-          caller.sandbox(c);
-          String message =
-              "process.Process/"
-                  + c.pathParam("method")
-                  + " is not served by Box yet: commands and PTYs need Box's streaming exec";
+          E2bSandbox sandbox = caller.sandbox(c);
           if (isStream(c)) {
-            endStream(c, message);
+            endStream(c, "process.Process/" + method + " is not served by Box as a stream");
             return;
           }
-          throw new ConnectError("unimplemented", message);
+          answers.json(c, 200, processes.call(sandbox, method, unaryRequest(c)));
         });
+  }
+
+  /** A streaming call of the process service: after the sandbox's checks, every answer streams. */
+  private void processStream(Context ctx, String method) throws InterruptedException {
+    E2bSandbox sandbox = caller.sandbox(ctx);
+    ConnectStream stream = new ConnectStream(ctx, mapper);
+    try {
+      JsonNode request = ConnectStream.request(ctx, mapper);
+      EnvdCaller.checkRpcUser(ctx);
+      processes.stream(ctx, sandbox, method, request, stream);
+    } catch (ConnectStream.Gone gone) {
+      log.debug("{} {}: {}", ctx.method(), ctx.path(), gone.getMessage());
+    } catch (Exception e) {
+      try {
+        stream.end(E2bAnswers.connectError(e, ctx));
+      } catch (IOException gone) {
+        log.debug("{} {}: {}", ctx.method(), ctx.path(), gone.getMessage());
+      }
+    }
   }
 
   /** The JSON body of a unary call; another codec is refused. */
@@ -114,13 +137,6 @@ final class EnvdRoutes {
    * HTTP status is all the SDK reads of a non-200 answer, and none maps to unimplemented.
    */
   private void endStream(Context ctx, String message) throws IOException {
-    ObjectNode end = mapper.createObjectNode();
-    ObjectNode error = end.putObject("error");
-    error.put("code", "unimplemented");
-    error.put("message", message);
-    byte[] payload = mapper.writeValueAsString(end).getBytes(StandardCharsets.UTF_8);
-    ByteBuffer framed = ByteBuffer.allocate(5 + payload.length);
-    framed.put((byte) END_STREAM).putInt(payload.length).put(payload);
-    ctx.status(200).contentType(STREAM + "json").result(framed.array());
+    new ConnectStream(ctx, mapper).end(new ConnectError("unimplemented", message));
   }
 }

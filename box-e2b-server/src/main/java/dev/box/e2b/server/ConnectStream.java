@@ -1,0 +1,116 @@
+package dev.box.e2b.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The answer to one server-streaming Connect call over the JSON codec: status 200 and {@code
+ * application/connect+json}, then one envelope per message ({@code [flags][uint32 length][JSON]}),
+ * each flushed at once, and always a last end-stream envelope, {@code {}} or {@code
+ * {"error":{"code","message"}}}: E2B's SDK reads a failed stream's error there, never from its HTTP
+ * status. Thread-safe; nothing is written after the end.
+ */
+final class ConnectStream {
+  static final String CONTENT_TYPE = "application/connect+json";
+  private static final int END_STREAM = 0x02;
+  private static final int COMPRESSED = 0x01;
+
+  private final Context ctx;
+  private final ObjectMapper mapper;
+  private @Nullable OutputStream body;
+  private boolean ended;
+
+  ConnectStream(Context ctx, ObjectMapper mapper) {
+    this.ctx = ctx;
+    this.mapper = mapper;
+  }
+
+  /**
+   * The one request message of a server-streaming call: a single uncompressed envelope holding a
+   * JSON object, within {@link Bodies#MAX_JSON_BYTES}.
+   *
+   * @throws ConnectError {@code invalid_argument} for anything else
+   */
+  static JsonNode request(Context ctx, ObjectMapper mapper) throws IOException {
+    byte[] bytes = Bodies.bytes(ctx);
+    if (bytes.length < 5) {
+      throw ConnectError.invalidArgument("the request must be one Connect envelope");
+    }
+    ByteBuffer envelope = ByteBuffer.wrap(bytes);
+    int flags = envelope.get() & 0xff;
+    long length = envelope.getInt() & 0xffffffffL;
+    if ((flags & COMPRESSED) != 0) {
+      throw ConnectError.invalidArgument("compressed messages are not served");
+    }
+    if (length != envelope.remaining()) {
+      throw ConnectError.invalidArgument("the request must be exactly one Connect envelope");
+    }
+    JsonNode request = mapper.readTree(bytes, 5, (int) length);
+    if (request == null || !request.isObject()) {
+      throw ConnectError.invalidArgument("the request must be a JSON object");
+    }
+    return request;
+  }
+
+  /** Sends {@code message}; the first one sends the status and headers too. */
+  synchronized void send(ObjectNode message) throws IOException {
+    if (!ended) {
+      write(0, mapper.writeValueAsBytes(message));
+    }
+  }
+
+  /** Ends the stream, with {@code error} when it failed; later calls do nothing. */
+  synchronized void end(@Nullable ConnectError error) throws IOException {
+    if (ended) {
+      return;
+    }
+    ObjectNode end = mapper.createObjectNode();
+    if (error != null) {
+      ObjectNode fields = end.putObject("error");
+      fields.put("code", error.code());
+      fields.put("message", error.getMessage());
+    }
+    write(END_STREAM, mapper.writeValueAsBytes(end));
+    ended = true;
+  }
+
+  /**
+   * Writes one envelope and flushes it.
+   *
+   * @throws Gone when the client is gone
+   */
+  private void write(int flags, byte[] payload) throws Gone {
+    try {
+      OutputStream out = body;
+      if (out == null) {
+        ctx.status(200);
+        ctx.contentType(CONTENT_TYPE);
+        // A proxy that buffers would hold the messages back.
+        ctx.header("Cache-Control", "no-store");
+        ctx.header("X-Accel-Buffering", "no");
+        out = ctx.res().getOutputStream();
+        body = out;
+      }
+      out.write(ByteBuffer.allocate(5).put((byte) flags).putInt(payload.length).array());
+      out.write(payload);
+      out.flush();
+    } catch (IOException e) {
+      throw new Gone(e);
+    }
+  }
+
+  /** The client of a stream went away: nothing more can be sent to it. */
+  static final class Gone extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    Gone(IOException cause) {
+      super("the client went away: " + cause, cause);
+    }
+  }
+}
