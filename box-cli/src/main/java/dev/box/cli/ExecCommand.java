@@ -6,6 +6,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.client.BoxClient;
+import dev.box.client.ExecOutput;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,7 +19,10 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.TypeConversionException;
 
-/** {@code box exec}: runs one command in a session and exits as the command did. */
+/**
+ * {@code box exec}: runs one command in a session, prints its output as it comes, and exits as the
+ * command did.
+ */
 @Command(
     name = "exec",
     description = {
@@ -64,15 +68,30 @@ final class ExecCommand extends ClientCommand {
   @Parameters(arity = "1..*", paramLabel = "CMD", description = "The command to run.")
   private List<String> command = new ArrayList<>();
 
+  /** Prints the command's output as it comes, and whether stderr's last line is unfinished. */
+  private final class Printer implements ExecOutput {
+    private boolean stderrLineOpen;
+
+    @Override
+    public void stdout(String text) {
+      out().print(text);
+      out().flush();
+    }
+
+    @Override
+    public void stderr(String text) {
+      err().print(text);
+      err().flush();
+      stderrLineOpen = !text.endsWith("\n");
+    }
+  }
+
   @Override
   int run(BoxClient client) {
-    BoxExecutionResult result = client.exec(spec());
-    out().print(result.stdout());
-    out().flush();
-    err().print(result.stderr());
-    err().flush();
+    Printer printer = new Printer();
+    BoxExecutionResult result = client.exec(spec(), printer);
     if (result.status() == BoxExecutionStatus.TIMED_OUT) {
-      if (!result.stderr().isEmpty() && !result.stderr().endsWith("\n")) {
+      if (printer.stderrLineOpen) {
         err().println();
       }
       err().println("box: the command timed out after " + (result.durationMs() / 1000) + " s");

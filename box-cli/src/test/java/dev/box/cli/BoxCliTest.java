@@ -1,6 +1,7 @@
 package dev.box.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxJson;
@@ -13,10 +14,13 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -54,6 +58,35 @@ class BoxCliTest {
     Run run = exec("--", "echo", "hi");
 
     assertThat(run).isEqualTo(new Run(0, "hi\n", ""));
+  }
+
+  @Test
+  void exec_printsOutputAsTheCommandWritesIt() throws Exception {
+    StringWriter out = new StringWriter();
+    CommandLine cli = BoxCli.newCommandLine();
+    cli.setOut(new PrintWriter(out, true));
+    cli.setErr(new PrintWriter(new StringWriter(), true));
+    String waits = "echo first; while [ ! -f /tmp/go ]; do sleep 0.05; done; echo second";
+    CompletableFuture<Integer> running =
+        CompletableFuture.supplyAsync(
+            () ->
+                cli.execute(
+                    "exec",
+                    "--url",
+                    url,
+                    "--data-dir",
+                    dataDirArg,
+                    "--session",
+                    "live",
+                    "--",
+                    waits));
+
+    await().atMost(Duration.ofSeconds(30)).until(() -> out.toString().equals("first\n"));
+    assertThat(running).as("the command waits for /tmp/go").isNotDone();
+    assertThat(exec("--session", "live", "--", "touch /tmp/go").exitCode()).isZero();
+
+    assertThat(running.get(30, TimeUnit.SECONDS)).isZero();
+    assertThat(out.toString()).isEqualTo("first\nsecond\n");
   }
 
   @Test

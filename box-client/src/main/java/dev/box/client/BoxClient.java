@@ -159,6 +159,21 @@ public final class BoxClient implements AutoCloseable {
   }
 
   /**
+   * Runs {@code spec.cmd()} as {@link #exec(BoxSpec)} does, and has {@code output} hear its output
+   * as the command writes it, on this thread, before the result is returned. The result's {@code
+   * stdout} and {@code stderr} are then empty: they came through {@code output}.
+   *
+   * @throws dev.box.api.BoxException an error of the exec: before the command started, the one any
+   *     exec gets; after it (the sandbox ended under the command), the one the server ended the
+   *     stream with
+   */
+  public BoxExecutionResult exec(BoxSpec spec, ExecOutput output) {
+    Duration timeout = Duration.ofSeconds(spec.timeoutSec()).plus(requestTimeout());
+    return new StreamedExec(http.mapper(), output)
+        .read(http.streamJson("POST", Routes.session(spec.sessionId()) + "/exec", spec, timeout));
+  }
+
+  /**
    * The files of sessions: upload, download, list and delete files, and persist or hydrate a
    * directory as a tar. Bodies are streamed, never held whole in memory.
    */

@@ -133,15 +133,45 @@ final class ServerHttp implements AutoCloseable {
     }
     HttpResponse<InputStream> response = send(request.build(), BodyHandlers.ofInputStream());
     if (response.statusCode() >= 400) {
-      String text;
-      try (InputStream in = response.body()) {
-        text = new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
-      } catch (IOException e) {
-        text = "";
-      }
-      throw ErrorAnswers.toException(response.statusCode(), text, method, uri);
+      throw ErrorAnswers.toException(response.statusCode(), text(response), method, uri);
     }
     return response;
+  }
+
+  /**
+   * Sends a JSON request whose answer streams as lines of JSON ({@code application/x-ndjson}), and
+   * answers its body once the status says it succeeded; an error answer becomes its {@link
+   * BoxException}.
+   *
+   * @param timeout how long the answer's status and headers may take
+   */
+  HttpResponse<InputStream> streamJson(String method, String path, Object body, Duration timeout) {
+    URI uri = URI.create(base + path);
+    HttpRequest.Builder request =
+        HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/x-ndjson");
+    authorize(request);
+    request
+        .header("Content-Type", "application/json")
+        .method(method, BodyPublishers.ofString(encode(body), StandardCharsets.UTF_8));
+    HttpResponse<InputStream> response = send(request.build(), BodyHandlers.ofInputStream());
+    if (response.statusCode() >= 400) {
+      throw ErrorAnswers.toException(response.statusCode(), text(response), method, uri);
+    }
+    return response;
+  }
+
+  /** The start of an error answer's body, for its error. */
+  private static String text(HttpResponse<InputStream> response) {
+    try (InputStream in = response.body()) {
+      return new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /** The mapper of every JSON body. */
+  ObjectMapper mapper() {
+    return mapper;
   }
 
   /** Reads a JSON answer of the files API. */

@@ -29,6 +29,7 @@ import java.net.URI;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -185,6 +186,67 @@ class BoxClientTest {
     CannedServer.Recorded request = takeRequest("POST", "/v1/sessions/s1/exec");
     assertThat(BoxJson.newMapper().readTree(request.body()).path("cmd").asText())
         .isEqualTo("sleep 5");
+  }
+
+  @Test
+  void streamedExec_asksForLines_tellsTheOutputInOrder_andReturnsTheResult() throws Exception {
+    server.answer(
+        200,
+        "application/x-ndjson",
+        """
+        {"type":"stdout","data":"one\\n"}
+        {"type":"stderr","data":"warn"}
+        {"type":"progress","data":"a kind this client does not know"}
+        {"type":"stdout","data":"two\\n"}
+        {"type":"result","session_id":"s1","backend_name":"bwrap","status":"completed",        "exit_code":3,"duration_ms":12,"stdout_truncated_bytes":0,"stderr_truncated_bytes":0}
+        """);
+    List<String> heard = new ArrayList<>();
+    ExecOutput output =
+        new ExecOutput() {
+          @Override
+          public void stdout(String text) {
+            heard.add("out:" + text);
+          }
+
+          @Override
+          public void stderr(String text) {
+            heard.add("err:" + text);
+          }
+        };
+
+    BoxExecutionResult result = client.exec(BoxSpec.builder("s1").cmd("x").build(), output);
+
+    assertThat(heard).containsExactly("out:one\n", "err:warn", "out:two\n");
+    assertThat(result.exitCode()).isEqualTo(3);
+    assertThat(result.stdout()).as("it came through the output").isEmpty();
+    takeRequest("POST", "/v1/sessions/s1/exec");
+  }
+
+  @Test
+  void streamedExec_endedByAnErrorLine_throwsItsError_andOneWithoutAResult_isUnavailable() {
+    ExecOutput none =
+        new ExecOutput() {
+          @Override
+          public void stdout(String text) {}
+
+          @Override
+          public void stderr(String text) {}
+        };
+    BoxSpec spec = BoxSpec.builder("s1").cmd("x").build();
+    server.answer(
+        200,
+        "application/x-ndjson",
+        """
+        {"type":"error","error":{"code":"runtime_unavailable","message":"the sandbox ended"}}
+        """);
+    assertThatThrownBy(() -> client.exec(spec, none))
+        .isInstanceOf(BoxRuntimeUnavailableException.class)
+        .hasMessageContaining("the sandbox ended");
+
+    server.answer(200, "application/x-ndjson", "{\"type\":\"stdout\",\"data\":\"cut\"}\n");
+    assertThatThrownBy(() -> client.exec(spec, none))
+        .isInstanceOf(BoxException.class)
+        .hasMessageContaining("ended without a result");
   }
 
   @Test
