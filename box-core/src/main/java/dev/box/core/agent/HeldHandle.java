@@ -43,16 +43,4 @@ record HeldHandle(byte[] token, boolean stdin) {
   public String toString() {
     return HEX.formatHex(token) + (stdin ? WITH_STDIN : "");
   }
-
-  @Override
-  public boolean equals(@Nullable Object other) {
-    return other instanceof HeldHandle h
-        && stdin == h.stdin
-        && java.util.Arrays.equals(token, h.token);
-  }
-
-  @Override
-  public int hashCode() {
-    return 31 * java.util.Arrays.hashCode(token) + Boolean.hashCode(stdin);
-  }
 }
