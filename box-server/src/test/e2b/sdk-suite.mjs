@@ -89,6 +89,23 @@ const many = await sbx.files.write([
 ]);
 check(many.length === 2 && (await sbx.files.read('/home/user/m/two')) === '2', 'write several');
 
+// Signed URLs: the SDK builds them on the root of E2B_SANDBOX_URL's host, with no sandbox id.
+const downloadUrl = await sbx.downloadUrl('/home/user/b.bin');
+check(!downloadUrl.includes('/e2b/envd') && downloadUrl.includes('signature=v1_'), 'downloadUrl');
+const downloaded = new Uint8Array(await (await fetch(downloadUrl)).arrayBuffer());
+check(downloaded.length === 256 && downloaded.every((b, i) => b === i), 'download by a signed URL');
+const form = new FormData();
+form.append('file', new Blob([bytes]), 'up.bin');
+const uploaded = await fetch(await sbx.uploadUrl('/home/user/up.bin'), { method: 'POST', body: form });
+const upBack = await sbx.files.read('/home/user/up.bin', { format: 'bytes' });
+check(uploaded.status === 200 && upBack.every((b, i) => b === i) && upBack.length === 256, 'upload by a signed URL');
+const otherPath = downloadUrl.replace('b.bin', 'o.bin');
+check((await fetch(otherPath)).status === 401, 'a signature for another path is refused');
+check((await fetch(downloadUrl, { method: 'POST', body: form })).status === 401, 'a read signature does not write');
+const expiring = await sbx.downloadUrl('/home/user/b.bin', { useSignatureExpiration: 1 });
+await new Promise((resolve) => setTimeout(resolve, 2500));
+check((await fetch(expiring)).status === 401, 'an expired signed URL is refused');
+
 await rejects(sbx.files.read('/home/user/nope'), FileNotFoundError, 'read of a missing file');
 
 // Commands. The foreground command cannot end before the test saw its first chunk: it waits for a

@@ -145,6 +145,25 @@ class E2bApiTest {
   }
 
   @Test
+  void rootFiles_needsASignatureOfARunningSandbox() {
+    Answer unsigned = box.send("GET", "/files?path=/etc/hostname", "", Map.of());
+    assertThat(unsigned.status()).isEqualTo(400);
+    assertThat(unsigned.body().path("code").asInt()).isEqualTo(400);
+    Answer forged = box.send("GET", "/files?path=/etc/hostname&signature=v1_forged", "", Map.of());
+    assertThat(forged.status()).isEqualTo(401);
+    assertThat(forged.body().path("message").asText()).contains("signature");
+    Answer badExpiry =
+        box.send(
+            "GET",
+            "/files?path=/etc/hostname&signature=v1_x&signature_expiration=soon",
+            "",
+            Map.of());
+    assertThat(badExpiry.status()).isEqualTo(400);
+    Answer bearer = box.send("GET", "/files?path=/etc/hostname", "", box.headers());
+    assertThat(bearer.status()).isEqualTo(400);
+  }
+
+  @Test
   void envd_answers502ForAnUnknownSandbox() {
     Answer health = envd("GET", "/health", "", Map.of("E2b-Sandbox-Id", "nosuchsandbox"));
     assertThat(health.status()).isEqualTo(502);

@@ -2,6 +2,7 @@ package dev.box.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -13,12 +14,14 @@ import org.junit.jupiter.api.Test;
 class E2bSdkTest {
   @Test
   void onBubblewrap_theSdkCreatesListsAndKillsSandboxes_andMovesFilesBinaryExact() {
-    runSuite();
+    runSuite(false);
   }
 
+  /** On Docker the SDK's key is one the server issued, revoked afterwards. */
   @Test
   void onDocker_theSdkCreatesListsAndKillsSandboxes_andMovesFilesBinaryExact() {
     runSuite(
+        true,
         "backend",
         "docker",
         "image",
@@ -27,10 +30,12 @@ class E2bSdkTest {
         System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
   }
 
-  private static void runSuite(String... settings) {
+  private static void runSuite(boolean issuedKey, String... settings) {
     E2bSdk sdk = E2bSdk.install();
     try (TestServer box = TestServer.start(settings)) {
-      E2bSdk.Result result = sdk.script("sdk-suite.mjs", box.server.port(), box.token());
+      JsonNode key = issuedKey ? box.post("/v1/e2b/api-keys", "{\"name\":\"sdk\"}").body() : null;
+      String apiKey = key != null ? key.path("key").asText() : box.token();
+      E2bSdk.Result result = sdk.script("sdk-suite.mjs", box.server.port(), apiKey);
       System.out.println(result.output());
       assertThat(result.exit()).as(result.output()).isZero();
       assertThat(result.output())
@@ -42,6 +47,12 @@ class E2bSdkTest {
           .contains("ok wrong API key (list) (AuthenticationError")
           .endsWith("done\n");
       assertThat(box.get("/v1/sessions").body()).isEmpty();
+      if (key != null) {
+        assertThat(box.delete("/v1/e2b/api-keys/" + key.path("id").asText()).status())
+            .isEqualTo(204);
+        assertThat(sdk.script("list.mjs", box.server.port(), apiKey).output())
+            .contains("AuthenticationError");
+      }
     }
   }
 }

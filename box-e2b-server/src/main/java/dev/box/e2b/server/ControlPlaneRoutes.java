@@ -18,13 +18,15 @@ import org.jspecify.annotations.Nullable;
  * E2B's control plane at {@code /e2b}: a sandbox is created as a Box session on the server's
  * backend, listed, read, given a new timeout and killed; what Box does not serve (pause, snapshots,
  * fork, network updates, metrics, logs) is refused with E2B's error body and the reason. Every
- * request needs {@code X-API-Key}: one of the server's control tokens.
+ * request needs {@code X-API-Key}: one of the server's control tokens, or a key it issued.
  *
  * @param sandboxes the sandboxes
  * @param answers how answers are written
- * @param tokens the tokens {@code X-API-Key} is checked against
+ * @param tokens the control tokens {@code X-API-Key} is checked against
+ * @param keys the issued keys {@code X-API-Key} is checked against
  */
-record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTokens tokens) {
+record ControlPlaneRoutes(
+    E2bSandboxes sandboxes, E2bAnswers answers, ControlTokens tokens, ApiKeys keys) {
   static final String PREFIX = "/e2b";
   private static final String SANDBOX = PREFIX + "/sandboxes/{id}";
   private static final int MAX_PAGE = 100;
@@ -76,14 +78,18 @@ record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTok
     }
   }
 
-  /** Refuses a request without a control token in {@code X-API-Key}; the token is never logged. */
+  /**
+   * Refuses a request whose {@code X-API-Key} is neither a control token nor a key the server
+   * issued; the key is never logged.
+   */
   private void authorize(Context ctx) {
     String key = ctx.header("X-API-Key");
-    if (!tokens.accepts(key)) {
+    if (!tokens.accepts(key) && !keys.accepts(key)) {
       throw new ApiError(
           401,
           key == null
-              ? "missing API key: send Box's control token as X-API-Key (E2B_API_KEY)"
+              ? "missing API key: send Box's control token or an API key it issued as X-API-Key"
+                  + " (E2B_API_KEY)"
               : "invalid API key");
     }
   }

@@ -13,11 +13,17 @@ import io.javalin.config.JavalinConfig;
  * token, so the server's own check must let {@link #owns(String) their paths} pass.
  */
 public final class E2bApi {
+  private static final String KEYS_FILE = "e2b-api-keys.json";
+
   private E2bApi() {}
 
-  /** Whether {@code path} is one of E2B's, which checks its own credentials. */
+  /**
+   * Whether {@code path} is one of E2B's, which checks its own credentials: {@code /e2b} and what
+   * is under it, and {@code /files}, where the SDK's signed URLs land.
+   */
   public static boolean owns(String path) {
-    return path.equals(ControlPlaneRoutes.PREFIX)
+    return path.equals(EnvdCaller.FILES)
+        || path.equals(ControlPlaneRoutes.PREFIX)
         || path.startsWith(ControlPlaneRoutes.PREFIX + "/");
   }
 
@@ -26,12 +32,15 @@ public final class E2bApi {
    * path under {@code /e2b} answers E2B's 404.
    *
    * @param sessions the sessions the sandboxes are
-   * @param tokens the control tokens the control plane accepts as {@code X-API-Key}
+   * @param tokens the control tokens the control plane accepts as {@code X-API-Key}, beside the API
+   *     keys the server issues (kept in its state directory)
    */
   public static void register(JavalinConfig config, SessionManager sessions, ControlTokens tokens) {
     E2bAnswers answers = new E2bAnswers(BoxJson.newMapper());
     E2bSandboxes sandboxes = new E2bSandboxes(sessions);
-    new ControlPlaneRoutes(sandboxes, answers, tokens).register(config);
+    ApiKeys keys = ApiKeys.open(sessions.config().dataDir().resolve(KEYS_FILE), answers.mapper());
+    new ApiKeyRoutes(keys, answers.mapper(), sessions.clock()).register(config);
+    new ControlPlaneRoutes(sandboxes, answers, tokens, keys).register(config);
     ProcessRpc processes = new ProcessRpc(sessions.processes(), answers.mapper());
     new EnvdRoutes(
             sandboxes, answers, processes, sessions.config().dataDir().resolve("e2b-uploads"))

@@ -3,6 +3,7 @@ package dev.box.e2b.server;
 import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -10,8 +11,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Who an envd request is for: the sandbox named by {@code E2b-Sandbox-Id} (or by a {@code Host} of
  * the form {@code 49983-<id>.<domain>}), checked against its {@code X-Access-Token}, and the user
- * it names. Only E2B's default user {@code user}, the sandbox user, is served: Box runs no process
- * as root in a sandbox.
+ * it names; a {@code /files} request may carry instead the signature of a URL the SDK signed with
+ * that token ({@link FileSignatures}). Only E2B's default user {@code user}, the sandbox user, is
+ * served: Box runs no process as root in a sandbox.
  *
  * @param sandboxes where each request's sandbox is found
  */
@@ -22,6 +24,9 @@ record EnvdCaller(E2bSandboxes sandboxes) {
   private static final Pattern HOST = Pattern.compile("49983-([a-z0-9]+)\\..*");
   private static final String BASIC = "basic ";
 
+  /** envd's file route, also served at the root for the SDK's signed URLs. */
+  static final String FILES = "/files";
+
   /**
    * The sandbox {@code ctx} is for, its token checked.
    *
@@ -30,19 +35,33 @@ record EnvdCaller(E2bSandboxes sandboxes) {
    */
   E2bSandbox sandbox(Context ctx) {
     String id = sandboxId(ctx);
+    String token = ctx.header("X-Access-Token");
+    if (token == null && ctx.queryParam("signature") != null && isFiles(ctx)) {
+      return FileSignatures.verify(
+          ctx, id == null ? sandboxes.list() : List.of(live(id)), sandboxes.now());
+    }
     if (id == null) {
       throw ApiError.badRequest("the E2b-Sandbox-Id header is required");
     }
-    E2bSandbox sandbox = sandboxes.find(id);
-    if (sandbox == null) {
-      throw new ApiError(502, "sandbox " + id + " is not running");
-    }
-    String token = ctx.header("X-Access-Token");
+    E2bSandbox sandbox = live(id);
     if (!Secrets.same(sandbox.accessToken(), token)) {
       throw new ApiError(
           401, token == null ? "missing X-Access-Token" : "invalid X-Access-Token for " + id);
     }
     return sandbox;
+  }
+
+  private E2bSandbox live(String id) {
+    E2bSandbox sandbox = sandboxes.find(id);
+    if (sandbox == null) {
+      throw new ApiError(502, "sandbox " + id + " is not running");
+    }
+    return sandbox;
+  }
+
+  /** Whether {@code ctx} is envd's {@code /files}, which a signed URL may reach. */
+  private static boolean isFiles(Context ctx) {
+    return ctx.path().equals(FILES) || ctx.path().equals(EnvdRoutes.PREFIX + FILES);
   }
 
   /** Checks the user of an RPC, sent as {@code Authorization: Basic base64(user:)}. */

@@ -50,6 +50,9 @@ final class EnvdRoutes {
         PREFIX + "/envs", ctx -> rest(ctx, c -> answers.json(c, 200, caller.sandbox(c).envVars())));
     config.routes.get(PREFIX + "/files", ctx -> rest(ctx, files::download));
     config.routes.post(PREFIX + "/files", ctx -> rest(ctx, files::upload));
+    // The SDK's signed URLs drop E2B_SANDBOX_URL's path: they reach the root (EnvdCaller).
+    config.routes.get(EnvdCaller.FILES, ctx -> rest(ctx, files::download));
+    config.routes.post(EnvdCaller.FILES, ctx -> rest(ctx, files::upload));
     config.routes.post(PREFIX + "/filesystem.Filesystem/{method}", this::filesystem);
     config.routes.post(PREFIX + "/process.Process/{method}", this::process);
   }

@@ -25,9 +25,14 @@ final class Secrets {
 
   /** A new envd access token: 32 random bytes in hex. */
   static String accessToken() {
-    byte[] bytes = new byte[32];
-    RANDOM.nextBytes(bytes);
-    return HexFormat.of().formatHex(bytes);
+    return hex(32);
+  }
+
+  /** {@code bytes} random bytes in hex. */
+  static String hex(int bytes) {
+    byte[] random = new byte[bytes];
+    RANDOM.nextBytes(random);
+    return HexFormat.of().formatHex(random);
   }
 
   /** Whether {@code presented} is {@code expected}, in time independent of where they differ. */
