@@ -65,6 +65,26 @@ final class E2bSdk {
         5);
   }
 
+  /**
+   * Runs the example {@code docs/examples/<example>} unchanged (it imports {@code 'e2b'}), from a
+   * copy in a directory whose {@code node_modules} is the SDK's cache, against the server on {@code
+   * port} with {@code apiKey} as E2B_API_KEY.
+   */
+  Result example(String example, int port, String apiKey) {
+    try {
+      Path dir = Files.createTempDirectory("box-e2b-example-");
+      Files.createSymbolicLink(dir.resolve("node_modules"), CACHE.resolve("node_modules"));
+      Path copy = Files.copy(Path.of("../docs/examples", example), dir.resolve(example));
+      String base = "http://127.0.0.1:" + port + "/e2b";
+      return run(
+          List.of(System.getenv().getOrDefault("BOX_NODE", "node"), copy.toString()),
+          Map.of("E2B_API_URL", base, "E2B_SANDBOX_URL", base + "/envd", "E2B_API_KEY", apiKey),
+          5);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
   private static Result run(List<String> command, Map<String, String> env, int minutes) {
     try {
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);

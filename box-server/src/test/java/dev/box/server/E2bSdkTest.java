@@ -17,6 +17,23 @@ class E2bSdkTest {
     runSuite(false);
   }
 
+  /** E2B's quickstart (docs/examples/e2b-quickstart.mjs) runs unchanged, streaming its output. */
+  @Test
+  void e2bsQuickstart_runsUnchanged() {
+    E2bSdk sdk = E2bSdk.install();
+    try (TestServer box = TestServer.start()) {
+      E2bSdk.Result result =
+          sdk.example("e2b-quickstart.mjs", box.server.port(), String.valueOf(box.token()));
+      assertThat(result.exit()).as(result.output()).isZero();
+      assertThat(result.output())
+          .contains("stdout: line 1\nstdout: line 2\nstdout: line 3\n")
+          .contains("exit code: 0")
+          .contains("downloaded: Hello from E2B!")
+          .containsPattern("files: .*hello\\.txt");
+      assertThat(box.get("/v1/sessions").body()).isEmpty();
+    }
+  }
+
   /** On Docker the SDK's key is one the server issued, revoked afterwards. */
   @Test
   void onDocker_theSdkCreatesListsAndKillsSandboxes_andMovesFilesBinaryExact() {

@@ -1,8 +1,7 @@
 package dev.box.core.auth;
 
-import java.nio.charset.StandardCharsets;
+import dev.box.core.Hashes;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -65,11 +64,7 @@ public final class ControlTokens {
   }
 
   private static byte[] digest(String token) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-256", e);
-    }
+    return Hashes.sha256(token);
   }
 
   @Override

@@ -5,15 +5,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxJson;
 import dev.box.api.BoxSpec;
+import dev.box.core.StateFiles;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,36 +58,19 @@ final class PersistentSessions {
    * @throws IOException when it cannot be written: the session is then not persistent
    */
   void save(BoxSpec spec, Instant createdAt) throws IOException {
-    Files.createDirectories(dir);
     ObjectNode record = mapper.createObjectNode();
     record.put("version", VERSION);
     record.put("created_at", createdAt.toString());
     record.set("spec", mapper.valueToTree(spec));
     byte[] bytes = mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(record);
-    Path file = fileOf(spec.sessionId());
-    Path temp = dir.resolve("." + file.getFileName() + ".tmp");
-    try (FileChannel out =
-        FileChannel.open(
-            temp,
-            StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
-            StandardOpenOption.WRITE,
-            LinkOption.NOFOLLOW_LINKS)) {
-      ByteBuffer buffer = ByteBuffer.wrap(bytes);
-      while (buffer.hasRemaining()) {
-        out.write(buffer);
-      }
-      out.force(true);
-    }
-    Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    syncDirectory();
+    StateFiles.replace(fileOf(spec.sessionId()), bytes);
   }
 
   /** Forgets the session {@code sessionId}; a failure is logged. */
   void remove(String sessionId) {
     try {
       if (Files.deleteIfExists(fileOf(sessionId))) {
-        syncDirectory();
+        StateFiles.syncDirectory(dir);
       }
     } catch (IOException e) {
       log.warn("could not remove the record of persistent session {}: {}", sessionId, e.toString());
@@ -149,11 +130,5 @@ final class PersistentSessions {
       throw new IOException("it does not describe the persistent session its name says");
     }
     return new Entry(spec, Instant.parse(record.path("created_at").asText()));
-  }
-
-  private void syncDirectory() throws IOException {
-    try (FileChannel directory = FileChannel.open(dir, StandardOpenOption.READ)) {
-      directory.force(true);
-    }
   }
 }

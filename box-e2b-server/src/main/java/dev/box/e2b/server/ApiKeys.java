@@ -6,17 +6,14 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.core.Hashes;
+import dev.box.core.StateFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -104,7 +101,7 @@ final class ApiKeys {
           "a server keeps at most " + MAX_KEYS + " API keys: revoke one first");
     }
     String secret = "e2b_" + Secrets.hex(20);
-    Key key = new Key("key_" + Secrets.hex(8), name, now, digest(secret));
+    Key key = new Key("key_" + Secrets.hex(8), name, now, Hashes.sha256(secret));
     byId.put(key.id(), key);
     save();
     return new Issued(key, secret);
@@ -130,7 +127,7 @@ final class ApiKeys {
     if (presented == null || presented.isEmpty()) {
       return false;
     }
-    byte[] given = digest(presented);
+    byte[] given = Hashes.sha256(presented);
     boolean match = false;
     for (Key key : byId.values()) {
       match |= MessageDigest.isEqual(key.digest(), given);
@@ -150,23 +147,9 @@ final class ApiKeys {
           .put("sha256", HexFormat.of().formatHex(key.digest()));
     }
     try {
-      Files.createDirectories(file.getParent());
-      Path temp = file.resolveSibling("." + file.getFileName() + ".tmp");
-      Files.deleteIfExists(temp);
-      Files.createFile(
-          temp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-      Files.write(temp, mapper.writeValueAsBytes(root), LinkOption.NOFOLLOW_LINKS);
-      Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      StateFiles.replace(file, mapper.writeValueAsBytes(root));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write E2B's API keys to " + file, e);
-    }
-  }
-
-  private static byte[] digest(String secret) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(secret.getBytes(StandardCharsets.UTF_8));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-256", e);
     }
   }
 }

@@ -109,6 +109,7 @@ record CreateRequest(
           .image(BoxSpec.DEFAULT_IMAGE)
           .mountPath(HOME)
           .workdir(HOME)
+          .persistent(true)
           .network(network)
           .egress(egress)
           .build();

@@ -37,7 +37,9 @@ public final class E2bApi {
    */
   public static void register(JavalinConfig config, SessionManager sessions, ControlTokens tokens) {
     E2bAnswers answers = new E2bAnswers(BoxJson.newMapper());
-    E2bSandboxes sandboxes = new E2bSandboxes(sessions);
+    E2bSandboxes sandboxes =
+        new E2bSandboxes(
+            sessions, new SandboxRecords(sessions.config().dataDir(), answers.mapper()));
     ApiKeys keys = ApiKeys.open(sessions.config().dataDir().resolve(KEYS_FILE), answers.mapper());
     new ApiKeyRoutes(keys, answers.mapper(), sessions.clock()).register(config);
     new ControlPlaneRoutes(sandboxes, answers, tokens, keys).register(config);

@@ -20,9 +20,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The sandboxes made through E2B's API, each an ordinary Box session, and their end of life: at a
- * sandbox's {@code endAt} its session is deleted. A sandbox whose session is gone (deleted through
- * Box's API, reaped when idle) is gone too, and forgotten at the next look.
+ * The sandboxes made through E2B's API, each an ordinary Box session (persistent: it is not reaped
+ * when idle, and outlives a restart of the server, as its {@link SandboxRecords record} does), and
+ * their end of life: at a sandbox's {@code endAt} its session is deleted. A sandbox whose session
+ * is gone (deleted through Box's API) is gone too, and forgotten at the next look.
  *
  * <p>Thread-safe. The timers run on one daemon thread of their own; {@link #close()} stops them and
  * leaves the sessions to the server's shutdown.
@@ -31,17 +32,31 @@ final class E2bSandboxes implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(E2bSandboxes.class);
 
   private final SessionManager sessions;
+  private final SandboxRecords records;
   private final Clock clock;
   private final Map<String, E2bSandbox> byId = new ConcurrentHashMap<>();
   private final Map<String, ScheduledFuture<?>> timers = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer;
 
-  E2bSandboxes(SessionManager sessions) {
+  /**
+   * The sandboxes recorded in {@code records} whose sessions are still there (persistent sessions
+   * outlive a restart), their ends armed; the records of the others are removed.
+   */
+  E2bSandboxes(SessionManager sessions, SandboxRecords records) {
     this.sessions = sessions;
+    this.records = records;
     this.clock = sessions.clock();
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
             Thread.ofPlatform().name("box-e2b-timeouts").daemon().factory());
+    for (E2bSandbox sandbox : records.load()) {
+      if (sessions.list().stream().anyMatch(s -> s.sessionId().equals(sandbox.sessionId()))) {
+        byId.put(sandbox.sandboxId(), sandbox);
+        arm(sandbox);
+      } else {
+        records.remove(sandbox.sandboxId());
+      }
+    }
   }
 
   /** The sessions the sandboxes are. */
@@ -56,6 +71,7 @@ final class E2bSandboxes implements AutoCloseable {
 
   /** Records {@code sandbox}, whose session exists, and arms its end. */
   void add(E2bSandbox sandbox) {
+    records.save(sandbox);
     byId.put(sandbox.sandboxId(), sandbox);
     arm(sandbox);
   }
@@ -107,6 +123,7 @@ final class E2bSandboxes implements AutoCloseable {
     if (byId.replace(sandbox.sandboxId(), next) == null) {
       throw ApiError.notFound("sandbox " + sandbox.sandboxId() + " not found");
     }
+    records.save(next);
     arm(next);
     return next;
   }
@@ -131,7 +148,9 @@ final class E2bSandboxes implements AutoCloseable {
   }
 
   private void forget(E2bSandbox sandbox) {
-    byId.remove(sandbox.sandboxId(), sandbox);
+    if (byId.remove(sandbox.sandboxId(), sandbox)) {
+      records.remove(sandbox.sandboxId());
+    }
     ScheduledFuture<?> armed = timers.remove(sandbox.sandboxId());
     if (armed != null) {
       armed.cancel(false);

@@ -1,9 +1,9 @@
 package dev.box.e2b.server;
 
+import dev.box.core.Hashes;
 import io.javalin.http.Context;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.List;
@@ -67,14 +67,8 @@ final class FileSignatures {
 
   /** The signature of {@code raw}, as the SDK makes it. */
   static byte[] sign(String raw) {
-    try {
-      byte[] hash =
-          MessageDigest.getInstance("SHA-256").digest(raw.getBytes(StandardCharsets.UTF_8));
-      return (PREFIX + Base64.getEncoder().withoutPadding().encodeToString(hash))
-          .getBytes(StandardCharsets.UTF_8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("every JDK has SHA-256", e);
-    }
+    return (PREFIX + Base64.getEncoder().withoutPadding().encodeToString(Hashes.sha256(raw)))
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   private static String orEmpty(@Nullable String value) {

@@ -15,11 +15,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The API keys Box issues for E2B's control plane, through a real server: issued behind the control
- * token, accepted as {@code X-API-Key}, never shown again nor stored in clear, revoked one by one,
- * and kept across a restart.
+ * What E2B's API keeps, through a real server on bubblewrap and its restart on the same data
+ * directory: the API keys Box issues (issued behind the control token, accepted as {@code
+ * X-API-Key}, never shown again nor stored in clear, revoked one by one) and the sandboxes, with
+ * their files, access tokens and ends.
  */
-class E2bApiKeysTest {
+class E2bStateTest {
   private static final String KEYS = "/v1/e2b/api-keys";
 
   @TempDir Path dataDir;
@@ -78,6 +79,61 @@ class E2bApiKeysTest {
       assertThat(unknown.status()).isEqualTo(404);
       assertThat(unknown.body().path("error").path("code").asText()).isEqualTo("not_found");
     }
+  }
+
+  @Test
+  void aSandbox_outlivesARestart_withItsFilesTokenAndEnd() throws IOException {
+    String id;
+    String token;
+    try (TestServer box = TestServer.startOn(dataDir, Clock.systemUTC())) {
+      Answer created =
+          control(box, "POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"v\"},\"timeout\":600}");
+      assertThat(created.status()).as(created.body().toString()).isEqualTo(201);
+      id = created.text("sandboxID");
+      token = created.text("envdAccessToken");
+      Answer written =
+          box.send(
+              "POST",
+              "/e2b/envd/files?path=kept.txt",
+              "kept across a restart",
+              Map.of(
+                  "E2b-Sandbox-Id", id,
+                  "X-Access-Token", token,
+                  "Content-Type", "application/octet-stream"));
+      assertThat(written.status()).as(written.body().toString()).isEqualTo(200);
+    }
+    Path record = dataDir.resolve(".box-state/e2b-sandboxes/" + id + ".json");
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(record)))
+        .isEqualTo("rw-------");
+    try (TestServer again = TestServer.startOn(dataDir, Clock.systemUTC())) {
+      Answer info = control(again, "GET", "/e2b/sandboxes/" + id, "");
+      assertThat(info.status()).as(info.body().toString()).isEqualTo(200);
+      assertThat(info.body().path("metadata").path("k").asText()).isEqualTo("v");
+      Answer stat =
+          again.send(
+              "POST",
+              "/e2b/envd/filesystem.Filesystem/Stat",
+              "{\"path\":\"/home/user/kept.txt\"}",
+              Map.of(
+                  "E2b-Sandbox-Id", id,
+                  "X-Access-Token", token,
+                  "Content-Type", "application/json"));
+      assertThat(stat.status()).as(stat.body().toString()).isEqualTo(200);
+      assertThat(stat.body().path("entry").path("size").asLong())
+          .isEqualTo("kept across a restart".length());
+
+      assertThat(control(again, "DELETE", "/e2b/sandboxes/" + id, "").status()).isEqualTo(204);
+      assertThat(record).doesNotExist();
+      assertThat(again.get("/v1/sessions").body()).isEmpty();
+    }
+  }
+
+  private static Answer control(TestServer box, String method, String path, String body) {
+    return box.send(
+        method,
+        path,
+        body,
+        Map.of("X-API-Key", String.valueOf(box.token()), "Content-Type", "application/json"));
   }
 
   private static Answer listWith(TestServer box, String key) {
