@@ -8,7 +8,8 @@
  * box-agent in /box. In order:
  *   - mounts /dev (devtmpfs), /proc and /sys, and makes the console its stdin, stdout and stderr;
  *   - loads every module in /modules in the order of their names (the host names them so: the
- *     virtio-mmio transport first, then block, console, network and overlay drivers);
+ *     virtio-mmio transport first, then block, console, network and overlay drivers), and opens
+ *     the console again, now the virtio console's;
  *   - mounts the root disk, /dev/vda, read-only, under an overlay whose writable layer is a tmpfs
  *     (the VM's RAM bounds it, and it is gone with the VM);
  *   - reads the agent's secret, the first 32 bytes of the config disk /dev/vdb, into
@@ -17,10 +18,15 @@
  *     arguments);
  *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.2.15/24), on which the host
  *     forwards one loopback port to the agent;
- *   - makes /workspace (the sandbox user's), binds /box at /.box, moves the overlay onto / and
- *     execs, as PID 1:
- *       /.box/box-guard --uid 1000 --gid 1000 --init -- /.box/box-agent --listen 7000 SECRET
- *     so that the agent and everything it forks are the sandbox user under the syscall filter.
+ *   - makes /workspace (the sandbox user's), binds /box at /.box, moves the overlay onto /;
+ *   - becomes the sandbox user, uid and gid 1000, with no supplementary group and an empty
+ *     capability bounding set, and execs, as PID 1:
+ *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
+ *     so that the agent and everything it forks are the sandbox user under the syscall filter, and
+ *     every process the agent starts runs in a network namespace with only loopback: eth0 is the
+ *     agent's alone. The user changes here, not through box-guard's --uid: a process whose user
+ *     changed is not dumpable until its next exec, and one that is not cannot write the uid map of
+ *     the user namespace that --net-off makes.
  * Any failure prints one line, "box-vminit: <what>: <why>", on the console and restarts the VM,
  * which QEMU run with -no-reboot turns into its exit.
  */
@@ -28,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -35,6 +42,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -156,12 +164,24 @@ static void move_to(const char *from, const char *to) {
   if (mount(from, to, NULL, MS_MOVE, NULL) < 0) die(to);
 }
 
+static void become_sandbox_user(void) {
+  for (int cap = 0; cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) die("PR_CAPBSET_DROP");
+  }
+  uid_t id = (uid_t)atoi(SANDBOX_ID);
+  if (setgroups(0, NULL) < 0) die("setgroups");
+  if (setresgid(id, id, id) < 0) die("setresgid");
+  if (setresuid(id, id, id) < 0) die("setresuid");
+}
+
 int main(void) {
   do_mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
   console();
   do_mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
   do_mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
   load_modules();
+  /* Again: the virtio console exists only now, and what was opened before writes nowhere. */
+  console();
   await_device("/dev/vda");
   await_device("/dev/vdb");
   do_mount("/dev/vda", "/lower", "ext4", MS_RDONLY, NULL);
@@ -181,8 +201,10 @@ int main(void) {
   if (chdir(NEWROOT) < 0) die(NEWROOT);
   if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("moving the root");
   if (chroot(".") < 0 || chdir("/") < 0) die("chroot");
-  char *agent[] = {"/.box/box-guard", "--uid", SANDBOX_ID, "--gid", SANDBOX_ID, "--init", "--",
-                   "/.box/box-agent", "--listen", AGENT_PORT, SECRET_PATH, NULL};
+  become_sandbox_user();
+  char *agent[] = {"/.box/box-guard", "--init",   "--net-off", "--", "/.box/box-agent",
+                   "--listen",        AGENT_PORT, SECRET_PATH, "--netns", "3",
+                   "4",               NULL};
   execv(agent[0], agent);
   die(agent[0]);
   return 1;

@@ -24,6 +24,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -59,12 +60,15 @@ public final class MicrovmBackend implements SandboxBackend {
           Map.entry("isolation", "vm (tcg)"),
           Map.entry(
               "memory", "the VM's RAM (QEMU -m, at least " + QemuCommand.MIN_MEMORY_MB + " MiB)"),
-          Map.entry("cpu", "one vCPU"),
+          // One vCPU whatever the session's cpus asks: not a limit the session chose.
+          Map.entry("cpu", "none"),
           Map.entry("pids", "none"),
           Map.entry(
               "network",
-              "off: QEMU's user network with restrict=on (no way out of the VM), only the agent's"
-                  + " port forwarded from host loopback; on: refused"),
+              "off: the session's processes in a network namespace with only loopback (box-guard"
+                  + " --net-off in the guest); the agent's own card is on QEMU's user network with"
+                  + " restrict=on (no way out of the VM), only its port forwarded from host"
+                  + " loopback; on: refused"),
           Map.entry("timeout", "kill (the guest's agent ends the whole tree)"),
           Map.entry("output", "bounded"),
           Map.entry("host_mounts", "refused: the workspace lives in the VM's writable layer"));
@@ -107,6 +111,14 @@ public final class MicrovmBackend implements SandboxBackend {
     }
     this.files = found;
     this.reason = String.valueOf(why);
+  }
+
+  /**
+   * The directory of the VMs' files: {@code env} (the value of {@code BOX_MICROVM_CACHE}, as {@code
+   * scripts/microvm} reads it), else the script's default.
+   */
+  public static Path filesDir(@Nullable String env) {
+    return MicrovmFiles.dir(env);
   }
 
   private void writeInitramfs(Path stateDir, MicrovmFiles found) throws IOException {
@@ -241,8 +253,8 @@ public final class MicrovmBackend implements SandboxBackend {
 
   /** The QEMU process ids of the running VMs, by VM name. */
   Map<String, Long> pids() {
-    Map<String, Long> pids = new java.util.HashMap<>();
-    running.forEach((name, vm) -> pids.put(name, vm.pid()));
+    Map<String, Long> pids = new HashMap<>();
+    running.forEach((name, vm) -> pids.put(name, vm.process().pid()));
     return pids;
   }
 

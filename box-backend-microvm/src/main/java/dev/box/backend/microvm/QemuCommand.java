@@ -35,7 +35,7 @@ final class QemuCommand {
   /**
    * The command.
    *
-   * @param vmDir the VM's own directory: its console log, config disk and pid file
+   * @param vmDir the VM's own directory: its console log and config disk
    * @param initramfs the server's initramfs
    * @param memoryMb the VM's RAM
    * @param hostPort the host loopback port forwarded to the agent
@@ -71,7 +71,6 @@ final class QemuCommand {
             + ":"
             + GuestInit.AGENT_PORT);
     add(argv, "-device", "virtio-net-device,netdev=net");
-    add(argv, "-pidfile", vmDir.resolve(Vm.PID_FILE).toString());
     return argv;
   }
 

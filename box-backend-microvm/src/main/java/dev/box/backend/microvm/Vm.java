@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -25,24 +26,13 @@ import java.util.concurrent.TimeoutException;
  * which lives as long as the server: when the server dies, however it dies, the kernel kills every
  * VM it started.
  */
-final class Vm {
+record Vm(Path dir, Process process, int hostPort) {
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
-  static final String PID_FILE = "qemu.pid";
   private static final String QEMU_LOG = "qemu.log";
 
   /** How much of a log an error message quotes: the guest writes the console, hostile. */
   private static final int LOG_TAIL_BYTES = 600;
-
-  private final Path dir;
-  private final Process process;
-  private final int hostPort;
-
-  private Vm(Path dir, Process process, int hostPort) {
-    this.dir = dir;
-    this.process = process;
-    this.hostPort = hostPort;
-  }
 
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
@@ -67,7 +57,7 @@ final class Vm {
     System.arraycopy(secret, 0, sector, 0, secret.length);
     Files.write(config, sector);
     int port = freeLoopbackPort();
-    List<String> argv = new java.util.ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
     argv.addAll(QemuCommand.of(files, dir, initramfs, memoryMb, port));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
@@ -99,19 +89,9 @@ final class Vm {
     }
   }
 
-  /** The host loopback port QEMU forwards to the agent. */
-  int hostPort() {
-    return hostPort;
-  }
-
   /** Whether QEMU runs. */
   boolean alive() {
     return process.isAlive();
-  }
-
-  /** QEMU's process id, as the leftovers of a test see it. */
-  long pid() {
-    return process.pid();
   }
 
   /**

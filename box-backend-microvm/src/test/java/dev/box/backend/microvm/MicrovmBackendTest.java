@@ -158,6 +158,16 @@ class MicrovmBackendTest {
 
   @Test
   @Order(6)
+  void theSessionsProcesses_seeOnlyLoopback() throws Exception {
+    assertThat(
+            run(
+                "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; tail -n +2 /proc/net/route",
+                0))
+        .isEqualTo("lo\n");
+  }
+
+  @Test
+  @Order(7)
   void networkOnAndTooLittleMemory_areRefused() {
     assertThatThrownBy(() -> backend.start(spec("s2", BoxNetworkMode.ON, 256)))
         .isInstanceOf(BoxValidationException.class)
@@ -168,7 +178,7 @@ class MicrovmBackendTest {
   }
 
   @Test
-  @Order(7)
+  @Order(8)
   void destroy_killsQemuAndRemovesTheVmsFiles() {
     long pid = java.util.Objects.requireNonNull(backend.pids().get(sandbox.id()));
     Path dir = state.resolve("microvm/vms").resolve(sandbox.id());
