@@ -6,6 +6,7 @@ import dev.box.backend.docker.ContainerSettings;
 import dev.box.backend.e2b.E2bBackend;
 import dev.box.backend.kubernetes.KubernetesBackend;
 import dev.box.backend.kubernetes.Replica;
+import dev.box.backend.microvm.MicrovmBackend;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
@@ -31,11 +32,13 @@ import org.slf4j.LoggerFactory;
  * is chosen only on a host that has neither a container engine nor bubblewrap. E2B joins {@code
  * local}'s order, last, only when an API key is configured: it runs code on a remote service, which
  * an operator who configured nothing for it must not get by surprise, and a local sandbox, when one
- * works, keeps the host's files where they are.
+ * works, keeps the host's files where they are. {@code local} never picks {@code microvm}: under
+ * TCG a session takes seconds to boot, which only an operator who asks for a VM should pay.
  */
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
-  private static final String KNOWN = "local, docker, podman, bwrap, nsjail, e2b, kubernetes";
+  private static final String KNOWN =
+      "local, docker, podman, bwrap, nsjail, e2b, kubernetes, microvm";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -53,7 +56,7 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b", "kubernetes" ->
+      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b", "kubernetes", "microvm" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
       default ->
@@ -168,6 +171,12 @@ final class Backends {
               config.stateDir(),
               instanceId,
               config.isolation().egress(),
+              runtime);
+      case "microvm" ->
+          // The directory scripts/microvm prepared: its own variable, as the script reads it.
+          new MicrovmBackend(
+              config.stateDir(),
+              MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE")),
               runtime);
       case "nsjail" ->
           new NsjailBackend(

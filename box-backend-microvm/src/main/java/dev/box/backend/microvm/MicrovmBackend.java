@@ -1,0 +1,270 @@
+package dev.box.backend.microvm;
+
+import dev.box.api.BoxErrorCode;
+import dev.box.api.BoxException;
+import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxValidationException;
+import dev.box.api.internal.FileTrees;
+import dev.box.api.time.Ticker;
+import dev.box.core.agent.AgentAddress;
+import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.LinkDeadlines;
+import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxBackend;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.guard.ExecAgent;
+import dev.box.guard.GuestInit;
+import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.BackendRuntime;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sessions as QEMU micro-VMs, one per session, each with its own guest kernel (see {@link
+ * QemuCommand} for the machine and docs/BACKENDS.md). The guest's init runs box-agent in network
+ * mode as the sandbox user under box-guard; the server reaches it through one host loopback port
+ * that QEMU forwards, with a secret of the VM's own, and every process, timeout kill and file
+ * operation goes through that link, as on the kubernetes backend. Destroying a session kills its
+ * QEMU: every process of the session ends with its kernel.
+ */
+public final class MicrovmBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(MicrovmBackend.class);
+
+  /** How long the agent may take to answer a request: the guest runs under TCG. */
+  private static final Duration REPLY_TIMEOUT = Duration.ofSeconds(10);
+
+  /** How long a VM may take from QEMU's start to the agent's hello. */
+  private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
+
+  /** How long one attempt to reach the agent may take while the guest boots. */
+  private static final Duration DIAL_ATTEMPT = Duration.ofSeconds(1);
+
+  private static final Map<String, String> ENFORCED =
+      Map.ofEntries(
+          Map.entry("isolation", "vm (tcg)"),
+          Map.entry(
+              "memory", "the VM's RAM (QEMU -m, at least " + QemuCommand.MIN_MEMORY_MB + " MiB)"),
+          // One vCPU whatever the session's cpus asks: not a limit the session chose.
+          Map.entry("cpu", "none"),
+          Map.entry("pids", "none"),
+          Map.entry(
+              "network",
+              "off: the session's processes in a network namespace with only loopback (box-guard"
+                  + " --net-off in the guest); the agent's own card is on QEMU's user network with"
+                  + " restrict=on (no way out of the VM), only its port forwarded from host"
+                  + " loopback; on: refused"),
+          Map.entry("timeout", "kill (the guest's agent ends the whole tree)"),
+          Map.entry("output", "bounded"),
+          Map.entry("host_mounts", "refused: the workspace lives in the VM's writable layer"));
+
+  private final Path vmsDir;
+  private final Path initramfs;
+  private final @Nullable MicrovmFiles files;
+  private final String reason;
+  private final Ticker ticker;
+  private final ExecutorService launcher;
+  private final ScheduledExecutorService timers;
+  private final SecureRandom random = new SecureRandom();
+  private final Map<String, Vm> running = new ConcurrentHashMap<>();
+
+  /**
+   * @param stateDir the server's state directory: VMs live under {@code microvm/} in it
+   * @param filesDir the directory {@code scripts/microvm} prepared ({@link MicrovmFiles})
+   * @param runtime the clock and the threads of the backend
+   */
+  public MicrovmBackend(Path stateDir, Path filesDir, BackendRuntime runtime) {
+    Path root = stateDir.toAbsolutePath().normalize().resolve("microvm");
+    this.vmsDir = root.resolve("vms");
+    this.initramfs = root.resolve("initramfs.cpio");
+    this.ticker = runtime.ticker();
+    this.launcher = runtime.singleThread("microvm-launcher");
+    this.timers = runtime.timer("microvm-timeouts");
+    MicrovmFiles found = null;
+    String why;
+    try {
+      found = MicrovmFiles.read(filesDir);
+      writeInitramfs(stateDir, found);
+      why =
+          "QEMU micro-VMs (microvm machine, TCG) of "
+              + found.kernel().getFileName()
+              + " from "
+              + filesDir;
+    } catch (IOException e) {
+      found = null;
+      why = e.getMessage();
+    }
+    this.files = found;
+    this.reason = String.valueOf(why);
+  }
+
+  /**
+   * The directory of the VMs' files: {@code env} (the value of {@code BOX_MICROVM_CACHE}, as {@code
+   * scripts/microvm} reads it), else the script's default.
+   */
+  public static Path filesDir(@Nullable String env) {
+    return MicrovmFiles.dir(env);
+  }
+
+  private void writeInitramfs(Path stateDir, MicrovmFiles found) throws IOException {
+    byte[] init = GuestInit.bytes();
+    SyscallGuard guard = SyscallGuard.install(stateDir);
+    ExecAgent agent = ExecAgent.install(stateDir);
+    Path guardBinary = guard.binary();
+    Path agentBinary = agent.binary();
+    if (init == null || guardBinary == null || agentBinary == null) {
+      throw new IOException(
+          "this build has no guest init, box-guard or box-agent for this arch: "
+              + guard.reason()
+              + "; "
+              + agent.reason());
+    }
+    Files.createDirectories(initramfs.getParent());
+    Initramfs.write(initramfs, init, found.modules(), guardBinary, agentBinary);
+  }
+
+  @Override
+  public String name() {
+    return "microvm";
+  }
+
+  @Override
+  public BackendStatus status() {
+    return new BackendStatus(name(), files != null, reason, ENFORCED, Set.of());
+  }
+
+  @Override
+  public Sandbox start(SandboxSpec spec) {
+    MicrovmFiles found = files;
+    if (found == null) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE, "the microvm backend is unavailable: " + reason);
+    }
+    if (spec.network() == BoxNetworkMode.ON) {
+      throw new BoxValidationException(
+          "network on is not available on the microvm backend yet: its VMs have no way out");
+    }
+    if (spec.memoryMb() < QemuCommand.MIN_MEMORY_MB) {
+      throw new BoxValidationException(
+          "memory_mb "
+              + spec.memoryMb()
+              + " is too small for a VM: at least "
+              + QemuCommand.MIN_MEMORY_MB);
+    }
+    String name = spec.sandboxName();
+    byte[] secret = new byte[AgentAddress.SECRET_BYTES];
+    random.nextBytes(secret);
+    Vm vm = null;
+    try {
+      long started = ticker.read();
+      vm = Vm.start(found, vmsDir.resolve(name), initramfs, spec.memoryMb(), secret, launcher);
+      running.put(name, vm);
+      AgentLink link = awaitAgent(name, vm, secret);
+      log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
+      return new MicrovmSandbox(name, link, vm, running::remove);
+    } catch (IOException e) {
+      destroy(name, vm);
+      throw new BoxException(
+          BoxErrorCode.RUNTIME_UNAVAILABLE,
+          "cannot start the VM of session " + spec.sessionId() + ": " + e.getMessage(),
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      destroy(name, vm);
+      throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
+    }
+  }
+
+  private void destroy(String name, @Nullable Vm vm) {
+    if (vm != null) {
+      vm.destroy();
+    }
+    running.remove(name);
+  }
+
+  /**
+   * Dials the guest's agent until it says hello: QEMU accepts on the forwarded port at once and
+   * closes the connection while nothing listens in the guest, so each attempt is short and the next
+   * follows until the boot's deadline, or until QEMU ends.
+   */
+  private AgentLink awaitAgent(String name, Vm vm, byte[] secret)
+      throws IOException, InterruptedException {
+    AgentAddress address =
+        new AgentAddress(
+            new InetSocketAddress(InetAddress.getLoopbackAddress(), vm.hostPort()), secret);
+    long deadline = ticker.read() + BOOT_TIMEOUT.toNanos();
+    while (true) {
+      if (!vm.alive()) {
+        throw new IOException("the VM ended while it booted: " + vm.whyEnded());
+      }
+      AgentLink link = AgentLink.dial(name, address, new LinkDeadlines(REPLY_TIMEOUT, timers));
+      try {
+        link.awaitAgent(DIAL_ATTEMPT, vm::destroy);
+        return link;
+      } catch (IOException e) {
+        link.close();
+        if (ticker.read() - deadline > 0) {
+          throw new IOException(
+              "the VM's agent did not answer within "
+                  + BOOT_TIMEOUT.toSeconds()
+                  + " s: "
+                  + vm.whyEnded(),
+              e);
+        }
+        Thread.sleep(100);
+      }
+    }
+  }
+
+  /**
+   * Removes the directories of VMs this backend does not run (an earlier server's: its QEMUs died
+   * with it).
+   */
+  @Override
+  public void removeOrphans() {
+    if (!Files.isDirectory(vmsDir)) {
+      return;
+    }
+    try (Stream<Path> dirs = Files.list(vmsDir)) {
+      for (Path dir : dirs.toList()) {
+        if (!running.containsKey(dir.getFileName().toString())) {
+          FileTrees.deleteTreeQuietly(dir);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot remove the VMs left under {}: {}", vmsDir, e.toString());
+    }
+  }
+
+  /** The QEMU process ids of the running VMs, by VM name. */
+  Map<String, Long> pids() {
+    Map<String, Long> pids = new HashMap<>();
+    running.forEach((name, vm) -> pids.put(name, vm.process().pid()));
+    return pids;
+  }
+
+  /**
+   * Kills every VM still running (the runtime destroyed the sessions before) and stops the threads.
+   */
+  @Override
+  public void close() {
+    running.forEach(this::destroy);
+    launcher.shutdownNow();
+    timers.shutdownNow();
+  }
+}

@@ -1,0 +1,92 @@
+package dev.box.backend.microvm;
+
+import dev.box.guard.GuestInit;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
+ * no legacy devices), one vCPU under TCG, the VM's RAM as its memory limit, and only virtio-mmio
+ * devices: the console (to a log file), the shared root disk (read-only), the VM's config disk
+ * (read-only: the agent's secret) and a network card on QEMU's user-mode network with {@code
+ * restrict=on}, so that the guest reaches nothing outside, and the agent's port forwarded from one
+ * host loopback port. QEMU's own seccomp sandbox is on. Nothing from a request is on it but the
+ * memory size, a number.
+ */
+final class QemuCommand {
+  /** The RAM below which the guest kernel and its init do not start. */
+  static final int MIN_MEMORY_MB = 96;
+
+  /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
+  private static final int TRANSLATION_CACHE_MB = 64;
+
+  /**
+   * The guest kernel's command line: the console on the virtio console, no messages but errors, a
+   * panic (its init failed) restarts at once, which {@code -no-reboot} turns into QEMU's exit, and
+   * the TSC's frequency (see {@link MicrovmFiles}).
+   */
+  static String kernelArgs(long tscKhz) {
+    return "console=hvc0 quiet panic=-1 tsc_early_khz=" + tscKhz;
+  }
+
+  private QemuCommand() {}
+
+  /**
+   * The command.
+   *
+   * @param vmDir the VM's own directory: its console log and config disk
+   * @param initramfs the server's initramfs
+   * @param memoryMb the VM's RAM
+   * @param hostPort the host loopback port forwarded to the agent
+   */
+  static List<String> of(
+      MicrovmFiles files, Path vmDir, Path initramfs, int memoryMb, int hostPort) {
+    List<String> argv = new ArrayList<>();
+    argv.add(files.qemu().toString());
+    add(argv, "-machine", "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=off");
+    add(argv, "-accel", "tcg,tb-size=" + TRANSLATION_CACHE_MB);
+    add(argv, "-smp", "1");
+    add(argv, "-m", memoryMb + "M");
+    argv.addAll(List.of("-nodefaults", "-no-user-config", "-nographic", "-no-reboot"));
+    add(
+        argv,
+        "-sandbox",
+        "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
+    add(argv, "-kernel", files.kernel().toString());
+    add(argv, "-initrd", initramfs.toString());
+    add(argv, "-append", kernelArgs(files.tscKhz()));
+    add(argv, "-chardev", "file,id=console,path=" + option(vmDir.resolve(Vm.CONSOLE_LOG)));
+    add(argv, "-device", "virtio-serial-device");
+    add(argv, "-device", "virtconsole,chardev=console");
+    disk(argv, "root", files.rootfs());
+    disk(argv, "config", vmDir.resolve(Vm.CONFIG_DISK));
+    add(
+        argv,
+        "-netdev",
+        "user,id=net,restrict=on,hostfwd=tcp:127.0.0.1:"
+            + hostPort
+            + "-"
+            + GuestInit.GUEST_ADDRESS
+            + ":"
+            + GuestInit.AGENT_PORT);
+    add(argv, "-device", "virtio-net-device,netdev=net");
+    return argv;
+  }
+
+  /** A read-only raw disk, in the order the guest names them (vda, vdb). */
+  private static void disk(List<String> argv, String id, Path file) {
+    add(argv, "-drive", "id=" + id + ",file=" + option(file) + ",format=raw,if=none,readonly=on");
+    add(argv, "-device", "virtio-blk-device,drive=" + id);
+  }
+
+  private static void add(List<String> argv, String option, String value) {
+    argv.add(option);
+    argv.add(value);
+  }
+
+  /** A path as the value of a QEMU option: a comma in it is doubled. */
+  static String option(Path path) {
+    return path.toString().replace(",", ",,");
+  }
+}

@@ -1,0 +1,135 @@
+package dev.box.backend.microvm;
+
+import dev.box.api.internal.FileTrees;
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}, mode
+ * 0700), which holds its config disk (the agent's secret), its console log and QEMU's own output.
+ *
+ * <p>QEMU is started through {@code setpriv --pdeathsig KILL} from the backend's launcher thread,
+ * which lives as long as the server: when the server dies, however it dies, the kernel kills every
+ * VM it started.
+ */
+record Vm(Path dir, Process process, int hostPort) {
+  static final String CONFIG_DISK = "config";
+  static final String CONSOLE_LOG = "console.log";
+  private static final String QEMU_LOG = "qemu.log";
+
+  /** How much of a log an error message quotes: the guest writes the console, hostile. */
+  private static final int LOG_TAIL_BYTES = 600;
+
+  /**
+   * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
+   * secret}.
+   *
+   * @param launcher the thread that starts every QEMU of the backend (see the class comment)
+   */
+  static Vm start(
+      MicrovmFiles files,
+      Path dir,
+      Path initramfs,
+      int memoryMb,
+      byte[] secret,
+      ExecutorService launcher)
+      throws IOException {
+    Files.createDirectories(dir.getParent());
+    Files.createDirectory(
+        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+    Path config = dir.resolve(CONFIG_DISK);
+    // A disk is at least one sector.
+    byte[] sector = new byte[512];
+    System.arraycopy(secret, 0, sector, 0, secret.length);
+    Files.write(config, sector);
+    int port = freeLoopbackPort();
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
+    argv.addAll(QemuCommand.of(files, dir, initramfs, memoryMb, port));
+    ProcessBuilder builder =
+        new ProcessBuilder(argv)
+            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            .redirectOutput(dir.resolve(QEMU_LOG).toFile())
+            .redirectErrorStream(true);
+    Future<Process> started = launcher.submit(builder::start);
+    try {
+      return new Vm(dir, started.get(30, TimeUnit.SECONDS), port);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new IOException("cannot start QEMU: " + cause.getMessage(), cause);
+    } catch (TimeoutException e) {
+      started.cancel(true);
+      throw new IOException("QEMU did not start within 30 s", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting QEMU", e);
+    }
+  }
+
+  /**
+   * A loopback port nothing listens on now, for QEMU to forward; another process may take it before
+   * QEMU does, and QEMU then fails to start, saying so.
+   */
+  private static int freeLoopbackPort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return socket.getLocalPort();
+    }
+  }
+
+  /** Whether QEMU runs. */
+  boolean alive() {
+    return process.isAlive();
+  }
+
+  /**
+   * Why the VM ended, for an error message: QEMU's exit status and the end of its output and of the
+   * guest's console, each bounded.
+   */
+  String whyEnded() {
+    String status = process.isAlive() ? "QEMU still runs" : "QEMU exited " + process.exitValue();
+    return status
+        + "; QEMU: "
+        + tail(dir.resolve(QEMU_LOG))
+        + "; console: "
+        + tail(dir.resolve(CONSOLE_LOG));
+  }
+
+  private static String tail(Path file) {
+    try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
+      long length = in.length();
+      byte[] bytes = new byte[(int) Math.min(length, LOG_TAIL_BYTES)];
+      in.seek(length - bytes.length);
+      in.readFully(bytes);
+      return new String(bytes, StandardCharsets.UTF_8).replaceAll("[^\\x20-\\x7e]+", " ").strip();
+    } catch (IOException e) {
+      return "(none)";
+    }
+  }
+
+  /** Kills QEMU, waits for it to end, and removes the VM's directory; idempotent. */
+  void destroy() {
+    process.destroyForcibly();
+    try {
+      if (!process.waitFor(10, TimeUnit.SECONDS)) {
+        return;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return;
+    }
+    FileTrees.deleteTreeQuietly(dir);
+  }
+}

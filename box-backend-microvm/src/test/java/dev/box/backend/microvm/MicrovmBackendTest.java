@@ -1,0 +1,193 @@
+package dev.box.backend.microvm;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.box.api.BoxEgress;
+import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxValidationException;
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxSpec;
+import dev.box.sandbox.BackendRuntime;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The backend with a real VM: QEMU boots the guest kernel (TCG) with the initramfs the backend
+ * writes, and every process runs through the guest's agent. One VM serves the whole class (a boot
+ * takes seconds under TCG); the last test destroys it. Needs what {@code scripts/microvm} prepares
+ * ({@code BOX_MICROVM_CACHE} or its default directory); without it the class is skipped.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class MicrovmBackendTest {
+  private Path state;
+  private MicrovmBackend backend;
+  private Sandbox sandbox;
+
+  @BeforeAll
+  void boot(@TempDir Path state) {
+    this.state = state;
+    Path files = MicrovmFiles.dir(System.getenv("BOX_MICROVM_CACHE"));
+    assumeTrue(
+        Files.isRegularFile(files.resolve(MicrovmFiles.MANIFEST)),
+        "no micro-VM files in " + files + ": run scripts/microvm");
+    backend = new MicrovmBackend(state, files, BackendRuntime.system());
+    assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
+    sandbox = backend.start(spec("s1", BoxNetworkMode.OFF, 256));
+  }
+
+  @AfterAll
+  void stop() {
+    if (backend != null) {
+      backend.close();
+    }
+  }
+
+  static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb) {
+    return new SandboxSpec(
+        session,
+        "i_" + session,
+        "i",
+        "ignored",
+        network,
+        null,
+        List.of(),
+        false,
+        1,
+        memoryMb,
+        64,
+        BoxEgress.NONE,
+        false);
+  }
+
+  private SandboxProcess spawn(String script, boolean stdin) {
+    return sandbox.spawn(
+        new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), stdin));
+  }
+
+  private String run(String script, int exitCode) throws Exception {
+    SandboxProcess p = spawn(script, false);
+    String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(Duration.ofSeconds(60))).hasValue(exitCode);
+    p.release();
+    return out;
+  }
+
+  @Test
+  @Order(1)
+  void aProcessRunsInTheGuest_asTheSandboxUser_underItsOwnKernel() throws Exception {
+    String hostKernel = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip();
+
+    assertThat(run("id -u; echo hi > f; cat f; pwd; uname -r", 0))
+        .startsWith("1000\nhi\n/workspace\n")
+        .doesNotContain(hostKernel);
+  }
+
+  @Test
+  @Order(2)
+  void exitCodesAndStderr_comeBackAsTheCommandGaveThem() throws Exception {
+    SandboxProcess p = spawn("echo oops >&2; exit 7", false);
+
+    assertThat(new String(p.stderr().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("oops\n");
+    assertThat(p.waitFor(Duration.ofSeconds(60))).hasValue(7);
+    assertThat(run("python3 -c 'import sys; sys.exit(3)'", 3)).isEmpty();
+  }
+
+  @Test
+  @Order(3)
+  void stdin_reachesTheProcess() throws Exception {
+    SandboxProcess p = spawn("tr a-z A-Z", true);
+    try (OutputStream in = p.stdin()) {
+      in.write("hello vm\n".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8))
+        .isEqualTo("HELLO VM\n");
+    assertThat(p.waitFor(Duration.ofSeconds(60))).hasValue(0);
+  }
+
+  @Test
+  @Order(4)
+  void killingATree_endsEveryProcessOfIt_andTheVmGoesOn() throws Exception {
+    SandboxProcess p = spawn("sleep 1000 & setsid sleep 1000 & echo started; wait", false);
+    assertThat(new String(p.stdout().readNBytes(8), StandardCharsets.UTF_8)).isEqualTo("started\n");
+
+    p.killTree();
+
+    assertThat(p.waitFor(Duration.ofSeconds(60))).isPresent();
+    assertThat(run("ps -eo comm | grep -c '^sleep' || true", 0)).isEqualTo("0\n");
+  }
+
+  @Test
+  @Order(5)
+  void theGuestCannotReachTheHostsLoopback_throughQemusNetwork() throws Exception {
+    try (ServerSocket host = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      // Without restrict=on, QEMU's user network maps 10.0.2.2 to the host's loopback.
+      String connect =
+          "python3 -c 'import socket\n"
+              + "s = socket.socket(); s.settimeout(5)\n"
+              + "try:\n"
+              + "  s.connect((\"10.0.2.2\", "
+              + host.getLocalPort()
+              + ")); print(\"connected\")\n"
+              + "except OSError:\n"
+              + "  print(\"unreachable\")'";
+
+      assertThat(run(connect, 0)).isEqualTo("unreachable\n");
+    }
+  }
+
+  @Test
+  @Order(6)
+  void theSessionsProcesses_seeOnlyLoopback() throws Exception {
+    assertThat(
+            run(
+                "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '; tail -n +2 /proc/net/route",
+                0))
+        .isEqualTo("lo\n");
+  }
+
+  @Test
+  @Order(7)
+  void networkOnAndTooLittleMemory_areRefused() {
+    assertThatThrownBy(() -> backend.start(spec("s2", BoxNetworkMode.ON, 256)))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessageContaining("network on");
+    assertThatThrownBy(() -> backend.start(spec("s3", BoxNetworkMode.OFF, 32)))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessageContaining("memory_mb 32");
+  }
+
+  @Test
+  @Order(8)
+  void destroy_killsQemuAndRemovesTheVmsFiles() {
+    long pid = java.util.Objects.requireNonNull(backend.pids().get(sandbox.id()));
+    Path dir = state.resolve("microvm/vms").resolve(sandbox.id());
+    assertThat(dir).isDirectory();
+
+    sandbox.destroy();
+
+    assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty();
+    assertThat(dir).doesNotExist();
+    assertThat(backend.pids()).isEmpty();
+  }
+}

@@ -1,0 +1,211 @@
+/*
+ * box-vminit: the first program of a Box micro-VM, the /init of its initramfs, run by the guest
+ * kernel as root before anything of the sandbox runs.
+ *
+ *   /init        (no arguments; nothing is read from the kernel's command line)
+ *
+ * The initramfs holds this program, the guest kernel's modules in /modules, and box-guard and
+ * box-agent in /box. In order:
+ *   - mounts /dev (devtmpfs), /proc and /sys, and makes the console its stdin, stdout and stderr;
+ *   - loads every module in /modules in the order of their names (the host names them so: the
+ *     virtio-mmio transport first, then block, console, network and overlay drivers), and opens
+ *     the console again, now the virtio console's;
+ *   - mounts the root disk, /dev/vda, read-only, under an overlay whose writable layer is a tmpfs
+ *     (the VM's RAM bounds it, and it is gone with the VM);
+ *   - reads the agent's secret, the first 32 bytes of the config disk /dev/vdb, into
+ *     /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent): the
+ *     secret never goes on the kernel's command line, which the host shows every user (QEMU's
+ *     arguments);
+ *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.2.15/24), on which the host
+ *     forwards one loopback port to the agent;
+ *   - makes /workspace (the sandbox user's), binds /box at /.box, moves the overlay onto /;
+ *   - becomes the sandbox user, uid and gid 1000, with no supplementary group and an empty
+ *     capability bounding set, and execs, as PID 1:
+ *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
+ *     so that the agent and everything it forks are the sandbox user under the syscall filter, and
+ *     every process the agent starts runs in a network namespace with only loopback: eth0 is the
+ *     agent's alone. The user changes here, not through box-guard's --uid: a process whose user
+ *     changed is not dumpable until its next exec, and one that is not cannot write the uid map of
+ *     the user namespace that --net-off makes.
+ * Any failure prints one line, "box-vminit: <what>: <why>", on the console and restarts the VM,
+ * which QEMU run with -no-reboot turns into its exit.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SECRET_SIZE 32
+#define SANDBOX_ID "1000"
+#define AGENT_PORT "7000"
+#define GUEST_ADDRESS "10.0.2.15"
+#define GUEST_NETMASK "255.255.255.0"
+#define NEWROOT "/newroot"
+#define SECRET_PATH "/run/box/secret"
+
+static void die(const char *what) {
+  fprintf(stderr, "box-vminit: %s: %s\n", what, strerror(errno));
+  fflush(stderr);
+  sync();
+  reboot(RB_AUTOBOOT);
+  _exit(1);
+}
+
+static void make_dir(const char *path, mode_t mode) {
+  if (mkdir(path, mode) < 0 && errno != EEXIST) die(path);
+}
+
+static void do_mount(const char *source, const char *target, const char *type,
+                     unsigned long flags, const char *data) {
+  make_dir(target, 0755);
+  if (mount(source, target, type, flags, data) < 0) die(target);
+}
+
+static void console(void) {
+  int fd = open("/dev/console", O_RDWR | O_NOCTTY);
+  if (fd < 0) return; /* nowhere to say anything: go on silently */
+  for (int i = 0; i < 3; i++) dup2(fd, i);
+  if (fd > 2) close(fd);
+}
+
+static int module_name(const struct dirent *entry) {
+  size_t length = strlen(entry->d_name);
+  return length > 3 && strcmp(entry->d_name + length - 3, ".ko") == 0;
+}
+
+static void load_modules(void) {
+  struct dirent **names;
+  int count = scandir("/modules", &names, module_name, alphasort);
+  if (count < 0) die("/modules");
+  for (int i = 0; i < count; i++) {
+    char path[300];
+    snprintf(path, sizeof path, "/modules/%s", names[i]->d_name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die(path);
+    if (syscall(SYS_finit_module, fd, "", 0) < 0 && errno != EEXIST) die(path);
+    close(fd);
+    free(names[i]);
+  }
+  free(names);
+}
+
+/* Waits up to 5 s for the device node, which the driver's probe makes as its module loads. */
+static void await_device(const char *path) {
+  for (int i = 0; i < 500 && access(path, F_OK) < 0; i++) {
+    struct timespec pause = {0, 10 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  if (access(path, F_OK) < 0) die(path);
+}
+
+static void write_secret(void) {
+  unsigned char secret[SECRET_SIZE];
+  int in = open("/dev/vdb", O_RDONLY | O_CLOEXEC);
+  if (in < 0) die("/dev/vdb");
+  if (read(in, secret, sizeof secret) != (ssize_t)sizeof secret) die("the secret on /dev/vdb");
+  close(in);
+  do_mount("tmpfs", NEWROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
+  make_dir(NEWROOT "/run/box", 0755);
+  int out = open(NEWROOT SECRET_PATH, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
+  if (out < 0) die(SECRET_PATH);
+  if (write(out, secret, sizeof secret) != (ssize_t)sizeof secret) die(SECRET_PATH);
+  if (fchown(out, atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) die(SECRET_PATH);
+  close(out);
+  memset(secret, 0, sizeof secret);
+}
+
+static void set_address(int sock, const char *name, unsigned long request, const char *address) {
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+  struct sockaddr_in *in = (struct sockaddr_in *)&ifr.ifr_addr;
+  in->sin_family = AF_INET;
+  if (inet_pton(AF_INET, address, &in->sin_addr) != 1) die(address);
+  if (ioctl(sock, request, &ifr) < 0) die(name);
+}
+
+static void bring_up(int sock, const char *name) {
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+  if (ioctl(sock, SIOCGIFFLAGS, &ifr) < 0) die(name);
+  ifr.ifr_flags |= IFF_UP;
+  if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0) die(name);
+}
+
+static void network(void) {
+  int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (sock < 0) die("socket");
+  bring_up(sock, "lo");
+  set_address(sock, "eth0", SIOCSIFADDR, GUEST_ADDRESS);
+  set_address(sock, "eth0", SIOCSIFNETMASK, GUEST_NETMASK);
+  bring_up(sock, "eth0");
+  close(sock);
+}
+
+static void move_to(const char *from, const char *to) {
+  make_dir(to, 0755);
+  if (mount(from, to, NULL, MS_MOVE, NULL) < 0) die(to);
+}
+
+static void become_sandbox_user(void) {
+  for (int cap = 0; cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) die("PR_CAPBSET_DROP");
+  }
+  uid_t id = (uid_t)atoi(SANDBOX_ID);
+  if (setgroups(0, NULL) < 0) die("setgroups");
+  if (setresgid(id, id, id) < 0) die("setresgid");
+  if (setresuid(id, id, id) < 0) die("setresuid");
+}
+
+int main(void) {
+  do_mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
+  console();
+  do_mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  do_mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  load_modules();
+  /* Again: the virtio console exists only now, and what was opened before writes nowhere. */
+  console();
+  await_device("/dev/vda");
+  await_device("/dev/vdb");
+  do_mount("/dev/vda", "/lower", "ext4", MS_RDONLY, NULL);
+  do_mount("tmpfs", "/rw", "tmpfs", 0, "mode=0755");
+  make_dir("/rw/upper", 0755);
+  make_dir("/rw/work", 0755);
+  do_mount("overlay", NEWROOT, "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work");
+  write_secret();
+  network();
+  make_dir(NEWROOT "/workspace", 0755);
+  if (chown(NEWROOT "/workspace", atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) die("/workspace");
+  do_mount("/box", NEWROOT "/.box", NULL, MS_BIND, NULL);
+  if (mount(NULL, NEWROOT "/.box", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0) die("/.box");
+  move_to("/dev", NEWROOT "/dev");
+  move_to("/proc", NEWROOT "/proc");
+  move_to("/sys", NEWROOT "/sys");
+  if (chdir(NEWROOT) < 0) die(NEWROOT);
+  if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("moving the root");
+  if (chroot(".") < 0 || chdir("/") < 0) die("chroot");
+  become_sandbox_user();
+  char *agent[] = {"/.box/box-guard", "--init",   "--net-off", "--", "/.box/box-agent",
+                   "--listen",        AGENT_PORT, SECRET_PATH, "--netns", "3",
+                   "4",               NULL};
+  execv(agent[0], agent);
+  die(agent[0]);
+  return 1;
+}
