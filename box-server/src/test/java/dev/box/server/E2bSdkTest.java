@@ -39,6 +39,7 @@ class E2bSdkTest {
           .contains(
               "ok output streamed before the command ended", "ok timeoutMs expiry (TimeoutError")
           .contains("ok commands.connect after disconnect")
+          .contains("ok recursive watchDir sees a nested file", "ok stop() ends the watch process")
           .contains("ok wrong API key (list) (AuthenticationError")
           .endsWith("done\n");
       assertThat(box.get("/v1/sessions").body()).isEmpty();

@@ -104,7 +104,8 @@ record ControlPlaneRoutes(E2bSandboxes sandboxes, E2bAnswers answers, ControlTok
             Secrets.accessToken(),
             now,
             now.plusSeconds(request.timeoutSeconds()),
-            new ProcessTable());
+            new ProcessTable(),
+            new WatchTable());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
   }

@@ -15,10 +15,10 @@ import org.slf4j.LoggerFactory;
 /**
  * envd at {@code /e2b/envd}, for every sandbox: each request is routed by its sandbox id and needs
  * the sandbox's access token ({@link EnvdCaller}). Served: {@code /health}, {@code /envs}, {@code
- * /files} ({@link FileTransfer}), the unary filesystem calls ({@link FilesystemRpc}) and the
- * process service ({@link ProcessRpc}) over Connect's JSON codec. A stream's refusal is in its end
- * message with status 200, where the SDK reads it; only the sandbox's checks (401, 502) come before
- * the stream, as HTTP statuses.
+ * /files} ({@link FileTransfer}), the unary filesystem calls ({@link FilesystemRpc}), the directory
+ * watches ({@link WatchRpc}) and the process service ({@link ProcessRpc}) over Connect's JSON
+ * codec. A stream's refusal is in its end message with status 200, where the SDK reads it; only the
+ * sandbox's checks (401, 502) come before the stream, as HTTP statuses.
  */
 final class EnvdRoutes {
   private static final Logger log = LoggerFactory.getLogger(EnvdRoutes.class);
@@ -30,6 +30,7 @@ final class EnvdRoutes {
   private final FilesystemRpc filesystem;
   private final FileTransfer files;
   private final ProcessRpc processes;
+  private final WatchRpc watches;
   private final E2bAnswers answers;
   private final ObjectMapper mapper;
 
@@ -42,6 +43,7 @@ final class EnvdRoutes {
     this.filesystem = new FilesystemRpc(new SandboxScripts(sessions), mapper);
     this.files = new FileTransfer(sessions.files(), caller, answers, spool);
     this.processes = processes;
+    this.watches = new WatchRpc(sessions.processes(), mapper);
   }
 
   void register(JavalinConfig config) {
@@ -60,18 +62,25 @@ final class EnvdRoutes {
   }
 
   private void filesystem(Context ctx) {
+    String method = ctx.pathParam("method");
+    if (isStream(ctx) && method.equals("WatchDir")) {
+      answers.rpc(ctx, c -> stream(c, watches::stream));
+      return;
+    }
     answers.rpc(
         ctx,
         c -> {
           E2bSandbox sandbox = caller.sandbox(c);
-          String method = c.pathParam("method");
           if (isStream(c)) {
-            endStream(c, "filesystem.Filesystem/" + method + " is not served by Box yet");
+            endStream(c, "filesystem.Filesystem/" + method + " is not served by Box as a stream");
             return;
           }
           JsonNode request = unaryRequest(c);
           EnvdCaller.checkRpcUser(c);
-          ObjectNode answer = filesystem.call(sandbox, method, request);
+          ObjectNode answer =
+              WatchRpc.UNARY.contains(method)
+                  ? watches.call(sandbox, method, request)
+                  : filesystem.call(sandbox, method, request);
           answers.json(c, 200, answer);
         });
   }
@@ -79,7 +88,13 @@ final class EnvdRoutes {
   private void process(Context ctx) {
     String method = ctx.pathParam("method");
     if (isStream(ctx) && ProcessRpc.STREAMS.contains(method)) {
-      answers.rpc(ctx, c -> processStream(c, method));
+      answers.rpc(
+          ctx,
+          c ->
+              stream(
+                  c,
+                  (call, sandbox, request, stream) ->
+                      processes.stream(call, sandbox, method, request, stream)));
       return;
     }
     answers.rpc(
@@ -94,14 +109,20 @@ final class EnvdRoutes {
         });
   }
 
-  /** A streaming call of the process service: after the sandbox's checks, every answer streams. */
-  private void processStream(Context ctx, String method) throws InterruptedException {
+  /** Serves one server-streaming call on a sandbox. */
+  private interface StreamCall {
+    void serve(Context ctx, E2bSandbox sandbox, JsonNode request, ConnectStream stream)
+        throws IOException, InterruptedException;
+  }
+
+  /** A server-streaming call: after the sandbox's checks, every answer streams. */
+  private void stream(Context ctx, StreamCall call) throws InterruptedException {
     E2bSandbox sandbox = caller.sandbox(ctx);
     ConnectStream stream = new ConnectStream(ctx, mapper);
     try {
       JsonNode request = ConnectStream.request(ctx, mapper);
       EnvdCaller.checkRpcUser(ctx);
-      processes.stream(ctx, sandbox, method, request, stream);
+      call.serve(ctx, sandbox, request, stream);
     } catch (ConnectStream.Gone gone) {
       log.debug("{} {}: {}", ctx.method(), ctx.path(), gone.getMessage());
     } catch (Exception e) {
