@@ -194,6 +194,24 @@ class E2bApiTest {
   }
 
   @Test
+  void rpc_answersAnotherCodecWith415_andTheTypesServed() {
+    HttpResponse<String> unary =
+        post("filesystem.Filesystem/Stat", "application/xml", "<path>/</path>");
+    assertThat(unary.statusCode()).isEqualTo(415);
+    assertThat(unary.headers().firstValue("Accept-Post"))
+        .hasValue("application/json, application/proto");
+    HttpResponse<String> stream = post("process.Process/Start", "application/connect+xml", "x");
+    assertThat(stream.statusCode()).isEqualTo(415);
+    assertThat(stream.headers().firstValue("Accept-Post"))
+        .hasValue("application/connect+json, application/connect+proto");
+    assertCode(
+        envd(
+            "POST", "/filesystem.Filesystem/Nope", "", Map.of("Content-Type", "application/proto")),
+        501,
+        "unimplemented");
+  }
+
+  @Test
   void rpc_refusesRoot_forBoxRunsNoSandboxProcessAsRoot() {
     Answer root = statRoot(Map.of("Authorization", "Basic cm9vdDo="));
     assertCode(root, 403, "permission_denied");
@@ -266,6 +284,26 @@ class E2bApiTest {
     JsonNode last = messages.get(messages.size() - 1);
     assertThat(last.path("flags").asInt()).isEqualTo(2);
     return last.path("message").path("error").path("code").asText();
+  }
+
+  /** Posts {@code body} as {@code type} to envd's {@code call}, with the sandbox's headers. */
+  private static HttpResponse<String> post(String call, String type, String body) {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + box.server.port() + "/e2b/envd/" + call))
+            .header("E2b-Sandbox-Id", sandboxId)
+            .header("X-Access-Token", accessToken)
+            .header("Content-Type", type)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    try {
+      return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
   }
 
   private static Answer process(String method, String body) {
