@@ -108,6 +108,59 @@ check((await fetch(expiring)).status === 401, 'an expired signed URL is refused'
 
 await rejects(sbx.files.read('/home/user/nope'), FileNotFoundError, 'read of a missing file');
 
+// Directory watching. Each step waits for its event before the next, since the server looks at the
+// directory at intervals: changes within one interval are seen together.
+async function until(condition, what) {
+  for (let i = 0; i < 600 && !(await condition()); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  check(await condition(), what);
+}
+const watchProcesses = async () =>
+  Number(
+    (
+      await sbx.commands.run(
+        'n=0; for e in /proc/[0-9]*/environ; do grep -qz "^BOX_INTERVAL=" "$e" 2>/dev/null &&' +
+          ' n=$((n+1)); done; echo $n',
+      )
+    ).stdout.trim(),
+  );
+await sbx.files.makeDir('/home/user/w/sub');
+await sbx.files.write('/home/user/w/old.txt', 'old');
+const deepEvents = [];
+const flatEvents = [];
+const deepWatch = await sbx.files.watchDir(
+  '/home/user/w',
+  (e) => deepEvents.push(e.type + ' ' + e.name),
+  { recursive: true },
+);
+const flatWatch = await sbx.files.watchDir('w', (e) => flatEvents.push(e.type + ' ' + e.name));
+check((await watchProcesses()) > 0, 'watchDir runs a watch in the sandbox');
+await sbx.files.write('/home/user/w/old.txt', 'changed');
+await until(() => deepEvents.includes('write old.txt'), 'watchDir sees a write');
+await sbx.files.write('/home/user/w/new.txt', 'new');
+await until(() => deepEvents.includes('create new.txt'), 'watchDir sees a new file');
+await sbx.files.remove('/home/user/w/old.txt');
+await until(() => deepEvents.includes('remove old.txt'), 'watchDir sees a remove');
+await sbx.files.write('/home/user/w/sub/nested.txt', 'nested');
+await until(() => deepEvents.includes('create sub/nested.txt'), 'recursive watchDir sees a nested file');
+await sbx.files.write('/home/user/w/last.txt', 'last');
+await until(() => flatEvents.includes('create last.txt'), 'watchDir without recursive');
+check(
+  flatEvents.includes('create new.txt') && !flatEvents.some((e) => e.includes('nested')),
+  'watchDir without recursive sees no nested file: ' + flatEvents.join(','),
+);
+await deepWatch.stop();
+await flatWatch.stop();
+// The server hears that a stream was stopped when it next writes to it: an event hastens that.
+await sbx.files.write('/home/user/w/after-stop.txt', 'x');
+await until(async () => (await watchProcesses()) === 0, 'stop() ends the watch process');
+await rejects(
+  sbx.files.watchDir('/home/user/no-such-dir', () => {}),
+  FileNotFoundError,
+  'watchDir of a missing directory',
+);
+
 // Commands. The foreground command cannot end before the test saw its first chunk: it waits for a
 // file that the stdout callback writes on seeing it.
 const chunks = [];

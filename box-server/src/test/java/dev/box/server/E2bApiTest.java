@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -212,6 +213,24 @@ class E2bApiTest {
   }
 
   @Test
+  void rpc_answersAnotherCodecWith415_andTheTypesServed() {
+    HttpResponse<String> unary =
+        post("filesystem.Filesystem/Stat", "application/xml", "<path>/</path>");
+    assertThat(unary.statusCode()).isEqualTo(415);
+    assertThat(unary.headers().firstValue("Accept-Post"))
+        .hasValue("application/json, application/proto");
+    HttpResponse<String> stream = post("process.Process/Start", "application/connect+xml", "x");
+    assertThat(stream.statusCode()).isEqualTo(415);
+    assertThat(stream.headers().firstValue("Accept-Post"))
+        .hasValue("application/connect+json, application/connect+proto");
+    assertCode(
+        envd(
+            "POST", "/filesystem.Filesystem/Nope", "", Map.of("Content-Type", "application/proto")),
+        501,
+        "unimplemented");
+  }
+
+  @Test
   void rpc_refusesRoot_forBoxRunsNoSandboxProcessAsRoot() {
     Answer root = statRoot(Map.of("Authorization", "Basic cm9vdDo="));
     assertCode(root, 403, "permission_denied");
@@ -220,9 +239,14 @@ class E2bApiTest {
 
   /** The process service's streaming {@code method} with the message {@code json}, to its end. */
   private static List<JsonNode> stream(String method, String json, Map<String, String> extra) {
+    return streamAt("process.Process/" + method, json, extra);
+  }
+
+  /** The streaming call {@code service/method} with the message {@code json}, to its end. */
+  private static List<JsonNode> streamAt(String call, String json, Map<String, String> extra) {
     BoxHttp.Bytes answer =
         new BoxHttp(box.server.port(), streamHeaders(extra))
-            .sendBytes("POST", "/e2b/envd/process.Process/" + method, envelope(json));
+            .sendBytes("POST", "/e2b/envd/" + call, envelope(json));
     assertThat(answer.status()).isEqualTo(200);
     return messages(new ByteArrayInputStream(answer.body()), Integer.MAX_VALUE);
   }
@@ -279,6 +303,26 @@ class E2bApiTest {
     JsonNode last = messages.get(messages.size() - 1);
     assertThat(last.path("flags").asInt()).isEqualTo(2);
     return last.path("message").path("error").path("code").asText();
+  }
+
+  /** Posts {@code body} as {@code type} to envd's {@code call}, with the sandbox's headers. */
+  private static HttpResponse<String> post(String call, String type, String body) {
+    HttpRequest request =
+        HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + box.server.port() + "/e2b/envd/" + call))
+            .header("E2b-Sandbox-Id", sandboxId)
+            .header("X-Access-Token", accessToken)
+            .header("Content-Type", type)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    try {
+      return HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
   }
 
   private static Answer process(String method, String body) {
@@ -498,6 +542,96 @@ class E2bApiTest {
             () -> !box.get("/v1/sessions").body().findValuesAsText("session_id").contains(session));
     assertThat(control("GET", "/e2b/sandboxes/" + created.text("sandboxID"), "").status())
         .isEqualTo(404);
+  }
+
+  @Test
+  void watchers_collectEventsUntilRemoved() {
+    assertThat(rpc("MakeDir", "{\"path\":\"polled\"}").status()).isEqualTo(200);
+    Answer created = rpc("CreateWatcher", "{\"path\":\"/home/user/polled\"}");
+    assertThat(created.status()).as(created.body().toString()).isEqualTo(200);
+    String watcher = "{\"watcherId\":\"" + created.text("watcherId") + "\"}";
+    Map<String, String> octets = Map.of("Content-Type", "application/octet-stream");
+    assertThat(envd("POST", "/files?path=/home/user/polled/f", "data", octets).status())
+        .isEqualTo(200);
+    List<String> events = new ArrayList<>();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              Answer got = rpc("GetWatcherEvents", watcher);
+              assertThat(got.status()).isEqualTo(200);
+              got.body()
+                  .path("events")
+                  .forEach(
+                      e -> events.add(e.path("type").asText() + " " + e.path("name").asText()));
+              return events.contains("EVENT_TYPE_WRITE f");
+            });
+    assertThat(events).startsWith("EVENT_TYPE_CREATE f", "EVENT_TYPE_WRITE f");
+    assertThat(rpc("RemoveWatcher", watcher).status()).isEqualTo(200);
+    assertCode(rpc("GetWatcherEvents", watcher), 404, "not_found");
+    assertCode(rpc("RemoveWatcher", watcher), 404, "not_found");
+  }
+
+  @Test
+  void watchers_refuseUnknownIdsMissingDirectoriesAndBadInput() {
+    assertCode(rpc("GetWatcherEvents", "{\"watcherId\":\"nosuch\"}"), 404, "not_found");
+    assertCode(rpc("RemoveWatcher", "{}"), 400, "invalid_argument");
+    assertCode(rpc("CreateWatcher", "{\"path\":\"/no/such/dir\"}"), 404, "not_found");
+    Map<String, String> octets = Map.of("Content-Type", "application/octet-stream");
+    assertThat(envd("POST", "/files?path=/home/user/plain", "x", octets).status()).isEqualTo(200);
+    assertCode(rpc("CreateWatcher", "{\"path\":\"plain\"}"), 400, "invalid_argument");
+    assertCode(rpc("CreateWatcher", "{\"path\":\"/\",\"recursive\":1}"), 400, "invalid_argument");
+    assertCode(rpc("WatchDir", "{\"path\":\"/\"}"), 400, "invalid_argument");
+    List<JsonNode> missing =
+        streamAt("filesystem.Filesystem/WatchDir", "{\"path\":\"/no/such/dir\"}", Map.of());
+    assertThat(endCode(missing)).isEqualTo("not_found");
+  }
+
+  @Test
+  void watchers_capPerSandbox_andEndWithTheSandbox() {
+    Answer created = control("POST", "/e2b/v2/sandboxes", "{}");
+    String id = created.text("sandboxID");
+    Map<String, String> headers =
+        Map.of(
+            "E2b-Sandbox-Id",
+            id,
+            "X-Access-Token",
+            created.text("envdAccessToken"),
+            "Content-Type",
+            "application/json");
+    String body = "{\"path\":\"/home/user\"}";
+    String call = "/e2b/envd/filesystem.Filesystem/CreateWatcher";
+    for (int i = 0; i < 16; i++) {
+      assertThat(box.send("POST", call, body, headers).status()).isEqualTo(200);
+    }
+    assertCode(box.send("POST", call, body, headers), 429, "resource_exhausted");
+    String session = "e2b-" + id;
+    assertThat(watchProcesses(headers)).isGreaterThanOrEqualTo(16);
+    assertThat(control("DELETE", "/e2b/sandboxes/" + id, "").status()).isEqualTo(204);
+    assertThat(box.get("/v1/sessions").body().findValuesAsText("session_id"))
+        .doesNotContain(session);
+  }
+
+  /**
+   * How many processes of directory watches run in the sandbox {@code headers} name, found by their
+   * variable, but for the {@code find} and {@code sleep} they run.
+   */
+  private static int watchProcesses(Map<String, String> headers) {
+    String count =
+        "n=0; for p in /proc/[0-9]*; do grep -qz '^BOX_INTERVAL=' $p/environ 2>/dev/null &&"
+            + " ! grep -qx 'sleep\\\\|find' $p/comm && n=$((n+1)); done; echo $n";
+    List<JsonNode> messages =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + count + "\"]}}",
+            Map.of(
+                "E2b-Sandbox-Id",
+                headers.get("E2b-Sandbox-Id"),
+                "X-Access-Token",
+                headers.get("X-Access-Token")));
+    String stdout = messages.get(1).at("/message/event/data/stdout").asText();
+    return Integer.parseInt(
+        new String(Base64.getDecoder().decode(stdout), StandardCharsets.UTF_8).strip());
   }
 
   private static void assertCode(Answer answer, int status, String code) {

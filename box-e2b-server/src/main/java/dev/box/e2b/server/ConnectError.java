@@ -29,6 +29,11 @@ final class ConnectError extends RuntimeException {
     return new ConnectError("unavailable", message, 502);
   }
 
+  /** The refusal of a request in a codec that is not served: 415, as Connect's protocol says. */
+  static ConnectError unsupportedMediaType(String message) {
+    return new ConnectError("unimplemented", message, 415);
+  }
+
   /** The Connect error for an E2B-shaped refusal of {@code status}. */
   static ConnectError ofStatus(int status, String message) {
     return switch (status) {

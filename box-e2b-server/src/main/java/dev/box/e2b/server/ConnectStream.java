@@ -10,34 +10,36 @@ import java.nio.ByteBuffer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The answer to one server-streaming Connect call over the JSON codec: status 200 and {@code
- * application/connect+json}, then one envelope per message ({@code [flags][uint32 length][JSON]}),
- * each flushed at once, and always a last end-stream envelope, {@code {}} or {@code
- * {"error":{"code","message"}}}: E2B's SDK reads a failed stream's error there, never from its HTTP
- * status. Thread-safe; nothing is written after the end.
+ * The answer to one server-streaming Connect call: status 200 and {@code application/connect+json}
+ * or {@code +proto}, then one envelope per message ({@code [flags][uint32 length][message]}), each
+ * flushed at once, and always a last end-stream envelope, in JSON whatever the codec, {@code {}} or
+ * {@code {"error":{"code","message"}}}: E2B's SDK reads a failed stream's error there, never from
+ * its HTTP status. Thread-safe; nothing is written after the end.
  */
 final class ConnectStream {
-  static final String CONTENT_TYPE = "application/connect+json";
   private static final int END_STREAM = 0x02;
   private static final int COMPRESSED = 0x01;
 
   private final Context ctx;
   private final ObjectMapper mapper;
+  private final EnvdCodec codec;
   private @Nullable OutputStream body;
   private boolean ended;
 
-  ConnectStream(Context ctx, ObjectMapper mapper) {
+  /** The answer to {@code ctx}, its messages in {@code codec}, its end message in JSON. */
+  ConnectStream(Context ctx, ObjectMapper mapper, EnvdCodec codec) {
     this.ctx = ctx;
     this.mapper = mapper;
+    this.codec = codec;
   }
 
   /**
-   * The one request message of a server-streaming call: a single uncompressed envelope holding a
-   * JSON object, within {@link Bodies#MAX_JSON_BYTES}.
+   * The one request message of the call, as JSON: a single uncompressed envelope holding a message
+   * in the stream's codec, within {@link Bodies#MAX_JSON_BYTES}.
    *
    * @throws ConnectError {@code invalid_argument} for anything else
    */
-  static JsonNode request(Context ctx, ObjectMapper mapper) throws IOException {
+  JsonNode request() throws IOException {
     byte[] bytes = Bodies.bytes(ctx);
     if (bytes.length < 5) {
       throw ConnectError.invalidArgument("the request must be one Connect envelope");
@@ -51,17 +53,13 @@ final class ConnectStream {
     if (length != envelope.remaining()) {
       throw ConnectError.invalidArgument("the request must be exactly one Connect envelope");
     }
-    JsonNode request = mapper.readTree(bytes, 5, (int) length);
-    if (request == null || !request.isObject()) {
-      throw ConnectError.invalidArgument("the request must be a JSON object");
-    }
-    return request;
+    return codec.decode(bytes, 5, (int) length);
   }
 
   /** Sends {@code message}; the first one sends the status and headers too. */
   synchronized void send(ObjectNode message) throws IOException {
     if (!ended) {
-      write(0, mapper.writeValueAsBytes(message));
+      write(0, codec.encode(message));
     }
   }
 
@@ -90,7 +88,7 @@ final class ConnectStream {
       OutputStream out = body;
       if (out == null) {
         ctx.status(200);
-        ctx.contentType(CONTENT_TYPE);
+        ctx.contentType("application/connect+" + codec.name());
         // A proxy that buffers would hold the messages back.
         ctx.header("Cache-Control", "no-store");
         ctx.header("X-Accel-Buffering", "no");

@@ -110,7 +110,8 @@ record ControlPlaneRoutes(
             Secrets.accessToken(),
             now,
             now.plusSeconds(request.timeoutSeconds()),
-            new ProcessTable());
+            new ProcessTable(),
+            new WatchTable());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
   }

@@ -18,6 +18,7 @@ import java.util.Map;
  * @param startedAt when it was created
  * @param endAt when it is killed unless its timeout is set again
  * @param processes its running processes, the same table in every record of it
+ * @param watches its directory watches, the same table in every record of it
  */
 record E2bSandbox(
     String sandboxId,
@@ -28,7 +29,8 @@ record E2bSandbox(
     String accessToken,
     Instant startedAt,
     Instant endAt,
-    ProcessTable processes) {
+    ProcessTable processes,
+    WatchTable watches) {
 
   /** Copies the maps. */
   E2bSandbox {
@@ -44,7 +46,16 @@ record E2bSandbox(
   /** This sandbox ending at {@code end}. */
   E2bSandbox endingAt(Instant end) {
     return new E2bSandbox(
-        sandboxId, spec, templateId, metadata, envVars, accessToken, startedAt, end, processes);
+        sandboxId,
+        spec,
+        templateId,
+        metadata,
+        envVars,
+        accessToken,
+        startedAt,
+        end,
+        processes,
+        watches);
   }
 
   @Override

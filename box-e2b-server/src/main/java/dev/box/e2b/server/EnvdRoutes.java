@@ -8,28 +8,27 @@ import io.javalin.config.JavalinConfig;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * envd at {@code /e2b/envd}, for every sandbox: each request is routed by its sandbox id and needs
  * the sandbox's access token ({@link EnvdCaller}). Served: {@code /health}, {@code /envs}, {@code
- * /files} ({@link FileTransfer}), the unary filesystem calls ({@link FilesystemRpc}) and the
- * process service ({@link ProcessRpc}) over Connect's JSON codec. A stream's refusal is in its end
- * message with status 200, where the SDK reads it; only the sandbox's checks (401, 502) come before
- * the stream, as HTTP statuses.
+ * /files} ({@link FileTransfer}), the unary filesystem calls ({@link FilesystemRpc}), the directory
+ * watches ({@link WatchRpc}) and the process service ({@link ProcessRpc}) over Connect's JSON
+ * codec. A stream's refusal is in its end message with status 200, where the SDK reads it; only the
+ * sandbox's checks (401, 502) come before the stream, as HTTP statuses.
  */
 final class EnvdRoutes {
   private static final Logger log = LoggerFactory.getLogger(EnvdRoutes.class);
   static final String PREFIX = ControlPlaneRoutes.PREFIX + "/envd";
-  private static final String JSON = "application/json";
-  private static final String STREAM = "application/connect+";
 
   private final EnvdCaller caller;
   private final FilesystemRpc filesystem;
   private final FileTransfer files;
   private final ProcessRpc processes;
+  private final WatchRpc watches;
   private final E2bAnswers answers;
   private final ObjectMapper mapper;
 
@@ -42,6 +41,7 @@ final class EnvdRoutes {
     this.filesystem = new FilesystemRpc(new SandboxScripts(sessions), mapper);
     this.files = new FileTransfer(sessions.files(), caller, answers, spool);
     this.processes = processes;
+    this.watches = new WatchRpc(sessions.processes(), mapper);
   }
 
   void register(JavalinConfig config) {
@@ -63,48 +63,77 @@ final class EnvdRoutes {
   }
 
   private void filesystem(Context ctx) {
+    String method = ctx.pathParam("method");
+    call(
+        ctx,
+        "filesystem.Filesystem",
+        method.equals("WatchDir") ? watches::stream : null,
+        (sandbox, request) ->
+            WatchRpc.UNARY.contains(method)
+                ? watches.call(sandbox, method, request)
+                : filesystem.call(sandbox, method, request));
+  }
+
+  private void process(Context ctx) {
+    String method = ctx.pathParam("method");
+    call(
+        ctx,
+        "process.Process",
+        ProcessRpc.STREAMS.contains(method)
+            ? (c, sandbox, request, stream) -> processes.stream(c, sandbox, method, request, stream)
+            : null,
+        (sandbox, request) -> processes.call(sandbox, method, request));
+  }
+
+  /** Answers one unary call on a sandbox. */
+  private interface UnaryCall {
+    ObjectNode answer(E2bSandbox sandbox, JsonNode request) throws InterruptedException;
+  }
+
+  /** Serves one server-streaming call on a sandbox. */
+  private interface StreamCall {
+    void serve(Context ctx, E2bSandbox sandbox, JsonNode request, ConnectStream stream)
+        throws IOException, InterruptedException;
+  }
+
+  /**
+   * Answers a call of {@code service}: after the sandbox's checks and its codec's, a streaming
+   * request is served by {@code stream} (or refused in its end message when the method has none),
+   * any other by {@code unary}.
+   */
+  private void call(Context ctx, String service, @Nullable StreamCall stream, UnaryCall unary) {
     answers.rpc(
         ctx,
         c -> {
           E2bSandbox sandbox = caller.sandbox(c);
           String method = c.pathParam("method");
-          if (isStream(c)) {
-            endStream(c, "filesystem.Filesystem/" + method + " is not served by Box yet");
+          EnvdCodec codec = EnvdCodec.of(c, mapper, service, method);
+          if (EnvdCodec.isStream(c)) {
+            ConnectStream answer = new ConnectStream(c, mapper, codec);
+            if (stream == null) {
+              answer.end(
+                  new ConnectError(
+                      "unimplemented",
+                      service + "/" + method + " is not served by Box as a stream"));
+            } else {
+              serve(c, sandbox, answer, stream);
+            }
             return;
           }
-          JsonNode request = unaryRequest(c);
+          byte[] body = Bodies.bytes(c);
+          JsonNode request = codec.decode(body, 0, body.length);
           EnvdCaller.checkRpcUser(c);
-          ObjectNode answer = filesystem.call(sandbox, method, request);
-          answers.json(c, 200, answer);
+          codec.answer(c, unary.answer(sandbox, request));
         });
   }
 
-  private void process(Context ctx) {
-    String method = ctx.pathParam("method");
-    if (isStream(ctx) && ProcessRpc.STREAMS.contains(method)) {
-      answers.rpc(ctx, c -> processStream(c, method));
-      return;
-    }
-    answers.rpc(
-        ctx,
-        c -> {
-          E2bSandbox sandbox = caller.sandbox(c);
-          if (isStream(c)) {
-            endStream(c, "process.Process/" + method + " is not served by Box as a stream");
-            return;
-          }
-          answers.json(c, 200, processes.call(sandbox, method, unaryRequest(c)));
-        });
-  }
-
-  /** A streaming call of the process service: after the sandbox's checks, every answer streams. */
-  private void processStream(Context ctx, String method) throws InterruptedException {
-    E2bSandbox sandbox = caller.sandbox(ctx);
-    ConnectStream stream = new ConnectStream(ctx, mapper);
+  /** A server-streaming call: every answer streams, a refusal in the end message. */
+  private void serve(Context ctx, E2bSandbox sandbox, ConnectStream stream, StreamCall call)
+      throws InterruptedException {
     try {
-      JsonNode request = ConnectStream.request(ctx, mapper);
+      JsonNode request = stream.request();
       EnvdCaller.checkRpcUser(ctx);
-      processes.stream(ctx, sandbox, method, request, stream);
+      call.serve(ctx, sandbox, request, stream);
     } catch (ConnectStream.Gone gone) {
       log.debug("{} {}: {}", ctx.method(), ctx.path(), gone.getMessage());
     } catch (Exception e) {
@@ -114,32 +143,5 @@ final class EnvdRoutes {
         log.debug("{} {}: {}", ctx.method(), ctx.path(), gone.getMessage());
       }
     }
-  }
-
-  /** The JSON body of a unary call; another codec is refused. */
-  private JsonNode unaryRequest(Context ctx) throws IOException {
-    String type = ctx.contentType();
-    if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(JSON)) {
-      throw ConnectError.invalidArgument(
-          "Box serves Connect's JSON codec only (Content-Type: application/json), not " + type);
-    }
-    JsonNode request = Bodies.json(ctx, mapper);
-    if (!request.isObject()) {
-      throw ConnectError.invalidArgument("the request must be a JSON object");
-    }
-    return request;
-  }
-
-  private static boolean isStream(Context ctx) {
-    String type = ctx.contentType();
-    return type != null && type.toLowerCase(Locale.ROOT).startsWith(STREAM);
-  }
-
-  /**
-   * Answers a streaming call with its end message only, carrying {@code unimplemented}: a stream's
-   * HTTP status is all the SDK reads of a non-200 answer, and none maps to unimplemented.
-   */
-  private void endStream(Context ctx, String message) throws IOException {
-    new ConnectStream(ctx, mapper).end(new ConnectError("unimplemented", message));
   }
 }

@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * The unary calls of envd's {@code filesystem.Filesystem} service (Stat, ListDir, MakeDir, Move,
- * Remove) on a sandbox, over Connect's JSON codec; a relative path starts at the user's home.
- * WatchDir and the watcher calls are not served.
+ * Remove) on a sandbox, over Connect's JSON codec; a relative path starts at the user's home. The
+ * watches are {@link WatchRpc}'s.
  */
 final class FilesystemRpc {
   /** The deepest ListDir served. */
@@ -58,9 +58,9 @@ final class FilesystemRpc {
         }
         run(sandbox, Script.REMOVE, path);
       }
-      case "WatchDir", "CreateWatcher", "GetWatcherEvents", "RemoveWatcher" ->
-          throw new ConnectError(
-              "unimplemented", "filesystem.Filesystem/" + method + " is not served by Box yet");
+      case "WatchDir" ->
+          throw ConnectError.invalidArgument(
+              "WatchDir is a server stream: send it as application/connect+json");
       default ->
           throw new ConnectError("unimplemented", "no method filesystem.Filesystem/" + method);
     }

@@ -203,7 +203,7 @@ final class ProcessRpc implements AutoCloseable {
   }
 
   /** The keepalive interval {@code header} asks for, at most {@link #MAX_KEEPALIVE}. */
-  private static Duration keepalive(@Nullable String header) {
+  static Duration keepalive(@Nullable String header) {
     if (header == null || !header.strip().matches("[0-9]{1,6}")) {
       return MAX_KEEPALIVE;
     }

@@ -2,7 +2,6 @@ package dev.box.e2b.server;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -60,13 +59,8 @@ final class ProcessWatcher {
    * The next thing to send, waiting up to {@code timeoutNanos}; null when nothing came meanwhile.
    */
   synchronized @Nullable Next next(long timeoutNanos) throws InterruptedException {
-    long deadline = System.nanoTime() + timeoutNanos;
-    while (queue.isEmpty() && ended == null) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0) {
-        return null;
-      }
-      TimeUnit.NANOSECONDS.timedWait(this, left);
+    if (!Monitors.await(this, () -> !queue.isEmpty() || ended != null, timeoutNanos)) {
+      return null;
     }
     ObjectNode event = queue.poll();
     if (event != null) {

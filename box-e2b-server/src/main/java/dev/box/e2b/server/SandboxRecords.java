@@ -76,7 +76,7 @@ final class SandboxRecords {
     }
   }
 
-  /** Every readable record, each with an empty process table. */
+  /** Every readable record, each with no process and no watch. */
   List<E2bSandbox> load() {
     List<E2bSandbox> sandboxes = new ArrayList<>();
     if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
@@ -120,7 +120,8 @@ final class SandboxRecords {
         record.path("access_token").asText(),
         Instant.parse(record.path("started_at").asText()),
         Instant.parse(record.path("end_at").asText()),
-        new ProcessTable());
+        new ProcessTable(),
+        new WatchTable());
   }
 
   private Path fileOf(String sandboxId) {

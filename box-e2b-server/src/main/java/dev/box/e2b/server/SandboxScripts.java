@@ -32,7 +32,8 @@ final class SandboxScripts {
     LIST("list.sh"),
     MKDIR("mkdir.sh"),
     MOVE("move.sh"),
-    REMOVE("remove.sh");
+    REMOVE("remove.sh"),
+    WATCH("watch.sh");
 
     final String text;
 
