@@ -102,7 +102,7 @@ abstract class TerminalContract {
 
   private BoxSocket open(String session, int cols, int rows) {
     return WsClient.connect(
-        box(), TerminalProtocol.path(session, new TerminalProtocol.Size(cols, rows)));
+        box(), "/v1/sessions/" + session + "/terminal?cols=" + cols + "&rows=" + rows);
   }
 
   private boolean alive(String session, String pid) {

@@ -37,11 +37,6 @@ public final class TerminalProtocol {
    */
   public record Size(int cols, int rows) {}
 
-  /** The path and query that open a terminal of {@code size} in session {@code sessionId}. */
-  public static String path(String sessionId, Size size) {
-    return "/v1/sessions/" + sessionId + "/terminal?cols=" + size.cols() + "&rows=" + size.rows();
-  }
-
   /** The client's frame that resizes the terminal. */
   public static String resizeFrame(Size size) {
     return "{\"type\":\"resize\",\"cols\":" + size.cols() + ",\"rows\":" + size.rows() + "}";
