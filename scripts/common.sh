@@ -63,8 +63,9 @@ box_apt_install() {
 # Makes sure bubblewrap, util-linux's nsenter/setpriv/unshare, slirp4netns and nftables (network-on
 # sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it),
 # what the build needs to compile box-guard statically: gcc, the C library's and libseccomp's
-# static archives, shellcheck (the test phase checks every shell program with it), Compose v2 (the
-# image's end-to-end test) and nsjail (the nsjail backend) are present.
+# static archives, shellcheck (the test phase checks every shell program with it), tmux (the test
+# of box shell drives it in a terminal), Compose v2 (the image's end-to-end test) and nsjail (the
+# nsjail backend) are present.
 box_ensure_tools() {
   local missing=() lib
   lib="/usr/lib/$(uname -m)-linux-gnu"
@@ -77,6 +78,7 @@ box_ensure_tools() {
   PATH="$PATH:/usr/sbin:/sbin" command -v nft >/dev/null 2>&1 || missing+=(nftables)
   command -v gcc >/dev/null 2>&1 || missing+=(gcc)
   command -v shellcheck >/dev/null 2>&1 || missing+=(shellcheck)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   # kubectl renders deploy/kubernetes for the offline check of its manifests (no cluster).
   command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
   # mkfs.ext4 makes the file system of a private workspace with a quota (workspace_quota_mb).

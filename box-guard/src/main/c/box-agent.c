@@ -19,15 +19,18 @@
  * big-endian.
  *   server -> agent, on a control connection
  *     'S' spawn: u32 id, u64 token, u8 flags (1: stdin is a connection too, else /dev/null;
- *                2: held, network mode only, see below), u32 argc, argc strings, u32 envc, envc
- *                strings; a string is u32 length and bytes (no NUL inside); at most 65536
- *                strings of each kind, 16 MiB a frame
+ *                2: held, network mode only, see below; 4: a terminal, see below, only with 1
+ *                and never with 2), with flag 4 u16 cols and u16 rows, then u32 argc, argc
+ *                strings, u32 envc, envc strings; a string is u32 length and bytes (no NUL
+ *                inside); at most 65536 strings of each kind, 16 MiB a frame
  *     'G' go:    u32 id    the process is in its cgroup: let it exec
  *     'C' cancel: u32 id   do not run it: it is killed
  *     'K' kill:  u32 id    (network mode only) end the process's whole tree
  *     'A' end all: no payload  (network mode only) end the trees of every process of every control
  *     'I' input end: u32 id  (network mode only) a held process's stdin ends after what came
  *     'R' reattach: u32 id, u64 token  (network mode only) take over an orphaned held process
+ *     'Z' size:  u32 id, u16 cols, u16 rows  the terminal of process id has that size now; for
+ *                an id that is no live terminal it is ignored
  *   agent -> server, on a control connection
  *     'H' hello: u32 version (1), u32 own pid
  *     'P' pid:   u32 id, u32 pid   forked, waiting for go (pid as the sandbox sees it)
@@ -114,6 +117,22 @@
  * the held process, its relays running, until its stdout and stderr are done and a live control
  * owns it (an orphan keeps its 'X' and 'Q' or 'L' for 'R'), or, orphaned, once its keeper has
  * ended after an 'A' (nobody reattaches then). 'A' waits for the keepers only, not for the output.
+ * Terminals (both modes). A spawn with flag 4 runs on a pseudo-terminal the agent opens in the
+ * sandbox (its /dev/ptmx; the process sees /dev/pts/N of the sandbox's devpts): the process has the
+ * terminal's slave as its stdin, stdout and stderr and as its controlling terminal (its own
+ * session), the size of the spawn is set before it runs, and its environment gets
+ * TERM=xterm-256color unless it has a TERM. The agent keeps the master and relays it as it relays
+ * a held process's pipes, with the same bounded buffers: what the terminal writes goes to the
+ * stdout connection, what the stdin connection gives goes to the terminal; the stderr connection
+ * is closed at once and carries nothing. The end of the stdin connection does not end the
+ * terminal's input (a terminal has no end of input; its process ends by what it reads, or is
+ * killed). The stdout connection ends once every process has closed the terminal and all is
+ * written; while there is no stdout connection (the server closed it, or its control ended),
+ * what the terminal writes is read and dropped. 'Z' sets the size, and the kernel sends SIGWINCH
+ * to the terminal's foreground process group. A terminal is held as far as the bounds go: at most
+ * 64 of terminals and held processes at once ('F' EAGAIN beyond). A sandbox where no terminal can
+ * be opened (no devpts): 'F' with the errno. Exit, kill and, in network mode, the keeper are those
+ * of any spawn; an orphaned terminal is forgotten once its keeper has ended.
  * With --netns, USERFD and NETFD are open descriptors of a user namespace and of a network
  * namespace (box-guard --net-off makes them): every keeper enters both before anything else, so
  * that every process of the sandbox runs in that network (only loopback) while the agent stays in
@@ -148,6 +167,7 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +178,11 @@
 #define MAX_CONTROLS 8
 #define MAX_PENDING 64
 #define MAX_HELD 64
+#define SPAWN_STDIN 1
+#define SPAWN_HELD 2
+#define SPAWN_TERMINAL 4
+/* The spawns whose stdio the agent relays. */
+#define RELAYED (SPAWN_HELD | SPAWN_TERMINAL)
 #define RELAY_SIZE 65536u
 #define SECRET_SIZE 32
 #define HEADER_SIZE (4 + SECRET_SIZE + 1)
@@ -175,7 +200,7 @@ struct relay {
   size_t head, count;  /* where the bytes not passed on yet start, and how many there are */
 };
 
-/* Network mode: what the agent keeps of a held process. */
+/* Network mode: what the agent keeps of a held process; in both modes, of a terminal. */
 struct held {
   unsigned char token[8];
   unsigned char flags;
@@ -210,6 +235,7 @@ struct spawn_req {
   uint32_t id;
   unsigned char token[8];
   unsigned char flags;
+  struct winsize size; /* of the terminal, with SPAWN_TERMINAL */
   char **argv;
   char **envp;
 };
@@ -263,6 +289,10 @@ static void put32(unsigned char *p, uint32_t v) {
 
 static uint32_t get32(const unsigned char *p) {
   return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint16_t get16(const unsigned char *p) {
+  return (uint16_t)(p[0] << 8 | p[1]);
 }
 
 /* Whether a and b hold the same n bytes, in time that does not depend on where they differ. */
@@ -440,6 +470,20 @@ static void free_req(struct spawn_req *r) {
   r->argv = r->envp = NULL;
 }
 
+/* Adds TERM=xterm-256color to the NULL-terminated *envp unless it has a TERM. */
+static void default_term(char ***envp) {
+  size_t n = 0;
+  for (; (*envp)[n] != NULL; n++) {
+    if (strncmp((*envp)[n], "TERM=", 5) == 0) return;
+  }
+  char **v = realloc(*envp, (n + 2) * sizeof *v);
+  if (v == NULL) die("realloc");
+  v[n] = strdup("TERM=xterm-256color");
+  if (v[n] == NULL) die("strdup");
+  v[n + 1] = NULL;
+  *envp = v;
+}
+
 /* Parses a spawn frame of control c into *r; what was wrong, or NULL. */
 static const char *parse_spawn(int c, const unsigned char *payload, uint32_t len,
                                struct spawn_req *r) {
@@ -450,11 +494,21 @@ static const char *parse_spawn(int c, const unsigned char *payload, uint32_t len
   r->flags = payload[12];
   uint32_t at = 13;
   if (find(c, r->id) != NULL || find_pending(c, r->id) >= 0) return "id in use";
+  if (r->flags & SPAWN_TERMINAL) {
+    if (!(r->flags & SPAWN_STDIN) || (r->flags & SPAWN_HELD)) return "terminal flags";
+    if (len < at + 4) return "short terminal size";
+    r->size = (struct winsize){.ws_col = get16(payload + at), .ws_row = get16(payload + at + 2)};
+    at += 4;
+  }
   const char *wrong = words(payload, len, &at, &r->argv);
   if (wrong == NULL) wrong = words(payload, len, &at, &r->envp);
   if (wrong == NULL && at != len) wrong = "trailing bytes";
   if (wrong == NULL && r->argv[0] == NULL) wrong = "empty argv";
-  if (wrong != NULL) free_req(r);
+  if (wrong != NULL) {
+    free_req(r);
+  } else if (r->flags & SPAWN_TERMINAL) {
+    default_term(&r->envp);
+  }
   return wrong;
 }
 
@@ -491,6 +545,12 @@ static void fresh_session(void) {
   if (setsid() < 0) _exit(127);
 }
 
+/* In a child about to exec, in a session of its own, with a terminal's slave as its stdin: makes
+ * it its controlling terminal. */
+static void take_terminal(void) {
+  if (ioctl(0, TIOCSCTTY, 0) < 0) _exit(127);
+}
+
 /* Waits for the go byte on `gate`; false when there is none (cancelled, or the agent is gone). */
 static int await_go(int gate) {
   char go;
@@ -503,10 +563,11 @@ static int await_go(int gate) {
 
 /* Unix mode, in the child: stdio in place, then wait for go on fd `gate`, then exec. Never
  * returns. */
-static void child(char **argv, char **envp, int in, int out, int err, int gate) {
+static void child(char **argv, char **envp, int in, int out, int err, int gate, int tty) {
   fresh_session();
   int from[4] = {in, out, err, gate};
   place(from, 4);
+  if (tty) take_terminal();
   if (!await_go(3)) _exit(127);
   drop_fd(3);
   execve(argv[0], argv, envp);
@@ -586,7 +647,8 @@ static void end_tree(pid_t real, int rep) {
 
 /* Network mode, in the keeper: waits for go, forks the real process, reports it, reaps the tree.
  * Never returns. */
-static void keeper(char **argv, char **envp, int in, int out, int err, int gate, int rep) {
+static void keeper(char **argv, char **envp, int in, int out, int err, int gate, int rep,
+                   int tty) {
   /* Into the session's network before anything runs; the agent keeps the pod's. */
   if (session_userns >= 0 &&
       (setns(session_userns, CLONE_NEWUSER) < 0 || setns(session_netns, CLONE_NEWNET) < 0)) {
@@ -634,6 +696,7 @@ static void keeper(char **argv, char **envp, int in, int out, int err, int gate,
   }
   if (real == 0) {
     fresh_session();
+    if (tty) take_terminal();
     if (!close_from(3)) _exit(127);
     execve(argv[0], argv, envp);
     _exit(127);
@@ -675,8 +738,9 @@ static void start(int c, struct spawn_req *r, int in, int out, int err, int fail
   if (!failed) {
     pid = fork();
     if (pid < 0) failed = errno;
-    if (pid == 0 && network) keeper(r->argv, r->envp, in, out, err, gate[0], rep[1]);
-    if (pid == 0) child(r->argv, r->envp, in, out, err, gate[0]);
+    int tty = (r->flags & SPAWN_TERMINAL) != 0;
+    if (pid == 0 && network) keeper(r->argv, r->envp, in, out, err, gate[0], rep[1], tty);
+    if (pid == 0) child(r->argv, r->envp, in, out, err, gate[0], tty);
     if (network && sigprocmask(SIG_SETMASK, &before, NULL) < 0) die("sigprocmask");
   }
   int fds[] = {gate[0], rep[1], out, err, in};
@@ -694,26 +758,6 @@ static void start(int c, struct spawn_req *r, int in, int out, int err, int fail
   send2(c, 'P', r->id, (uint32_t)pid);
 }
 
-/* Unix mode: connects the streams of the spawn and starts it. */
-static const char *spawn(int c, const unsigned char *payload, uint32_t len) {
-  struct spawn_req r;
-  const char *wrong = parse_spawn(c, payload, len, &r);
-  if (wrong != NULL) return wrong;
-  int out = -1, err = -1, in = -1;
-  int failed = 0;
-  if (nprocs == MAX_PROCS) {
-    failed = EAGAIN;
-  } else if ((out = stream(r.id, r.token, 1)) < 0 || (err = stream(r.id, r.token, 2)) < 0) {
-    failed = errno;
-  } else if (r.flags & 1) {
-    if ((in = stream(r.id, r.token, 0)) < 0) failed = errno;
-  } else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-    failed = errno;
-  }
-  start(c, &r, in, out, err, failed, NULL);
-  return NULL;
-}
-
 static int64_t now_ms(void) {
   struct timespec t;
   if (clock_gettime(CLOCK_MONOTONIC, &t) < 0) die("clock_gettime");
@@ -728,11 +772,11 @@ static void drop_pending(int i) {
   *p = pendings[--npending];
 }
 
-/* Network mode: how many processes are held, or pending with flag 2. */
+/* How many processes are held or terminals, or pending as such. */
 static int held_count(void) {
   int n = 0;
   for (int i = 0; i < nprocs; i++) n += procs[i].held != NULL;
-  for (int i = 0; i < npending; i++) n += (pendings[i].req.flags & 2) != 0;
+  for (int i = 0; i < npending; i++) n += (pendings[i].req.flags & RELAYED) != 0;
   return n;
 }
 
@@ -742,7 +786,7 @@ static const char *offer(int c, const unsigned char *payload, uint32_t len) {
   const char *wrong = parse_spawn(c, payload, len, &r);
   if (wrong != NULL) return wrong;
   if (npending == MAX_PENDING || nprocs + npending >= MAX_PROCS ||
-      ((r.flags & 2) && held_count() >= MAX_HELD)) {
+      ((r.flags & RELAYED) && held_count() >= MAX_HELD)) {
     free_req(&r);
     send2(c, 'F', r.id, EAGAIN);
     return NULL;
@@ -757,34 +801,84 @@ static int nonblocking(int fd) {
   return flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0;
 }
 
-/* Network mode: the pipes of held spawn p, whose streams have all come. The process's ends (and
- * /dev/null for a stdin without flag 1) go to child[0..2]; the agent keeps the others and the
- * streams in *out. 0, or an errno when it cannot be done, with all of p's streams closed. */
-static int hold(const struct pending *p, int child[3], struct held **out) {
-  struct held *h = calloc(1, sizeof *h);
-  if (h == NULL) die("calloc");
-  memcpy(h->token, p->req.token, sizeof h->token);
-  h->flags = p->req.flags;
-  for (int fd = 0; fd < 3; fd++) {
-    h->io[fd] = (struct relay){.pipe = -1, .conn = p->fds[fd]};
-    child[fd] = -1;
-  }
+/* Opens a terminal of r's size in the sandbox: its master, non-blocking, in *master and its slave
+ * in *slave. 0, or an errno with nothing left open. */
+static int open_terminal(const struct spawn_req *r, int *master, int *slave) {
+  *master = *slave = -1;
+  int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0) return errno;
+  char name[64];
   int failed = 0;
-  for (int fd = 0; fd < 3 && !failed; fd++) {
-    int ends[2];
-    if (fd == 0 && !(h->flags & 1)) {
-      if ((child[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) failed = errno;
-    } else if (pipe2(ends, O_CLOEXEC) < 0) {
+  if (grantpt(m) < 0 || unlockpt(m) < 0) {
+    failed = errno;
+  } else if ((failed = ptsname_r(m, name, sizeof name)) == 0) {
+    if (ioctl(m, TIOCSWINSZ, &r->size) < 0 || !nonblocking(m) ||
+        (*slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
       failed = errno;
+    }
+  }
+  if (failed) {
+    drop_fd(m);
+    return failed;
+  }
+  *master = m;
+  return 0;
+}
+
+/* The stdio of held spawn h as pipes: the process's ends (and /dev/null for a stdin without flag
+ * 1) in child, the agent's in h. 0, or an errno. */
+static int pipes(struct held *h, int child[3]) {
+  for (int fd = 0; fd < 3; fd++) {
+    int ends[2];
+    if (fd == 0 && !(h->flags & SPAWN_STDIN)) {
+      if ((child[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) return errno;
+    } else if (pipe2(ends, O_CLOEXEC) < 0) {
+      return errno;
     } else {
       /* The process reads its stdin pipe and writes the others; its ends stay blocking. */
       child[fd] = ends[fd == 0 ? 0 : 1];
       h->io[fd].pipe = ends[fd == 0 ? 1 : 0];
       h->io[fd].data = malloc(RELAY_SIZE);
       if (h->io[fd].data == NULL) die("malloc");
-      if (!nonblocking(h->io[fd].pipe) || !nonblocking(h->io[fd].conn)) failed = errno;
+      if (!nonblocking(h->io[fd].pipe) || !nonblocking(h->io[fd].conn)) return errno;
     }
   }
+  return 0;
+}
+
+/* The stdio of terminal spawn r as a terminal: its slave thrice in child, its master relayed both
+ * ways in h; the stderr connection carries nothing and is closed. 0, or an errno. */
+static int terminal(const struct spawn_req *r, struct held *h, int child[3]) {
+  drop_fd(h->io[2].conn);
+  h->io[2].conn = -1;
+  int failed = open_terminal(r, &h->io[1].pipe, &child[0]);
+  if (failed) return failed;
+  if ((h->io[0].pipe = fcntl(h->io[1].pipe, F_DUPFD_CLOEXEC, 0)) < 0 ||
+      (child[1] = fcntl(child[0], F_DUPFD_CLOEXEC, 0)) < 0 ||
+      (child[2] = fcntl(child[0], F_DUPFD_CLOEXEC, 0)) < 0) {
+    return errno;
+  }
+  for (int fd = 0; fd < 2; fd++) {
+    h->io[fd].data = malloc(RELAY_SIZE);
+    if (h->io[fd].data == NULL) die("malloc");
+    if (!nonblocking(h->io[fd].conn)) return errno;
+  }
+  return 0;
+}
+
+/* What the agent keeps of spawn r, held or a terminal, whose stream connections are conns: the
+ * process's stdio goes to child[0..2], the rest and the connections to *out. 0, or an errno when
+ * it cannot be done, with the connections closed. */
+static int hold(const struct spawn_req *r, const int conns[3], int child[3], struct held **out) {
+  struct held *h = calloc(1, sizeof *h);
+  if (h == NULL) die("calloc");
+  memcpy(h->token, r->token, sizeof h->token);
+  h->flags = r->flags;
+  for (int fd = 0; fd < 3; fd++) {
+    h->io[fd] = (struct relay){.pipe = -1, .conn = conns[fd]};
+    child[fd] = -1;
+  }
+  int failed = h->flags & SPAWN_TERMINAL ? terminal(r, h, child) : pipes(h, child);
   if (failed) {
     drop_held(h);
     for (int fd = 0; fd < 3; fd++) {
@@ -805,13 +899,39 @@ static void launch(int i) {
   struct held *h = NULL;
   int child[3];
   int *io = p.fds;
-  if (p.req.flags & 2) {
-    failed = hold(&p, child, &h);
+  if (p.req.flags & RELAYED) {
+    failed = hold(&p.req, p.fds, child, &h);
     io = child;
   } else if (!(p.req.flags & 1) && (p.fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
     failed = errno;
   }
   start(p.ctl, &p.req, io[0], io[1], io[2], failed, h);
+}
+
+/* Unix mode: connects the streams of the spawn and starts it. */
+static const char *spawn(int c, const unsigned char *payload, uint32_t len) {
+  struct spawn_req r;
+  const char *wrong = parse_spawn(c, payload, len, &r);
+  if (wrong != NULL) return wrong;
+  int out = -1, err = -1, in = -1;
+  int failed = 0;
+  if (nprocs == MAX_PROCS || ((r.flags & SPAWN_TERMINAL) && held_count() >= MAX_HELD)) {
+    failed = EAGAIN;
+  } else if ((out = stream(r.id, r.token, 1)) < 0 || (err = stream(r.id, r.token, 2)) < 0) {
+    failed = errno;
+  } else if (r.flags & SPAWN_STDIN) {
+    if ((in = stream(r.id, r.token, 0)) < 0) failed = errno;
+  } else if ((in = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+    failed = errno;
+  }
+  int io[3] = {in, out, err};
+  struct held *h = NULL;
+  if (!failed && (r.flags & SPAWN_TERMINAL)) {
+    int conns[3] = {in, out, err};
+    failed = hold(&r, conns, io, &h);
+  }
+  start(c, &r, io[0], io[1], io[2], failed, h);
+  return NULL;
 }
 
 static const char *gate(int c, const unsigned char *payload, uint32_t len, int go) {
@@ -992,6 +1112,8 @@ static void take_input(struct held *h) {
  * the pipe has ended and all is written, the connection is closed. */
 static void flush_out(struct held *h, int fd) {
   struct relay *r = &h->io[fd];
+  /* A terminal's output is not kept for a later connection: nobody reattaches. */
+  if (r->conn < 0 && (h->flags & SPAWN_TERMINAL)) r->count = r->head = 0;
   while (r->conn >= 0 && r->count > 0) {
     ssize_t n = spill(r, r->conn);
     if (n < 0 && errno == EAGAIN) break;
@@ -1045,6 +1167,20 @@ static void pump(struct held *h, const struct pollfd *w) {
     }
     flush_out(h, fd);
   }
+}
+
+/* The poll entries of the relays of up to MAX_HELD held processes and terminals, six each from w
+ * on (see watch), and in relayed which they are: procs may be reordered before they are pumped.
+ * How many. */
+static int watch_all(struct pollfd *w, struct held **relayed) {
+  int n = 0;
+  for (int i = 0; i < nprocs && n < MAX_HELD; i++) {
+    if (procs[i].held == NULL) continue;
+    relayed[n] = procs[i].held;
+    watch(procs[i].held, &w[6 * n]);
+    n++;
+  }
+  return n;
 }
 
 /* Network mode: the control of held process h has ended. What already came on its stdin
@@ -1101,6 +1237,20 @@ static const char *reattach(int c, const unsigned char *payload, uint32_t len) {
   return NULL;
 }
 
+/* 'Z' from control c: the terminal of its process has a new size. */
+static const char *resize(int c, const unsigned char *payload, uint32_t len) {
+  if (len != 8) return "short size";
+  struct proc *p = find(c, get32(payload));
+  if (p == NULL || p->held == NULL || !(p->held->flags & SPAWN_TERMINAL)) return NULL;
+  struct winsize size = {.ws_col = get16(payload + 4), .ws_row = get16(payload + 6)};
+  /* Either end of the relay is the master; once both are closed, nothing uses the terminal. */
+  int master = p->held->io[1].pipe >= 0 ? p->held->io[1].pipe : p->held->io[0].pipe;
+  if (master >= 0 && ioctl(master, TIOCSWINSZ, &size) < 0) {
+    fprintf(stderr, "box-agent: cannot size a terminal: %s\n", strerror(errno));
+  }
+  return NULL;
+}
+
 /* Serves one frame of control c: NULL, CLOSED, BROKEN or what was wrong with it. */
 static const char *request(int c) {
   unsigned char head[5];
@@ -1126,6 +1276,8 @@ static const char *request(int c) {
     wrong = input_end(c, payload, len);
   } else if (head[4] == 'R' && network) {
     wrong = reattach(c, payload, len);
+  } else if (head[4] == 'Z') {
+    wrong = resize(c, payload, len);
   } else {
     wrong = "unknown type";
   }
@@ -1196,13 +1348,15 @@ static void drop_control(int c) {
   }
 }
 
-/* Network mode: forgets the held processes that are over: their keepers reaped and, with a live
- * owner, their stdout and stderr done, or orphaned after 'A'. */
+/* Forgets the held processes and terminals that are over: their keepers (Unix mode: themselves)
+ * reaped and, with a live owner, their stdout and stderr done, or orphaned after 'A' (a terminal:
+ * orphaned at all). */
 static void tidy(void) {
   for (int i = nprocs - 1; i >= 0; i--) {
     const struct proc *p = &procs[i];
     if (p->held == NULL || !p->reaped) continue;
-    if (p->ctl >= 0 ? done(p->held, 1) && done(p->held, 2) : p->doomed) forget(&procs[i]);
+    int orphan_over = p->doomed || (p->held->flags & SPAWN_TERMINAL);
+    if (p->ctl >= 0 ? done(p->held, 1) && done(p->held, 2) : orphan_over) forget(&procs[i]);
   }
 }
 
@@ -1385,7 +1539,6 @@ static void serve_network(const char *port_arg, const char *secret_path, int sig
   if (listener < 0) listener = listen_on(AF_INET, (uint16_t)port);
   if (listener < 0) die("listen");
   static struct pollfd fds[2 + MAX_CONTROLS + MAX_PROCS + 6 * MAX_HELD];
-  /* Which held process the relay entries after the reports are of: procs may be reordered. */
   static struct held *relayed[MAX_HELD];
   const int first_report = 2 + MAX_CONTROLS;
   for (;;) {
@@ -1399,13 +1552,7 @@ static void serve_network(const char *port_arg, const char *secret_path, int sig
       fds[first_report + i] = (struct pollfd){.fd = procs[i].report, .events = POLLIN};
     }
     const int first_relay = first_report + reports;
-    int nrelayed = 0;
-    for (int i = 0; i < nprocs && nrelayed < MAX_HELD; i++) {
-      if (procs[i].held == NULL) continue;
-      relayed[nrelayed] = procs[i].held;
-      watch(procs[i].held, &fds[first_relay + 6 * nrelayed]);
-      nrelayed++;
-    }
+    int nrelayed = watch_all(&fds[first_relay], relayed);
     if (poll(fds, (nfds_t)(first_relay + 6 * nrelayed), expire()) < 0) {
       if (errno == EINTR) continue;
       die("poll");
@@ -1438,19 +1585,25 @@ static void serve_unix(const char *socket_path, int sigfd) {
   if (controls[0].fd < 0) die("socket");
   if (connect(controls[0].fd, (struct sockaddr *)&addr, sizeof addr) < 0) die("connect");
   send2(0, 'H', AGENT_VERSION, (uint32_t)getpid());
+  static struct pollfd fds[2 + 6 * MAX_HELD];
+  static struct held *relayed[MAX_HELD];
   for (;;) {
-    struct pollfd fds[2] = {{.fd = controls[0].fd, .events = POLLIN},
-                            {.fd = sigfd, .events = POLLIN}};
-    if (poll(fds, 2, -1) < 0) {
+    fds[0] = (struct pollfd){.fd = controls[0].fd, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = sigfd, .events = POLLIN};
+    int nrelayed = watch_all(&fds[2], relayed);
+    if (poll(fds, (nfds_t)(2 + 6 * nrelayed), -1) < 0) {
       if (errno == EINTR) continue;
       die("poll");
     }
+    /* Relays before reaping, which reorders procs; only tidy() frees a relay. */
+    for (int k = 0; k < nrelayed; k++) pump(relayed[k], &fds[2 + 6 * k]);
     if (fds[1].revents & POLLIN) reap(sigfd);
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       const char *wrong = request(0);
       if (wrong == CLOSED || wrong == BROKEN) _exit(0);
       if (wrong != NULL) bad(wrong);
     }
+    tidy();
   }
 }
 

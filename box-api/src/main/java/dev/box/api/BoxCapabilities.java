@@ -20,5 +20,11 @@ public final class BoxCapabilities {
   /** A managed process's {@code memory_mb} limits that process tree within the session's. */
   public static final String PROCESS_MEMORY_LIMIT = "process_memory_limit";
 
+  /**
+   * {@code GET /v1/sessions/{id}/terminal} opens a terminal (a pseudo-terminal in the sandbox);
+   * without it that route is refused ({@code validation_error}).
+   */
+  public static final String TERMINAL = "terminal";
+
   private BoxCapabilities() {}
 }

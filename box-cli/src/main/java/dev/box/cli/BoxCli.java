@@ -28,6 +28,7 @@ import picocli.CommandLine.Spec;
     subcommands = {
       ServeCommand.class,
       ExecCommand.class,
+      ShellCommand.class,
       CpCommand.class,
       SessionsCommand.class,
       SessionCommand.class,

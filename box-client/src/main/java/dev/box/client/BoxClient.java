@@ -263,6 +263,21 @@ public final class BoxClient implements AutoCloseable {
   }
 
   /**
+   * Opens a terminal in session {@code sessionId}: a login shell (bash when the sandbox has it,
+   * else sh) on a pseudo-terminal of {@code cols} by {@code rows} in the sandbox, whose output goes
+   * to {@code output}. Returns once the shell has started. Closing the terminal, or the shell's
+   * exit, ends the shell's whole tree.
+   *
+   * @throws dev.box.api.BoxValidationException when a size is outside 1 to 1000, or the session's
+   *     backend has no terminals
+   * @throws dev.box.api.BoxSessionNotFoundException when the session does not exist
+   * @throws BoxRuntimeUnavailableException when the server cannot be reached
+   */
+  public Terminal terminal(String sessionId, int cols, int rows, TerminalOutput output) {
+    return Terminal.open(http, Routes.terminal(sessionId, cols, rows), output);
+  }
+
+  /**
    * Detaches every attachment still open (their processes keep running), then releases the
    * connections; requests in flight complete first.
    */

@@ -34,6 +34,15 @@ final class Routes {
     return session(sessionId) + "/managed-process/" + encodePathSegment(id);
   }
 
+  /**
+   * The route that opens a terminal of {@code cols} by {@code rows} in {@code sessionId}.
+   *
+   * @throws BoxValidationException when {@code sessionId} is blank
+   */
+  static String terminal(String sessionId, int cols, int rows) {
+    return session(sessionId) + "/terminal?cols=" + cols + "&rows=" + rows;
+  }
+
   private static String encodePathSegment(String segment) {
     // URLEncoder encodes for forms, where a space is '+'; in a path '+' is a literal plus.
     return URLEncoder.encode(segment, StandardCharsets.UTF_8).replace("+", "%20");

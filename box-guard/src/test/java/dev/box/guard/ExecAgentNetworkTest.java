@@ -272,7 +272,7 @@ class ExecAgentNetworkTest {
     Control bad = helloed();
     Control good = helloed();
 
-    bad.send('Z', 1);
+    bad.send('Y', 1);
 
     assertThat(bad.closedByAgent()).isTrue();
     pids.add((long) client.start(good, 1, false, "/bin/true").keeper());

@@ -85,9 +85,25 @@ final class NetworkAgentClient {
     return start(control, id, token, stdin ? 3 : 2, argv);
   }
 
+  /**
+   * Spawns {@code argv} as process {@code id} of {@code control} on a terminal of {@code cols} by
+   * {@code rows}, dials its streams and lets it go: the agent relays the terminal.
+   */
+  Started startTerminal(Control control, int id, int cols, int rows, String... argv)
+      throws IOException {
+    byte[] token = token();
+    control.spawn(id, token, TERMINAL, terminalSize(cols, rows), argv);
+    return started(control, id, token, TERMINAL);
+  }
+
   private Started start(Control control, int id, byte[] token, int flags, String... argv)
       throws IOException {
     control.spawn(id, token, flags, argv);
+    return started(control, id, token, flags);
+  }
+
+  /** Dials the streams of spawned process {@code id} and lets it go once the agent forked it. */
+  private Started started(Control control, int id, byte[] token, int flags) throws IOException {
     Streams streams = streams(id, token, (flags & 1) != 0);
     Frame pid = control.next();
     if (pid.type() != 'P' || pid.id() != id) {
@@ -104,6 +120,14 @@ final class NetworkAgentClient {
     Socket out = stream(id, token, 1);
     Socket err = stream(id, token, 2);
     return new Streams(out, err, stdin ? stream(id, token, 0) : null);
+  }
+
+  /** The flags of a terminal's spawn: a terminal, with stdin. */
+  static final int TERMINAL = 5;
+
+  /** The size of a terminal as a spawn frame carries it after the flags. */
+  static byte[] terminalSize(int cols, int rows) {
+    return ByteBuffer.allocate(4).putShort((short) cols).putShort((short) rows).array();
   }
 
   /** A fresh random token for a spawn. */
@@ -171,6 +195,15 @@ final class NetworkAgentClient {
       out.flush();
     }
 
+    /** Sends 'Z': the terminal of process {@code id} is {@code cols} by {@code rows} now. */
+    void resize(int id, int cols, int rows) throws IOException {
+      out.writeInt(9);
+      out.writeByte('Z');
+      out.writeInt(id);
+      out.write(terminalSize(cols, rows));
+      out.flush();
+    }
+
     /** Sends 'R': take over the orphaned held process of {@code token} as {@code id}. */
     void reattach(int id, byte[] token) throws IOException {
       out.writeInt(13);
@@ -187,12 +220,21 @@ final class NetworkAgentClient {
 
     /** Sends the spawn of {@code argv} with {@code flags} (1: stdin, 2: held). */
     void spawn(int id, byte[] token, int flags, String... argv) throws IOException {
+      spawn(id, token, flags, new byte[0], argv);
+    }
+
+    /**
+     * Sends the spawn of {@code argv} with {@code flags} and, right after them, {@code extra} (the
+     * size of a terminal).
+     */
+    void spawn(int id, byte[] token, int flags, byte[] extra, String... argv) throws IOException {
       ByteArrayOutputStream body = new ByteArrayOutputStream();
       DataOutputStream frame = new DataOutputStream(body);
       frame.writeByte('S');
       frame.writeInt(id);
       frame.write(token);
       frame.writeByte(flags);
+      frame.write(extra);
       writeStrings(frame, List.of(argv));
       writeStrings(frame, List.of("PATH=/usr/bin:/bin"));
       out.writeInt(body.size());

@@ -70,6 +70,7 @@ record AgentRoute(AgentLink link, CgroupDriver.ProcessCgroup agentGroup, long ag
         List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"),
         env,
         spec.stdin(),
+        spec.terminal(),
         sandboxPid -> {
           String pid = Long.toString(HostPids.find(waiting, sandboxPid, agentPid));
           for (Path procs : group.procsFiles()) {

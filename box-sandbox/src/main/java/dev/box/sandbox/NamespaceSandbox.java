@@ -55,6 +55,11 @@ public record NamespaceSandbox(
       // It ended between the session's check and now (killed from outside): nothing ran yet.
       throw new SandboxGoneException("sandbox " + name + " is not running");
     }
+    if (agent == null) {
+      spec.refuseTerminal(
+          "this backend gives no terminal here: its processes start through nsenter, as Box's"
+              + " exec agent is unavailable (no cgroups, or no agent for this host)");
+    }
     CgroupDriver.ProcessCgroup group = cgroup.createProcessGroup(spec.memoryMb());
     if (agent != null) {
       try {

@@ -128,6 +128,11 @@ public final class NamespaceStart {
     return agent.binary();
   }
 
+  /** Whether processes start through the exec agent, and so can have terminals. */
+  public boolean terminals() {
+    return agent != null;
+  }
+
   /** Removes the agent sockets of sandboxes of other instances than {@code instanceId}. */
   public void removeOrphanAgents(String instanceId) {
     String mine = AgentSockets.instancePrefix(instanceId);

@@ -80,7 +80,8 @@ public abstract class BackendConformanceSuite extends BackendSuite {
           BoxCapabilities.IMAGES,
           BoxCapabilities.HOST_PATHS,
           BoxCapabilities.READ_ONLY_ROOTFS,
-          BoxCapabilities.PROCESS_MEMORY_LIMIT);
+          BoxCapabilities.PROCESS_MEMORY_LIMIT,
+          BoxCapabilities.TERMINAL);
 
   private @Nullable SuiteServer server;
   private final List<String> sessions = new ArrayList<>();

@@ -133,7 +133,7 @@ public final class BwrapBackend implements SandboxBackend {
     }
     Path binary = bwrap;
     return NamespaceHost.tryOut(
-        name(), "bwrap", "bubblewrap " + binary, enforced, () -> trial(binary));
+        name(), "bwrap", "bubblewrap " + binary, enforced, starts.terminals(), () -> trial(binary));
   }
 
   /** Runs {@code true} in a throwaway sandbox: null when it ran, else why not. */

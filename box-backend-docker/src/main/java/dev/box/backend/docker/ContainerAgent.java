@@ -87,6 +87,7 @@ record ContainerAgent(AgentLink link, ContainerCgroup cgroup, BooleanSupplier ru
           List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"),
           env,
           spec.stdin(),
+          spec.terminal(),
           sandboxPid -> ContainerCgroup.admit(tree, HostPids.find(cgroup.procs(), sandboxPid, -1)),
           new AgentProcess.Tree() {
             @Override

@@ -71,6 +71,11 @@ final class ContainerAgents {
     return installed.binary();
   }
 
+  /** Whether containers get the agent (now), and so processes can have terminals. */
+  boolean usable() {
+    return binary != null && unusable == null;
+  }
+
   /** The installed agent, mounted into containers, or null. */
   @Nullable Path binary() {
     return binary;

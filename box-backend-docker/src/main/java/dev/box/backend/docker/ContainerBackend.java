@@ -122,7 +122,8 @@ public final class ContainerBackend implements SandboxBackend {
                 parts.profile(),
                 parts.profile().enforcedUnder(guard),
                 cpuQuota::enabled,
-                writableRoot::enforced),
+                writableRoot::enforced,
+                agents::usable),
             ticker);
     this.creator =
         new ContainerCreator(

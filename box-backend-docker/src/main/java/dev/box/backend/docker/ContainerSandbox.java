@@ -129,6 +129,9 @@ final class ContainerSandbox implements Sandbox {
     if (current != null) {
       return current.spawn(spec);
     }
+    spec.refuseTerminal(
+        "this container backend gives no terminal here: its processes start through the engine,"
+            + " as Box's exec agent is unavailable (no cgroup tree, or no agent for this host)");
     String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
     Map<String, String> env = new LinkedHashMap<>(ContainerCreateBody.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));

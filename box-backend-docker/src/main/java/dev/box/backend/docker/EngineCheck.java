@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -26,6 +27,7 @@ import java.util.function.Supplier;
  * @param seccomp the {@code seccomp} entry of the status
  * @param cpuLimit whether containers get a CPU quota, read at every probe
  * @param writableRoot what bounds a writable root, read at every probe
+ * @param terminals whether containers get the exec agent, and so terminals; read at every probe
  */
 record EngineCheck(
     String engine,
@@ -35,7 +37,8 @@ record EngineCheck(
     EngineProfile engineProfile,
     String seccomp,
     BooleanSupplier cpuLimit,
-    Supplier<String> writableRoot) {
+    Supplier<String> writableRoot,
+    BooleanSupplier terminals) {
   private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(5);
 
   /** {@code Docker Engine} or {@code Podman}, as messages name the engine. */
@@ -74,11 +77,15 @@ record EngineCheck(
               + ")"
               + where;
       Set<String> capabilities =
-          Set.of(
-              BoxCapabilities.IMAGES,
-              BoxCapabilities.HOST_PATHS,
-              BoxCapabilities.READ_ONLY_ROOTFS,
-              BoxCapabilities.PROCESS_MEMORY_LIMIT);
+          new HashSet<>(
+              Set.of(
+                  BoxCapabilities.IMAGES,
+                  BoxCapabilities.HOST_PATHS,
+                  BoxCapabilities.READ_ONLY_ROOTFS,
+                  BoxCapabilities.PROCESS_MEMORY_LIMIT));
+      if (terminals.getAsBoolean()) {
+        capabilities.add(BoxCapabilities.TERMINAL);
+      }
       return new BackendStatus(engine, true, reason, enforced, capabilities);
     } catch (IOException e) {
       return new BackendStatus(

@@ -42,7 +42,8 @@ class EngineProbeTest {
             EngineProfile.read(null),
             "engine-default",
             () -> true,
-            () -> "none");
+            () -> "none",
+            () -> true);
     return new EngineProbe(check, now::get);
   }
 

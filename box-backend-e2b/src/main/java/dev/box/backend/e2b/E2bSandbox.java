@@ -81,6 +81,9 @@ final class E2bSandbox implements Sandbox {
 
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
+    spec.refuseTerminal(
+        "the e2b backend gives no terminal: its processes start through E2B's process API, not"
+            + " Box's exec agent");
     try {
       mounts.upload();
       String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());

@@ -50,7 +50,7 @@ record PodSandbox(String id, AgentLink link, @Nullable AgentTunnel tunnel, Pods 
     Map<String, String> env = new LinkedHashMap<>(BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
     List<String> argv = List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh");
-    return link.spawn(argv, env, spec.stdin(), held);
+    return link.spawn(argv, env, spec.stdin(), held, spec.terminal());
   }
 
   @Override

@@ -152,7 +152,7 @@ public final class NsjailBackend implements SandboxBackend {
       return new BackendStatus(name(), false, unmet, enforced);
     }
     return NamespaceHost.tryOut(
-        name(), "nsjail", "nsjail " + binary, enforced, () -> trial(binary));
+        name(), "nsjail", "nsjail " + binary, enforced, starts.terminals(), () -> trial(binary));
   }
 
   /** Runs {@code exit 0} in a throwaway jail: null when it ran, else why not. */

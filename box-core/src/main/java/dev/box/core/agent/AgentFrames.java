@@ -1,6 +1,7 @@
 package dev.box.core.agent;
 
 import dev.box.api.BoxValidationException;
+import dev.box.core.backend.ProcessSpec;
 import java.io.ByteArrayOutputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /** The requests the server sends an exec agent (the frame format is in {@code box-agent.c}). */
 final class AgentFrames {
@@ -16,13 +18,15 @@ final class AgentFrames {
 
   /**
    * Starts {@code argv} with {@code env}; stdin is a stream of its own when asked; a held process's
-   * stdio goes through the agent, which keeps it for a later {@link #reattach} (network mode).
+   * stdio goes through the agent, which keeps it for a later {@link #reattach} (network mode); a
+   * process on a terminal has stdin, and the agent relays the terminal.
    */
   static byte[] spawn(
       int id,
       byte[] token,
       boolean stdin,
       boolean held,
+      ProcessSpec.@Nullable Terminal terminal,
       List<String> argv,
       Map<String, String> env) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream(256);
@@ -31,7 +35,11 @@ final class AgentFrames {
       out.writeByte('S');
       out.writeInt(id);
       out.write(token);
-      out.writeByte((stdin ? 1 : 0) | (held ? 2 : 0));
+      out.writeByte((stdin ? 1 : 0) | (held ? 2 : 0) | (terminal != null ? 4 : 0));
+      if (terminal != null) {
+        out.writeShort(terminal.cols());
+        out.writeShort(terminal.rows());
+      }
       out.writeInt(argv.size());
       for (String word : argv) {
         writeWord(out, word);
@@ -76,6 +84,17 @@ final class AgentFrames {
   /** Takes over, as process {@code id}, the held process that was spawned with {@code token}. */
   static byte[] reattach(int id, byte[] token) {
     return ByteBuffer.allocate(17).putInt(13).put((byte) 'R').putInt(id).put(token).array();
+  }
+
+  /** Sets the size of the terminal of process {@code id}. */
+  static byte[] resize(int id, ProcessSpec.Terminal size) {
+    return ByteBuffer.allocate(13)
+        .putInt(9)
+        .put((byte) 'Z')
+        .putInt(id)
+        .putShort((short) size.cols())
+        .putShort((short) size.rows())
+        .array();
   }
 
   /** Kills the trees of every process, of every control (network mode). */

@@ -3,6 +3,7 @@ package dev.box.core.agent;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxManagedProcessConflictException;
+import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxGoneException;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -25,6 +26,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.IntConsumer;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
@@ -68,6 +70,7 @@ public final class AgentLink implements AutoCloseable {
   private static final int MAX_UNCLAIMED = 32;
   private static final int VERSION = 1;
   private static final int STREAM_HEADER = 18;
+  private static final int EAGAIN = 11;
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -233,6 +236,7 @@ public final class AgentLink implements AutoCloseable {
    * Starts {@code argv} with {@code env} through the agent: the agent forks it, {@code admission}
    * puts it into its cgroup, its streams connect, and only then does it exec.
    *
+   * @param terminal the size of the terminal it runs on (it then has stdin), or null for none
    * @param tree kills and releases the process's tree (by cgroup)
    * @throws BoxException when the link is broken, or breaks now
    */
@@ -240,9 +244,10 @@ public final class AgentLink implements AutoCloseable {
       List<String> argv,
       Map<String, String> env,
       boolean stdin,
+      ProcessSpec.@Nullable Terminal terminal,
       Admission admission,
       AgentProcess.Tree tree) {
-    return spawn(argv, env, stdin, false, admission, tree, assigned -> {});
+    return spawn(argv, env, stdin, false, terminal, admission, tree, assigned -> {});
   }
 
   private AgentProcess spawn(
@@ -250,6 +255,7 @@ public final class AgentLink implements AutoCloseable {
       Map<String, String> env,
       boolean stdin,
       boolean held,
+      ProcessSpec.@Nullable Terminal terminal,
       Admission admission,
       AgentProcess.Tree tree,
       IntConsumer assigned) {
@@ -257,14 +263,15 @@ public final class AgentLink implements AutoCloseable {
     assigned.accept(id);
     byte[] token = new byte[8];
     RANDOM.nextBytes(token);
-    AgentProcess.Pending p = new AgentProcess.Pending(id, token, stdin);
+    boolean withStdin = stdin || terminal != null;
+    AgentProcess.Pending p = new AgentProcess.Pending(id, token, withStdin, terminal != null);
     pending.put(id, p);
     long sandboxPid;
     if (remote != null) {
       trees.put(id, new CompletableFuture<>());
     }
     try {
-      send(AgentFrames.spawn(id, token, stdin, held, argv, env));
+      send(AgentFrames.spawn(id, token, withStdin, held, terminal, argv, env));
       dialStreams(p, token);
       sandboxPid = await(p.pid());
     } catch (RuntimeException e) {
@@ -278,9 +285,10 @@ public final class AgentLink implements AutoCloseable {
       admission.admit(sandboxPid);
       SocketChannel out = await(p.stream(1));
       SocketChannel err = await(p.stream(2));
-      SocketChannel in = stdin ? await(p.stream(0)) : null;
+      SocketChannel in = withStdin ? await(p.stream(0)) : null;
       send(AgentFrames.go(id));
-      return new AgentProcess(p, out, err, in, tree, this::failure, held ? held(p, 0) : null);
+      return new AgentProcess(
+          p, out, err, in, tree, this::failure, held ? held(p, 0) : null, resizer(id));
     } catch (IOException | RuntimeException e) {
       if (usable()) {
         sendQuietly(AgentFrames.cancel(id));
@@ -307,16 +315,43 @@ public final class AgentLink implements AutoCloseable {
    *
    * @param held whether the agent keeps the process's stdio for another link to {@link #reattach}
    *     when this one ends (a managed process), rather than giving it the stream connections
+   * @param terminal the size of the terminal it runs on (it then has stdin and is not held), or
+   *     null for none
    * @throws BoxException when the link is broken, or breaks now
    */
   public AgentProcess spawn(
-      List<String> argv, Map<String, String> env, boolean stdin, boolean held) {
+      List<String> argv,
+      Map<String, String> env,
+      boolean stdin,
+      boolean held,
+      ProcessSpec.@Nullable Terminal terminal) {
     if (remote == null) {
       throw new IllegalStateException("the agent of " + name + " kills by cgroup: name the tree");
     }
+    if (held && terminal != null) {
+      throw new IllegalArgumentException("a process on a terminal is not held");
+    }
     int[] id = new int[1];
     return spawn(
-        argv, env, stdin, held, sandboxPid -> {}, agentTree(id), assigned -> id[0] = assigned);
+        argv,
+        env,
+        stdin,
+        held,
+        terminal,
+        sandboxPid -> {},
+        agentTree(id),
+        assigned -> id[0] = assigned);
+  }
+
+  /** {@link #spawn(List, Map, boolean, boolean, ProcessSpec.Terminal)} without a terminal. */
+  public AgentProcess spawn(
+      List<String> argv, Map<String, String> env, boolean stdin, boolean held) {
+    return spawn(argv, env, stdin, held, null);
+  }
+
+  /** Sends the size of the terminal of process {@code id}; a broken link has no terminals. */
+  private Consumer<ProcessSpec.Terminal> resizer(int id) {
+    return size -> sendQuietly(AgentFrames.resize(id, size));
   }
 
   /**
@@ -338,7 +373,7 @@ public final class AgentLink implements AutoCloseable {
       return null;
     }
     int id = ids.incrementAndGet();
-    AgentProcess.Pending p = new AgentProcess.Pending(id, parsed.token(), parsed.stdin());
+    AgentProcess.Pending p = new AgentProcess.Pending(id, parsed.token(), parsed.stdin(), false);
     pending.put(id, p);
     trees.put(id, new CompletableFuture<>());
     long offset;
@@ -351,7 +386,7 @@ public final class AgentLink implements AutoCloseable {
       SocketChannel err = await(p.stream(2));
       SocketChannel in = parsed.stdin() ? await(p.stream(0)) : null;
       return new AgentProcess(
-          p, out, err, in, agentTree(new int[] {id}), this::failure, held(p, offset));
+          p, out, err, in, agentTree(new int[] {id}), this::failure, held(p, offset), resizer(id));
     } catch (RuntimeException e) {
       pending.remove(id);
       p.closeStreams();
@@ -589,11 +624,7 @@ public final class AgentLink implements AutoCloseable {
       }
       case 'F' -> {
         pending.remove(id);
-        p.refuse(
-            value,
-            new BoxException(
-                BoxErrorCode.INTERNAL_ERROR,
-                "sandbox " + name + " cannot start a process: errno " + value));
+        p.refuse(value, refusal(p, value));
       }
       case 'X' -> {
         if (!p.pid().isDone()) {
@@ -607,6 +638,27 @@ public final class AgentLink implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /** The error of a start the agent refused with {@code errno}. */
+  private BoxException refusal(AgentProcess.Pending p, int errno) {
+    if (!p.onTerminal()) {
+      return new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "sandbox " + name + " cannot start a process: errno " + errno);
+    }
+    if (errno == EAGAIN) {
+      return new BoxException(
+          BoxErrorCode.CAPACITY_EXCEEDED,
+          "sandbox " + name + " has as many terminals and held processes as its agent relays");
+    }
+    return new BoxException(
+        BoxErrorCode.BACKEND_UNAVAILABLE,
+        "sandbox "
+            + name
+            + " cannot open a terminal (errno "
+            + errno
+            + "): its image has no usable /dev/ptmx and /dev/pts");
   }
 
   /** Where the stdout of a process {@link #reattach} took over starts ('W'). */

@@ -1,6 +1,7 @@
 package dev.box.core.agent;
 
 import dev.box.api.BoxException;
+import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import java.io.FilterOutputStream;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -43,6 +45,7 @@ public final class AgentProcess implements SandboxProcess {
     private final int id;
     private final byte[] token;
     private final boolean stdin;
+    private final boolean terminal;
     private final CompletableFuture<Long> pid = new CompletableFuture<>();
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
     private final CompletableFuture<Long> offset = new CompletableFuture<>();
@@ -51,10 +54,11 @@ public final class AgentProcess implements SandboxProcess {
     @SuppressWarnings("unchecked")
     private final CompletableFuture<SocketChannel>[] streams = new CompletableFuture[3];
 
-    Pending(int id, byte[] token, boolean stdin) {
+    Pending(int id, byte[] token, boolean stdin, boolean terminal) {
       this.id = id;
       this.token = token.clone();
       this.stdin = stdin;
+      this.terminal = terminal;
       for (int i = 0; i < streams.length; i++) {
         streams[i] = new CompletableFuture<>();
       }
@@ -66,6 +70,11 @@ public final class AgentProcess implements SandboxProcess {
 
     boolean wantsStdin() {
       return stdin;
+    }
+
+    /** Whether it runs on a terminal the agent relays. */
+    boolean onTerminal() {
+      return terminal;
     }
 
     byte[] token() {
@@ -155,6 +164,7 @@ public final class AgentProcess implements SandboxProcess {
   private final OutputStream stdin;
   private final Tree tree;
   private final Supplier<BoxException> failure;
+  private final Consumer<ProcessSpec.Terminal> resizer;
 
   AgentProcess(
       Pending pending,
@@ -163,7 +173,8 @@ public final class AgentProcess implements SandboxProcess {
       @Nullable SocketChannel in,
       Tree tree,
       Supplier<BoxException> failure,
-      @Nullable Held held) {
+      @Nullable Held held,
+      Consumer<ProcessSpec.Terminal> resizer) {
     this.pending = pending;
     this.channels = in == null ? List.of(out, err) : List.of(out, err, in);
     this.held = held;
@@ -178,6 +189,7 @@ public final class AgentProcess implements SandboxProcess {
     }
     this.tree = tree;
     this.failure = failure;
+    this.resizer = resizer;
   }
 
   @Override
@@ -214,6 +226,20 @@ public final class AgentProcess implements SandboxProcess {
   @Override
   public CompletableFuture<Integer> onExit() {
     return pending.exit().copy();
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The agent sets the size; after the process has ended it is ignored.
+   */
+  @Override
+  public void resize(ProcessSpec.Terminal size) {
+    if (!pending.onTerminal()) {
+      SandboxProcess.super.resize(size);
+      return;
+    }
+    resizer.accept(size);
   }
 
   @Override

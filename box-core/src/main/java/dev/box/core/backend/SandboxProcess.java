@@ -1,5 +1,6 @@
 package dev.box.core.backend;
 
+import dev.box.api.BoxValidationException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
@@ -50,6 +51,15 @@ public interface SandboxProcess {
    * run are kept until the sandbox is destroyed.
    */
   void release();
+
+  /**
+   * Sets the size of the process's terminal; the kernel tells its foreground processes (SIGWINCH).
+   *
+   * @throws BoxValidationException when the process runs on no terminal (the default)
+   */
+  default void resize(ProcessSpec.Terminal size) {
+    throw new BoxValidationException("this process runs on no terminal: it cannot be resized");
+  }
 
   /**
    * What another server of the tenant gives {@link Sandbox#reattach} to take this process over, or

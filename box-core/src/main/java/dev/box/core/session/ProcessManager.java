@@ -6,6 +6,7 @@ import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessNotFoundException;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.internal.ShellScript;
 import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.ProcessSpec;
@@ -17,6 +18,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -31,6 +33,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class ProcessManager {
   private static final Logger log = LoggerFactory.getLogger(ProcessManager.class);
+
+  /** The shell of a terminal, terminal-shell.sh beside this class. */
+  private static final String TERMINAL_SHELL =
+      ShellScript.load(ProcessManager.class, "terminal-shell.sh");
 
   private final SessionManager sessions;
   private volatile RuntimeConfig.ProcessLimits limits;
@@ -96,9 +102,12 @@ public final class ProcessManager {
    * touched at its start and at its exit, and never reaped idle meanwhile. When the session ends,
    * its tree is killed. It is not a managed process: no id, no buffer, no share of {@code
    * max_managed_processes}; the caller bounds how many it spawns, reads its streams, and
-   * {@linkplain SandboxProcess#release releases} it once done with them.
+   * {@linkplain SandboxProcess#release releases} it once done with them. A spec with a {@link
+   * ProcessSpec#terminal} runs on a terminal, which {@link SandboxProcess#resize} resizes.
    *
    * @throws BoxSessionNotFoundException when the session does not exist or is being deleted
+   * @throws dev.box.api.BoxValidationException when the spec asks for a terminal and the session's
+   *     backend gives none
    */
   public SandboxProcess spawn(String sessionId, ProcessSpec spec) {
     try (KeyedLocks.Held held = sessions.lock(sessionId)) {
@@ -115,6 +124,21 @@ public final class ProcessManager {
               });
       return process;
     }
+  }
+
+  /**
+   * Opens a terminal of {@code size} in session {@code sessionId}: a login shell (bash when the
+   * sandbox has it, else sh) in the session's workdir, spawned as {@link #spawn} spawns, so that it
+   * is the session's activity until it exits and dies with the session.
+   *
+   * @throws BoxSessionNotFoundException when the session does not exist or is being deleted
+   * @throws dev.box.api.BoxValidationException when the session's backend gives no terminal
+   */
+  public SandboxProcess openTerminal(String sessionId, ProcessSpec.Terminal size) {
+    String workdir = sessions.require(sessionId).template().workdir();
+    return spawn(
+        sessionId,
+        new ProcessSpec(new ProcessSpec.Shell(TERMINAL_SHELL), workdir, Map.of(), true, 0, size));
   }
 
   /**

@@ -104,7 +104,9 @@ class AgentLinkTest {
 
   private static CompletableFuture<AgentProcess> spawnAsync(AgentLink link) {
     return CompletableFuture.supplyAsync(
-        () -> link.spawn(List.of("/bin/true"), Map.of("A", "b"), false, pid -> {}, new NoTree()));
+        () ->
+            link.spawn(
+                List.of("/bin/true"), Map.of("A", "b"), false, null, pid -> {}, new NoTree()));
   }
 
   @Test

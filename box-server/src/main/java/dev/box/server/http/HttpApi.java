@@ -139,6 +139,7 @@ public final class HttpApi {
           config.routes.delete("/v1/sessions/{id}", api::deleteSession);
           config.routes.post("/v1/sessions/{id}/exec", api::exec);
           processRoutes.register(config);
+          new TerminalRoutes(api, meter).register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
           E2bApi.register(config, sessions, tokens);
