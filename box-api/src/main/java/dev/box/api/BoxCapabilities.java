@@ -20,5 +20,11 @@ public final class BoxCapabilities {
   /** A managed process's {@code memory_mb} limits that process tree within the session's. */
   public static final String PROCESS_MEMORY_LIMIT = "process_memory_limit";
 
+  /**
+   * A sandbox's TCP ports are reachable through Box ({@code /v1/sessions/{id}/ports/{port}/...} and
+   * preview links), with the network on or off; without it those routes are refused.
+   */
+  public static final String PORTS = "ports";
+
   private BoxCapabilities() {}
 }

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -111,6 +112,16 @@ public final class NamespaceStart {
     this.agent = cgroups instanceof NoCgroupDriver ? null : agent;
     this.agents =
         AgentSockets.root(Objects.requireNonNull(workspaces.toAbsolutePath().getParent()));
+  }
+
+  /**
+   * The status {@code probed} with what the sandboxes' exec agent brings: their ports reachable
+   * through its pipe ({@link Sandbox#portPipe}), when the sandboxes get one.
+   */
+  public BackendStatus withAgentCapabilities(BackendStatus probed) {
+    return probed.available() && agent != null
+        ? probed.withCapability(BoxCapabilities.PORTS)
+        : probed;
   }
 
   /**

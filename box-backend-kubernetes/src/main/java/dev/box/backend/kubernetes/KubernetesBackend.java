@@ -164,7 +164,8 @@ public final class KubernetesBackend implements SandboxBackend {
         true,
         pods.maker().describe() + " in namespace " + namespace + "; processes " + agentPath(),
         enforced(),
-        java.util.Set.of(BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS));
+        java.util.Set.of(
+            BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.PORTS));
   }
 
   /** {@link #ENFORCED}, its network row saying what keeps a network-off session off. */
