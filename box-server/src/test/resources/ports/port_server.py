@@ -8,12 +8,16 @@ POST /echo      the request body (Content-Length or chunked) back, chunked, once
 GET /headers    the request's header fields as JSON (names in lower case)
 GET /cookie     sets the cookie app=1
 GET /ws         a WebSocket that echoes each text and binary message
+GET /hold       answers once a WebSocket has received the text "done" (or after 30 s)
+GET /hostile-head   a response head that never ends (a header field of 1 MiB)
+GET /hostile-chunk  a chunked body whose chunk-size line never ends
 """
 
 import base64
 import hashlib
 import json
 import struct
+import threading
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
@@ -25,12 +29,19 @@ const url = new URL('ws', location.href);
 url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
 const socket = new WebSocket(url);
 socket.onopen = () => socket.send('hello');
-socket.onmessage = (m) => { document.getElementById('out').textContent = 'echo:' + m.data; };
+socket.onmessage = (m) => {
+  document.getElementById('out').textContent = 'echo:' + m.data;
+  socket.send('done');
+};
+// Keeps a request open until the echo is in the DOM: a headless browser's --dump-dom waits for
+// open requests, not for WebSocket messages.
+fetch('hold');
 socket.onerror = () => { document.getElementById('out').textContent = 'error'; };
 </script></body></html>
 """
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+DONE = threading.Event()
 
 
 def pattern(n):
@@ -77,6 +88,14 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Set-Cookie", "app=1; Path=/")
             self.send_header("Content-Length", "0")
             self.end_headers()
+        elif url.path == "/hold":
+            DONE.wait(30)
+            self.reply(200, "text/plain", b"held\n")
+        elif url.path == "/hostile-head":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Endless: " + b"a" * (1024 * 1024))
+        elif url.path == "/hostile-chunk":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+            self.wfile.write(b"1" * (1024 * 1024))
         elif url.path.endswith("/ws") or url.path == "/ws":
             self.websocket()
         else:
@@ -141,7 +160,9 @@ class Handler(BaseHTTPRequestHandler):
             if opcode == 8:
                 self.frame(8, data[:2])
                 return
-            if opcode in (1, 2):
+            if opcode == 1 and data == b"done":
+                DONE.set()
+            elif opcode in (1, 2):
                 self.frame(opcode, data)
             elif opcode == 9:
                 self.frame(10, data)

@@ -18,13 +18,7 @@ class E2bSdkTest {
 
   @Test
   void onDocker_theSdkCreatesListsAndKillsSandboxes_andMovesFilesBinaryExact() {
-    runSuite(
-        "backend",
-        "docker",
-        "image",
-        System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
-        "docker_host",
-        System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
+    runSuite(TestServer.docker());
   }
 
   private static void runSuite(String... settings) {

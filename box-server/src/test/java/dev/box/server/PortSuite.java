@@ -214,6 +214,21 @@ abstract class PortSuite {
   }
 
   @Test
+  void hostileServer_endlessHeadOrChunkLine_isCutAt502() {
+    String session = serving("port-hostile");
+    Answer head = box().get(ports(session) + "/hostile-head");
+    assertThat(head.status()).isEqualTo(502);
+    assertThat(head.errorMessage()).contains("longer than");
+
+    Answer chunk = box().get(ports(session) + "/hostile-chunk");
+    assertThat(chunk.status()).as("nothing was sent yet: still an error answer").isEqualTo(502);
+    assertThat(chunk.errorMessage()).contains("chunked body");
+    assertThat(box().get(ports(session) + "/headers").status())
+        .as("the server goes on serving")
+        .isEqualTo(200);
+  }
+
+  @Test
   void link_opensThePortWithoutTheToken_untilRevoked() throws Exception {
     String session = serving("port-link");
     Answer issued = box().post(ports(session) + "/links", "{\"ttl_sec\": 600}");
@@ -280,6 +295,17 @@ abstract class PortSuite {
     assertThat(anonymous("/preview/" + token + "/headers").status())
         .as("nor does a new session of the same id honour them")
         .isEqualTo(404);
+  }
+
+  @Test
+  void browser_opensALink_whosePageEchoesThroughAWebSocket() throws Exception {
+    HeadlessChromium.assumePresent();
+    String session = serving("port-browser");
+    String url = box().post(ports(session) + "/links", "{\"ttl_sec\": 120}").text("url");
+
+    String dom = HeadlessChromium.dumpDom(url, 10_000);
+
+    assertThat(dom).contains("<p id=\"out\">echo:hello</p>");
   }
 
   Answer anonymous(String path) {

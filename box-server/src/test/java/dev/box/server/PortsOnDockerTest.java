@@ -9,15 +9,7 @@ import org.junit.jupiter.api.AutoClose;
 class PortsOnDockerTest extends PortSuite {
   private static final String HOST_USR = "/opt/host-usr";
 
-  @AutoClose
-  private static final TestServer box =
-      TestServer.start(
-          "backend",
-          "docker",
-          "image",
-          System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
-          "docker_host",
-          System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
+  @AutoClose private static final TestServer box = TestServer.start(TestServer.docker());
 
   @Override
   TestServer box() {

@@ -110,7 +110,7 @@ public final class HttpApi {
       @Nullable String replicaToken,
       PreviewLinks previews) {
     HttpApi api = new HttpApi(sessions, tokens, langbot, metricsOpen);
-    PortRoutes ports = new PortRoutes(api, previews);
+    PortRoutes ports = PortRoutes.of(api, previews);
     RelayMeter meter =
         metrics == null
             ? RelayMeter.NONE

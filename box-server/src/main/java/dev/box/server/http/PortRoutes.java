@@ -34,8 +34,12 @@ import java.util.Set;
  * <p>The relay is a servlet filter ahead of the framework's routing, because it serves any method
  * and takes over upgrades (a WebSocket to the port is the port's, not one of Box's WebSocket
  * routes). Errors before the answer begins are the API's JSON errors.
+ *
+ * @param api the API, whose sessions and control-token check these are
+ * @param links the preview links
+ * @param proxy what relays to the ports
  */
-final class PortRoutes implements Filter {
+record PortRoutes(HttpApi api, PreviewLinks links, PortProxy proxy) implements Filter {
   private static final String LINKS = "/v1/sessions/{id}/ports/{port}" + PortPath.LINKS;
 
   /** Box's credentials, never relayed to a port. */
@@ -45,16 +49,13 @@ final class PortRoutes implements Filter {
   /** A link carries no credential of Box's: the app's own Authorization passes. */
   private static final Set<String> LINK_CREDENTIALS = Set.of("x-langbot-box-control-token");
 
-  private final HttpApi api;
-  private final SessionManager sessions;
-  private final PortProxy proxy;
-  private final PreviewLinks links;
+  /** The routes of {@code api}'s sessions, whose links {@code links} issues and checks. */
+  static PortRoutes of(HttpApi api, PreviewLinks links) {
+    return new PortRoutes(api, links, new PortProxy(api.sessions().processes()));
+  }
 
-  PortRoutes(HttpApi api, PreviewLinks links) {
-    this.api = api;
-    this.sessions = api.sessions();
-    this.proxy = new PortProxy(sessions.processes());
-    this.links = links;
+  private SessionManager sessions() {
+    return api.sessions();
   }
 
   void register(JavalinConfig config) {
@@ -95,7 +96,7 @@ final class PortRoutes implements Filter {
       proxy.serve(id, PortPath.port(path.port()), path.target(), CREDENTIALS, http, answer);
       return;
     }
-    PreviewLinks.Target target = links.check(token, id -> sessions.get(id).createdAt());
+    PreviewLinks.Target target = links.check(token, id -> sessions().get(id).createdAt());
     if (path.bare()) {
       // Relative links of the page resolve under the link only with its trailing slash.
       answer.setStatus(308);
@@ -111,7 +112,7 @@ final class PortRoutes implements Filter {
     int port = PortPath.port(ctx.pathParam("port"));
     Duration ttl = ttl(ctx.body());
     requirePorts();
-    sessions.get(id);
+    sessions().get(id);
     PreviewLinks.Link link = links.issue(id, port, ttl);
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("url", links.url(link, ctx.scheme() + "://" + ctx.host()));
@@ -123,16 +124,16 @@ final class PortRoutes implements Filter {
   private void revoke(Context ctx) throws JsonProcessingException {
     String id = ctx.pathParam("id");
     int port = PortPath.port(ctx.pathParam("port"));
-    sessions.get(id);
+    sessions().get(id);
     links.revoke(id, port);
     api.json(ctx, 200, Map.of("revoked", true, "session_id", id, "port", port));
   }
 
   private void requirePorts() {
-    if (!sessions.backendStatus().capabilities().contains(BoxCapabilities.PORTS)) {
+    if (!sessions().backendStatus().capabilities().contains(BoxCapabilities.PORTS)) {
       throw new BoxValidationException(
           "the "
-              + sessions.backendStatus().name()
+              + sessions().backendStatus().name()
               + " backend cannot reach a sandbox's ports: it has no box-agent in its sandboxes");
     }
   }

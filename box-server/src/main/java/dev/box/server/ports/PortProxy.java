@@ -107,7 +107,15 @@ public final class PortProxy {
       if (head.status() == 101) {
         throw new UpstreamHead.Malformed("it switched protocols unasked");
       }
-      relay(request, response, head, answer);
+      try {
+        relay(request, response, head, answer);
+      } catch (IOException e) {
+        if (response.isCommitted()) {
+          throw e;
+        }
+        throw new PortUnreachable(
+            "the answer of the server on port " + port + " in the sandbox broke off: " + e);
+      }
     } catch (UpstreamHead.Malformed e) {
       throw new PortUnreachable(
           "the server on port " + port + " in the sandbox answered no HTTP: " + e.getMessage());
@@ -124,17 +132,19 @@ public final class PortProxy {
     for (int interim = 0; interim <= MAX_INTERIM; interim++) {
       UpstreamHead head = UpstreamHead.read(answer);
       if (head == null) {
-        throw new PortUnreachable(
-            "nothing answers on port "
-                + port
-                + " in the sandbox: no server listens there on 127.0.0.1, or it closed the"
-                + " connection without an answer");
+        throw new PortUnreachable(silent(port));
       }
       if (head.status() >= 200 || head.status() == 101) {
         return head;
       }
     }
     throw new UpstreamHead.Malformed("more than " + MAX_INTERIM + " interim answers");
+  }
+
+  private static String silent(int port) {
+    return "nothing answers on port %d in the sandbox: no server listens there on 127.0.0.1, or it"
+            .formatted(port)
+        + " closed the connection without an answer";
   }
 
   private static void relay(

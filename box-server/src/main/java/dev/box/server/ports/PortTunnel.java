@@ -74,8 +74,8 @@ final class PortTunnel extends AbstractConnection implements Connection.UpgradeT
   public void onOpen() {
     super.onOpen();
     getEndPoint().setIdleTimeout(IDLE.toMillis());
-    Thread.ofVirtual().name("box-port-up").start(this::up);
-    Thread.ofVirtual().name("box-port-down").start(this::down);
+    run("box-port-up", this::up);
+    run("box-port-down", this::down);
   }
 
   /** Not called: {@link #up} reads the socket itself. */
@@ -89,55 +89,62 @@ final class PortTunnel extends AbstractConnection implements Connection.UpgradeT
   }
 
   /** The client's bytes to the sandbox. */
-  private void up() {
+  private void up() throws IOException, ExecutionException, InterruptedException {
     OutputStream toSandbox = pipe.stdin();
-    try {
-      ByteBuffer early = prefilled;
-      if (early != null) {
-        toSandbox.write(early.array(), early.position(), early.remaining());
-        toSandbox.flush();
+    ByteBuffer early = prefilled;
+    if (early != null) {
+      toSandbox.write(early.array(), early.position(), early.remaining());
+      toSandbox.flush();
+    }
+    ByteBuffer buffer = BufferUtil.allocate(UpstreamBody.BUFFER);
+    while (!ended.get()) {
+      BufferUtil.clear(buffer);
+      int n = getEndPoint().fill(buffer);
+      if (n < 0) {
+        return;
       }
-      ByteBuffer buffer = BufferUtil.allocate(UpstreamBody.BUFFER);
-      while (!ended.get()) {
-        BufferUtil.clear(buffer);
-        int n = getEndPoint().fill(buffer);
-        if (n < 0) {
-          break;
-        }
-        if (n == 0) {
-          FutureCallback readable = new FutureCallback();
-          getEndPoint().fillInterested(readable);
-          readable.get();
-          continue;
-        }
-        toSandbox.write(buffer.array(), buffer.arrayOffset() + buffer.position(), n);
-        toSandbox.flush();
+      if (n == 0) {
+        FutureCallback readable = new FutureCallback();
+        getEndPoint().fillInterested(readable);
+        readable.get();
+        continue;
       }
-    } catch (IOException | ExecutionException e) {
-      // Either side went away, or the socket was idle too long: both end.
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      end();
+      toSandbox.write(buffer.array(), buffer.arrayOffset() + buffer.position(), n);
+      toSandbox.flush();
     }
   }
 
   /** The sandbox's bytes to the client. */
-  private void down() {
+  private void down() throws IOException, ExecutionException, InterruptedException {
     byte[] buffer = new byte[UpstreamBody.BUFFER];
-    try {
-      for (int n = fromSandbox.read(buffer); n >= 0 && !ended.get(); n = fromSandbox.read(buffer)) {
-        FutureCallback written = new FutureCallback();
-        getEndPoint().write(written, ByteBuffer.wrap(buffer, 0, n));
-        written.get();
-      }
-    } catch (IOException | ExecutionException e) {
-      // Either side went away: both end.
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      end();
+    for (int n = fromSandbox.read(buffer); n >= 0 && !ended.get(); n = fromSandbox.read(buffer)) {
+      FutureCallback written = new FutureCallback();
+      getEndPoint().write(written, ByteBuffer.wrap(buffer, 0, n));
+      written.get();
     }
+  }
+
+  /** One way of the tunnel, on a thread of its own, which ends the tunnel when it ends. */
+  private void run(String name, Way way) {
+    Thread.ofVirtual()
+        .name(name)
+        .start(
+            () -> {
+              try {
+                way.relay();
+              } catch (IOException | ExecutionException e) {
+                // Either side went away, or the socket was idle too long: both end.
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } finally {
+                end();
+              }
+            });
+  }
+
+  /** One way of the tunnel: relays until its source ends. */
+  private interface Way {
+    void relay() throws IOException, ExecutionException, InterruptedException;
   }
 
   /** Kills the pipe and closes the client's socket, once. */
