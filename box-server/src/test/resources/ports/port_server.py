@@ -33,11 +33,12 @@ socket.onmessage = (m) => {
   document.getElementById('out').textContent = 'echo:' + m.data;
   socket.send('done');
 };
-// Keeps a request open until the echo is in the DOM: a headless browser's --dump-dom waits for
-// open requests, not for WebSocket messages.
-fetch('hold');
 socket.onerror = () => { document.getElementById('out').textContent = 'error'; };
-</script></body></html>
+</script>
+<!-- Holds the page's load event (after which a headless browser dumps the DOM) until the echo is
+     in the DOM: the server answers it once the page has said "done". -->
+<script src="hold"></script>
+</body></html>
 """
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -90,7 +91,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
         elif url.path == "/hold":
             DONE.wait(30)
-            self.reply(200, "text/plain", b"held\n")
+            self.reply(200, "text/javascript", b"// held\n")
         elif url.path == "/hostile-head":
             self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Endless: " + b"a" * (1024 * 1024))
         elif url.path == "/hostile-chunk":

@@ -24,10 +24,8 @@ final class HeadlessChromium {
         Files.isExecutable(BINARY), "no " + BINARY + " (apt-get install chromium)");
   }
 
-  /**
-   * The DOM of {@code url} once its scripts have run for up to {@code budgetMs} of the page's time.
-   */
-  static String dumpDom(String url, int budgetMs) throws IOException, InterruptedException {
+  /** The DOM of {@code url} once the page has loaded (its load event has fired). */
+  static String dumpDom(String url) throws IOException, InterruptedException {
     Path profile = Files.createTempDirectory("box-chromium-");
     Process browser =
         new ProcessBuilder(
@@ -42,7 +40,6 @@ final class HeadlessChromium {
                     "--disable-sync",
                     "--proxy-server=http://127.0.0.1:9",
                     "--user-data-dir=" + profile,
-                    "--virtual-time-budget=" + budgetMs,
                     "--dump-dom",
                     url))
             .redirectError(ProcessBuilder.Redirect.DISCARD)

@@ -303,7 +303,7 @@ abstract class PortSuite {
     String session = serving("port-browser");
     String url = box().post(ports(session) + "/links", "{\"ttl_sec\": 120}").text("url");
 
-    String dom = HeadlessChromium.dumpDom(url, 10_000);
+    String dom = HeadlessChromium.dumpDom(url);
 
     assertThat(dom).contains("<p id=\"out\">echo:hello</p>");
   }

@@ -41,7 +41,7 @@ public record PortPath(
     if (direct.matches()) {
       String rest = direct.group(3);
       return new PortPath(
-          URLDecoder.decode(direct.group(1).replace("+", "%2B"), StandardCharsets.UTF_8),
+          segment(direct.group(1)),
           direct.group(2),
           null,
           (rest == null ? "/" : rest) + query,
@@ -53,6 +53,15 @@ public record PortPath(
           null, "", preview.group(1), (rest == null ? "/" : rest) + query, rest == null);
     }
     return null;
+  }
+
+  /** A path segment decoded, or refused when an escape in it is malformed. */
+  private static String segment(String raw) {
+    try {
+      return URLDecoder.decode(raw.replace("+", "%2B"), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new BoxValidationException("malformed request: a malformed '%' escape in the path");
+    }
   }
 
   /** Whether this is Box's own link route for {@code method}, rather than a path to relay. */
