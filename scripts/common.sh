@@ -64,8 +64,8 @@ box_apt_install() {
 # sandboxes), Maven, iproute2 (the network escape tests build their stand-in network with it),
 # what the build needs to compile box-guard statically: gcc, the C library's and libseccomp's
 # static archives, shellcheck (the test phase checks every shell program with it), tmux (the test
-# of box shell drives it in a terminal), Compose v2 (the image's end-to-end test) and nsjail (the
-# nsjail backend) are present.
+# of box shell drives it in a terminal), Compose v2 (the image's end-to-end test), chromium (the
+# preview-link browser test) and nsjail (the nsjail backend) are present.
 box_ensure_tools() {
   local missing=() lib
   lib="/usr/lib/$(uname -m)-linux-gnu"
@@ -83,6 +83,8 @@ box_ensure_tools() {
   command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
   # mkfs.ext4 makes the file system of a private workspace with a quota (workspace_quota_mb).
   PATH="$PATH:/usr/sbin:/sbin" command -v mkfs.ext4 >/dev/null 2>&1 || missing+=(e2fsprogs)
+  # The preview-link test opens a link in a real browser, headless.
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   [ -f "$lib/libc.a" ] || missing+=(libc6-dev)
   { [ -f "$lib/libseccomp.a" ] && [ -f /usr/include/seccomp.h ]; } || missing+=(libseccomp-dev)
   if [ "${#missing[@]}" -gt 0 ]; then

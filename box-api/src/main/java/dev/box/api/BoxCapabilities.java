@@ -26,5 +26,11 @@ public final class BoxCapabilities {
    */
   public static final String TERMINAL = "terminal";
 
+  /**
+   * A sandbox's TCP ports are reachable through Box ({@code /v1/sessions/{id}/ports/{port}/...} and
+   * preview links), with the network on or off; without it those routes are refused.
+   */
+  public static final String PORTS = "ports";
+
   private BoxCapabilities() {}
 }

@@ -2,6 +2,7 @@ package dev.box.guard;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
@@ -78,6 +79,16 @@ public final class ExecAgent {
   /** Why the agent is unavailable, or where it is. */
   public String reason() {
     return reason;
+  }
+
+  /**
+   * The command that, run inside a sandbox, relays its stdin and stdout to a TCP connection to
+   * {@code 127.0.0.1:port} there ({@code box-agent --pipe}, see {@code box-agent.c}).
+   *
+   * @param binary where the agent is inside the sandbox, as {@link #SANDBOX_PATH}
+   */
+  public static List<String> pipeCommand(String binary, int port) {
+    return List.of(binary, "--pipe", Integer.toString(port));
   }
 
   /** The command that runs the agent inside a sandbox, connecting to its mounted socket. */

@@ -7,7 +7,6 @@ import dev.box.core.net.NetnsFirewall;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -118,15 +117,9 @@ public final class NamespaceHost {
    *
    * @param name the backend's name
    * @param tool the tool that makes its sandboxes, as the messages name it
-   * @param terminals whether its processes start through the exec agent, and so have terminals
    */
   public static BackendStatus tryOut(
-      String name,
-      String tool,
-      String description,
-      Map<String, String> enforced,
-      boolean terminals,
-      Trial trial) {
+      String name, String tool, String description, Map<String, String> enforced, Trial trial) {
     try {
       String failed = trial.run();
       if (failed != null) {
@@ -138,16 +131,15 @@ public final class NamespaceHost {
       Thread.currentThread().interrupt();
       return new BackendStatus(name, false, "interrupted while probing " + tool, enforced);
     }
-    Set<String> capabilities =
-        new HashSet<>(
-            Set.of(
-                BoxCapabilities.HOST_PATHS,
-                BoxCapabilities.READ_ONLY_ROOTFS,
-                BoxCapabilities.PROCESS_MEMORY_LIMIT));
-    if (terminals) {
-      capabilities.add(BoxCapabilities.TERMINAL);
-    }
-    return new BackendStatus(name, true, description, enforced, capabilities);
+    return new BackendStatus(
+        name,
+        true,
+        description,
+        enforced,
+        Set.of(
+            BoxCapabilities.HOST_PATHS,
+            BoxCapabilities.READ_ONLY_ROOTFS,
+            BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
   /** Whether this process runs as root (effective uid 0), read from /proc/self/status. */

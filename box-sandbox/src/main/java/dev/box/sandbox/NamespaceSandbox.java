@@ -6,7 +6,9 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.guard.ExecAgent;
 import java.io.IOException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -77,6 +79,12 @@ public record NamespaceSandbox(
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "cannot spawn a process in sandbox " + name + ": " + e, e);
     }
+  }
+
+  /** The mounted exec agent's pipe; none when processes start through the launcher. */
+  @Override
+  public @Nullable List<String> portPipe(int port) {
+    return agent == null ? null : ExecAgent.pipeCommand(ExecAgent.SANDBOX_PATH, port);
   }
 
   @Override

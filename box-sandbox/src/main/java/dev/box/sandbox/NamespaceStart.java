@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -114,6 +115,16 @@ public final class NamespaceStart {
   }
 
   /**
+   * The status {@code probed} with what the sandboxes' exec agent brings, when the sandboxes get
+   * one: terminals, and their ports reachable through its pipe ({@link Sandbox#portPipe}).
+   */
+  public BackendStatus withAgentCapabilities(BackendStatus probed) {
+    return probed.available() && agent != null
+        ? probed.withCapability(BoxCapabilities.TERMINAL).withCapability(BoxCapabilities.PORTS)
+        : probed;
+  }
+
+  /**
    * The exec agent installed in {@code dataDir} for {@code backend}, or null when not {@code
    * wanted} or not available (then processes start through nsenter, and the log says why).
    */
@@ -126,11 +137,6 @@ public final class NamespaceStart {
       log.warn("{} backend: processes start through nsenter: {}", backend, agent.reason());
     }
     return agent.binary();
-  }
-
-  /** Whether processes start through the exec agent, and so can have terminals. */
-  public boolean terminals() {
-    return agent != null;
   }
 
   /** Removes the agent sockets of sandboxes of other instances than {@code instanceId}. */

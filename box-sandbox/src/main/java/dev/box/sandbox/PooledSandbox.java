@@ -4,7 +4,9 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A sandbox started ahead of its session by the {@link SandboxPool}; once taken, the session's
@@ -32,6 +34,11 @@ record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, Atomic
   @Override
   public SandboxProcess spawn(ProcessSpec spec) {
     return sandbox.spawn(spec);
+  }
+
+  @Override
+  public @Nullable List<String> portPipe(int port) {
+    return sandbox.portPipe(port);
   }
 
   @Override

@@ -15,6 +15,7 @@ import dev.box.langbot.LangBotControl;
 import dev.box.server.http.HttpApi;
 import dev.box.server.http.HttpMount;
 import dev.box.server.metrics.BoxMetrics;
+import dev.box.server.ports.PreviewLinks;
 import io.javalin.Javalin;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -171,7 +172,8 @@ public final class BoxServer implements AutoCloseable {
               metrics,
               config.metrics().open(),
               mounts,
-              access.token());
+              access.token(),
+              PreviewLinks.open(config.stateDir(), clock, config.publicUrl()));
       HttpEndpoint endpoint = HttpEndpoint.listen(http, access, config, stdioControl);
       advertise(sessions, config, endpoint);
       BoxServer server =

@@ -58,6 +58,9 @@ import org.jspecify.annotations.Nullable;
  * @param replicaUrl where the other replicas of a backend that shares its sessions reach this
  *     server ({@code replica_url}: {@code http(s)://host[:port]}), or null: the bound URL when it
  *     is a loopback address, else none
+ * @param publicUrl where clients reach this server, as preview links name it ({@code public_url}:
+ *     {@code http(s)://host[:port][/path]}, behind a reverse proxy), or null: the address each
+ *     request to make a link was sent to
  */
 public record ServerConfig(
     String host,
@@ -79,7 +82,8 @@ public record ServerConfig(
     KubernetesSettings kubernetes,
     boolean backendFixed,
     MetricsConfig metrics,
-    @Nullable URI replicaUrl) {
+    @Nullable URI replicaUrl,
+    @Nullable URI publicUrl) {
 
   private static final IntSetting PORT = new IntSetting("port", 5410, 0, 65535);
 
@@ -100,6 +104,7 @@ public record ServerConfig(
   private static final String CGROUPS_KEY = "cgroups";
   private static final String CONFIG = "config";
   private static final String REPLICA_URL = "replica_url";
+  private static final String PUBLIC_URL = "public_url";
 
   /** The keys a flag, variable ({@code BOX_<KEY>}) or file entry may set. */
   public static final Set<String> KEYS =
@@ -114,7 +119,8 @@ public record ServerConfig(
                   ALLOWED_MOUNT_ROOTS,
                   CGROUPS_KEY,
                   CONFIG,
-                  REPLICA_URL),
+                  REPLICA_URL,
+                  PUBLIC_URL),
               RuntimeLimits.SERVER.stream().map(IntSetting::key),
               ContainerConfig.KEYS.stream(),
               IsolationConfig.KEYS.stream(),
@@ -186,6 +192,8 @@ public record ServerConfig(
         + metrics
         + ", replicaUrl="
         + replicaUrl
+        + ", publicUrl="
+        + publicUrl
         + "]";
   }
 
@@ -233,7 +241,8 @@ public record ServerConfig(
         KubernetesSettings.read(values),
         values.containsKey(BACKEND),
         MetricsConfig.read(values),
-        replicaUrl(values.get(REPLICA_URL)));
+        replicaUrl(values.get(REPLICA_URL)),
+        publicUrl(values.get(PUBLIC_URL)));
   }
 
   /**
@@ -241,6 +250,25 @@ public record ServerConfig(
    * without user info, path, query or fragment.
    */
   private static @Nullable URI replicaUrl(@Nullable String value) {
+    return webUrl(REPLICA_URL, value, false, "where the other replicas reach this server");
+  }
+
+  /**
+   * The {@code public_url} setting: an {@code http} or {@code https} URL of a host (and port), and
+   * a path when a reverse proxy serves Box under one, without user info, query or fragment.
+   */
+  private static @Nullable URI publicUrl(@Nullable String value) {
+    return webUrl(PUBLIC_URL, value, true, "where clients reach this server");
+  }
+
+  /**
+   * The setting {@code key} of {@code value}, an {@code http} or {@code https} URL of a host (and
+   * port), and of a path (without its last {@code /}) when {@code withPath}; null when unset.
+   *
+   * @throws IllegalArgumentException when it is anything else
+   */
+  private static @Nullable URI webUrl(
+      String key, @Nullable String value, boolean withPath, String what) {
     if (value == null || value.isBlank()) {
       return null;
     }
@@ -249,25 +277,24 @@ public record ServerConfig(
     try {
       URI uri = new URI(text);
       boolean web = "http".equals(uri.getScheme()) || "https".equals(uri.getScheme());
-      String path = uri.getRawPath();
+      String path = uri.getRawPath() == null ? "" : uri.getRawPath();
+      path = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
       if (web
           && uri.getHost() != null
           && uri.getRawUserInfo() == null
-          && (path == null || path.isEmpty() || path.equals("/"))
+          && (withPath || path.isEmpty())
           && uri.getRawQuery() == null
           && uri.getRawFragment() == null) {
-        return URI.create(uri.getScheme() + "://" + uri.getRawAuthority());
+        return URI.create(uri.getScheme() + "://" + uri.getRawAuthority() + path);
       }
-      problem = "it must be http(s)://host[:port], without a path, query or user info";
+      problem =
+          "it must be http(s)://host[:port]"
+              + (withPath ? "[/path], without a query or user info" : ", without a path, query")
+              + (withPath ? "" : " or user info");
     } catch (URISyntaxException e) {
       problem = e.getMessage();
     }
-    throw new IllegalArgumentException(
-        REPLICA_URL
-            + " must be where the other replicas reach this server: '"
-            + text
-            + "': "
-            + problem);
+    throw new IllegalArgumentException(key + " must be " + what + ": '" + text + "': " + problem);
   }
 
   /** The variable that sets {@code key}: {@code BOX_<KEY>}. */

@@ -38,14 +38,7 @@ class E2bSdkTest {
   /** On Docker the SDK's key is one the server issued, revoked afterwards. */
   @Test
   void onDocker_theSdkCreatesListsAndKillsSandboxes_andMovesFilesBinaryExact() {
-    runSuite(
-        true,
-        "backend",
-        "docker",
-        "image",
-        System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
-        "docker_host",
-        System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
+    runSuite(true, TestServer.docker());
   }
 
   @Test

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -59,6 +60,23 @@ class ServerConfigTest {
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("replica_url");
     }
+  }
+
+  @Test
+  void publicUrl_isAnHttpUrlWithAnOptionalPath_orRefusedWithTheKey() {
+    assertThat(ServerConfig.defaults().publicUrl()).isNull();
+    Map<String, String> accepted =
+        Map.of(
+            " https://box.example.com/ ", "https://box.example.com",
+            "https://proxy:8443/tools/box/", "https://proxy:8443/tools/box");
+    accepted.forEach(
+        (given, kept) -> assertThat(flag("public_url", given).publicUrl()).hasToString(kept));
+    List.of("box.example.com", "ftp://host", "http://user@host", "http://host?x=1")
+        .forEach(
+            bad ->
+                assertThatThrownBy(() -> flag("public_url", bad))
+                    .as(bad)
+                    .hasMessageContaining("public_url"));
   }
 
   @Test

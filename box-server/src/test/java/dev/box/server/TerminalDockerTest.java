@@ -5,14 +5,7 @@ import org.junit.jupiter.api.AutoClose;
 /** {@link TerminalContract} on Docker, whose processes start through the exec agent too. */
 class TerminalDockerTest extends TerminalContract {
   @AutoClose
-  private static final TestServer box =
-      TestServer.start(
-          "backend",
-          "docker",
-          "image",
-          System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
-          "docker_host",
-          System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock"));
+  private static final TestServer box = TestServer.start(TestServer.docker());
 
   @Override
   TestServer box() {

@@ -47,6 +47,21 @@ final class TestServer implements AutoCloseable {
     }
   }
 
+  /**
+   * The settings of a server on the Docker backend of the test machine ({@code DOCKER_SOCKET}),
+   * whose sessions run {@code BOX_TEST_IMAGE}.
+   */
+  static String[] docker() {
+    return new String[] {
+      "backend",
+      "docker",
+      "image",
+      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
+      "docker_host",
+      System.getenv().getOrDefault("DOCKER_SOCKET", "/var/run/docker.sock")
+    };
+  }
+
   /** Starts a server on the data dir {@code dataDir}, which an earlier server may have used. */
   static TestServer startOn(Path dataDir, Clock clock, String... settings) {
     Map<String, String> flags = new HashMap<>();

@@ -35,7 +35,9 @@ public enum OptionalPiece {
   /**
    * E2B's JS SDK from the npm registry and Node >= 20.18.1, which {@code scripts/e2b-sdk} sets up.
    */
-  E2B_SDK("e2b-sdk");
+  E2B_SDK("e2b-sdk"),
+  /** Debian's chromium, for the test that opens a preview link in a real (headless) browser. */
+  CHROMIUM("chromium");
 
   /** The variable that turns a missing piece into a failure. */
   public static final String REQUIRE_VARIABLE = "BOX_TEST_REQUIRE";

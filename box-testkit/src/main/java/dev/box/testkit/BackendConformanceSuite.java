@@ -81,7 +81,8 @@ public abstract class BackendConformanceSuite extends BackendSuite {
           BoxCapabilities.HOST_PATHS,
           BoxCapabilities.READ_ONLY_ROOTFS,
           BoxCapabilities.PROCESS_MEMORY_LIMIT,
-          BoxCapabilities.TERMINAL);
+          BoxCapabilities.TERMINAL,
+          BoxCapabilities.PORTS);
 
   private @Nullable SuiteServer server;
   private final List<String> sessions = new ArrayList<>();
@@ -192,6 +193,26 @@ public abstract class BackendConformanceSuite extends BackendSuite {
 
     assertThat(a.stdout()).contains("Read-only file system").endsWith("tmp-ok\n");
     assertThat(a.stdout().split("Read-only file system", -1)).hasSize(3);
+  }
+
+  /**
+   * A port is reached through the sandbox, with its network off: where nothing listens, the pipe in
+   * the sandbox says so (502, naming the port); a backend without ports refuses with a 400 that
+   * names it. (A minimal image has no server to answer: the server's own tests relay real traffic.)
+   */
+  @Test
+  void ports_areReachedThroughTheSandbox_whenDeclared(TestReporter reporter) {
+    String id = session("ports");
+    box().post("/v1/sessions/" + id, "{\"network\":\"off\"}");
+    Answer answer = box().get("/v1/sessions/" + id + "/ports/9/");
+    if (!capabilities().contains(BoxCapabilities.PORTS)) {
+      note(reporter, "ports", "not declared: refused");
+      assertThat(answer.status()).isEqualTo(400);
+      assertThat(answer.errorMessage()).contains(String.valueOf(health().path("name").asText()));
+      return;
+    }
+    assertThat(answer.status()).as(answer.body().toString()).isEqualTo(502);
+    assertThat(answer.errorMessage()).contains("port 9");
   }
 
   // --- files -----------------------------------------------------------------------------------

@@ -132,8 +132,9 @@ public final class BwrapBackend implements SandboxBackend {
       return new BackendStatus(name(), false, unmet, enforced);
     }
     Path binary = bwrap;
-    return NamespaceHost.tryOut(
-        name(), "bwrap", "bubblewrap " + binary, enforced, starts.terminals(), () -> trial(binary));
+    return starts.withAgentCapabilities(
+        NamespaceHost.tryOut(
+            name(), "bwrap", "bubblewrap " + binary, enforced, () -> trial(binary)));
   }
 
   /** Runs {@code true} in a throwaway sandbox: null when it ran, else why not. */

@@ -1,5 +1,6 @@
 package dev.box.backend.docker;
 
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -239,8 +240,11 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
+    BackendStatus probed = probe.status();
     return preStarted.reported(
-        probe.status(),
+        probed.available() && agents.binary() != null
+            ? probed.withCapability(BoxCapabilities.PORTS)
+            : probed,
         "no pre-started containers (pool_size 0, or the slots cannot be mounted)",
         "; persistent sessions never take one");
   }

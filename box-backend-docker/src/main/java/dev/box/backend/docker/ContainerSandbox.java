@@ -8,6 +8,7 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.TaggedTree;
+import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.InputStream;
@@ -121,6 +122,14 @@ final class ContainerSandbox implements Sandbox {
       log.debug("cannot inspect container {}: {}", name, e.toString());
       return false;
     }
+  }
+
+  /**
+   * The mounted exec agent's pipe; none for a container whose processes start through the engine.
+   */
+  @Override
+  public @Nullable List<String> portPipe(int port) {
+    return agent == null ? null : ExecAgent.pipeCommand(ExecAgent.SANDBOX_PATH, port);
   }
 
   @Override

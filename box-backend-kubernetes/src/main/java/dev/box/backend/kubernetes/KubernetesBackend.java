@@ -165,7 +165,10 @@ public final class KubernetesBackend implements SandboxBackend {
         pods.maker().describe() + " in namespace " + namespace + "; processes " + agentPath(),
         enforced(),
         java.util.Set.of(
-            BoxCapabilities.IMAGES, BoxCapabilities.READ_ONLY_ROOTFS, BoxCapabilities.TERMINAL));
+            BoxCapabilities.IMAGES,
+            BoxCapabilities.READ_ONLY_ROOTFS,
+            BoxCapabilities.TERMINAL,
+            BoxCapabilities.PORTS));
   }
 
   /** {@link #ENFORCED}, its network row saying what keeps a network-off session off. */

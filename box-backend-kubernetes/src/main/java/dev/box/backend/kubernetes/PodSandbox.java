@@ -53,6 +53,12 @@ record PodSandbox(String id, AgentLink link, @Nullable AgentTunnel tunnel, Pods 
     return link.spawn(argv, env, spec.stdin(), held, spec.terminal());
   }
 
+  /** The pod's own agent binary, in its pipe mode. */
+  @Override
+  public List<String> portPipe(int port) {
+    return List.of(PodShape.BIN + "/box-agent", "--pipe", Integer.toString(port));
+  }
+
   @Override
   public @Nullable SandboxProcess reattach(String handle) {
     return link.reattach(handle);

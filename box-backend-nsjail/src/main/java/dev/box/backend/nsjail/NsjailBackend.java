@@ -151,8 +151,8 @@ public final class NsjailBackend implements SandboxBackend {
     if (unmet != null) {
       return new BackendStatus(name(), false, unmet, enforced);
     }
-    return NamespaceHost.tryOut(
-        name(), "nsjail", "nsjail " + binary, enforced, starts.terminals(), () -> trial(binary));
+    return starts.withAgentCapabilities(
+        NamespaceHost.tryOut(name(), "nsjail", "nsjail " + binary, enforced, () -> trial(binary)));
   }
 
   /** Runs {@code exit 0} in a throwaway jail: null when it ran, else why not. */

@@ -1,5 +1,6 @@
 package dev.box.core.backend;
 
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
 
@@ -28,6 +29,13 @@ public record BackendStatus(
   public BackendStatus {
     enforced = Map.copyOf(enforced);
     capabilities = Set.copyOf(capabilities);
+  }
+
+  /** This status with {@code capability} among its capabilities. */
+  public BackendStatus withCapability(String capability) {
+    Set<String> more = new HashSet<>(capabilities);
+    more.add(capability);
+    return new BackendStatus(name, available, reason, enforced, more);
   }
 
   /** A status with no optional capabilities. */

@@ -1,5 +1,6 @@
 package dev.box.core.backend;
 
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /** The live sandbox of one session. Thread-safe: processes are spawned concurrently. */
@@ -38,6 +39,18 @@ public interface Sandbox {
    * @throws dev.box.api.BoxException when the sandbox cannot be reached
    */
   default @Nullable SandboxProcess reattach(String handle) {
+    return null;
+  }
+
+  /**
+   * The command that, spawned in this sandbox as an ordinary process, connects to {@code
+   * 127.0.0.1:port} inside it and relays its stdin and stdout to that connection unchanged, exiting
+   * 1 when nothing listens there ({@code box-agent --pipe}); null (the default) when the backend
+   * has no such command. It reaches the sandbox's own loopback, so it works with the network off.
+   *
+   * @param port a TCP port, 1 to 65535
+   */
+  default @Nullable List<String> portPipe(int port) {
     return null;
   }
 

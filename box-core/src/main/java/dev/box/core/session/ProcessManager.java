@@ -6,10 +6,12 @@ import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessNotFoundException;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.BoxValidationException;
 import dev.box.api.internal.ShellScript;
 import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SharedSessions;
 import dev.box.core.process.ManagedProcess;
@@ -111,18 +113,7 @@ public final class ProcessManager {
    */
   public SandboxProcess spawn(String sessionId, ProcessSpec spec) {
     try (KeyedLocks.Held held = sessions.lock(sessionId)) {
-      Session session = requireOpen(sessionId);
-      SandboxProcess process = session.sandbox().spawn(spec);
-      session.spawned().add(process);
-      session.touch(clock.instant());
-      process
-          .onExit()
-          .whenComplete(
-              (code, failure) -> {
-                session.spawned().remove(process);
-                session.touch(clock.instant());
-              });
-      return process;
+      return spawnIn(requireOpen(sessionId), spec);
     }
   }
 
@@ -139,6 +130,43 @@ public final class ProcessManager {
     return spawn(
         sessionId,
         new ProcessSpec(new ProcessSpec.Shell(TERMINAL_SHELL), workdir, Map.of(), true, 0, size));
+  }
+
+  /**
+   * Spawns, as {@link #spawn} does, the sandbox's {@linkplain Sandbox#portPipe pipe} to TCP {@code
+   * port} on its loopback: its stdin and stdout are that connection's bytes, and it exits 1 when
+   * nothing listens there. Until it exits it keeps the session from being reaped.
+   *
+   * @throws BoxSessionNotFoundException when the session does not exist or is being deleted
+   * @throws BoxValidationException when the backend cannot reach a sandbox's ports
+   */
+  public SandboxProcess connectPort(String sessionId, int port) {
+    try (KeyedLocks.Held held = sessions.lock(sessionId)) {
+      Session session = requireOpen(sessionId);
+      List<String> pipe = session.sandbox().portPipe(port);
+      if (pipe == null) {
+        throw new BoxValidationException(
+            "the "
+                + sessions.backendStatus().name()
+                + " backend cannot reach a sandbox's ports (it runs no box-agent in its"
+                + " sandboxes); /v1/health lists \"ports\" among the capabilities of those that do");
+      }
+      return spawnIn(session, new ProcessSpec(new ProcessSpec.Argv(pipe), "/", Map.of(), true));
+    }
+  }
+
+  private SandboxProcess spawnIn(Session session, ProcessSpec spec) {
+    SandboxProcess process = session.sandbox().spawn(spec);
+    session.spawned().add(process);
+    session.touch(clock.instant());
+    process
+        .onExit()
+        .whenComplete(
+            (code, failure) -> {
+              session.spawned().remove(process);
+              session.touch(clock.instant());
+            });
+    return process;
   }
 
   /**

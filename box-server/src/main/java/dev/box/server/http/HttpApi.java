@@ -19,10 +19,12 @@ import dev.box.e2b.server.E2bApi;
 import dev.box.langbot.ControlAuth;
 import dev.box.langbot.LangBotControl;
 import dev.box.server.metrics.BoxMetrics;
+import dev.box.server.ports.PreviewLinks;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import jakarta.servlet.DispatcherType;
 import java.io.IOException;
+import java.time.Clock;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -46,6 +48,7 @@ public final class HttpApi {
 
   private static final String BEARER = "bearer ";
   private static final String ANY_PATH = "*";
+  private static final String ANY_PATH_PATTERN = "/*";
 
   private final SessionManager sessions;
   private final ControlTokens tokens;
@@ -72,7 +75,16 @@ public final class HttpApi {
    */
   public static Javalin create(
       SessionManager sessions, ControlTokens tokens, String version, LangBotControl langbot) {
-    return create(sessions, tokens, version, langbot, null, false, List.of(), null);
+    return create(
+        sessions,
+        tokens,
+        version,
+        langbot,
+        null,
+        false,
+        List.of(),
+        null,
+        PreviewLinks.ephemeral(Clock.systemUTC()));
   }
 
   /**
@@ -84,6 +96,7 @@ public final class HttpApi {
    * @param mounts servlets added at exact paths
    * @param replicaToken the control token sent with the requests forwarded to the other replicas of
    *     the tenant, where the backend shares its sessions; null when the API is open
+   * @param previews the preview links of the sandboxes' ports
    * @see #create(SessionManager, ControlTokens, String, LangBotControl)
    */
   public static Javalin create(
@@ -94,8 +107,10 @@ public final class HttpApi {
       @Nullable BoxMetrics metrics,
       boolean metricsOpen,
       List<HttpMount> mounts,
-      @Nullable String replicaToken) {
+      @Nullable String replicaToken,
+      PreviewLinks previews) {
     HttpApi api = new HttpApi(sessions, tokens, langbot, metricsOpen);
+    PortRoutes ports = PortRoutes.of(api, previews);
     RelayMeter meter =
         metrics == null
             ? RelayMeter.NONE
@@ -116,7 +131,13 @@ public final class HttpApi {
                 factory.setMaxBinaryMessageSize(MAX_REQUEST_BYTES);
                 factory.setIdleTimeout(java.time.Duration.ofMinutes(5));
               });
-          config.jetty.modifyServletContextHandler(handler -> mount(handler, mounts, api));
+          config.jetty.modifyServletContextHandler(
+              handler -> {
+                mount(handler, mounts, api);
+                FilterHolder relay = new FilterHolder(ports);
+                relay.setAsyncSupported(true);
+                handler.addFilter(relay, ANY_PATH_PATTERN, EnumSet.of(DispatcherType.REQUEST));
+              });
           config.startup.showJavalinBanner = false;
           config.startup.showOldJavalinVersionWarning = false;
           config.http.maxRequestSize = MAX_REQUEST_BYTES;
@@ -140,6 +161,7 @@ public final class HttpApi {
           config.routes.post("/v1/sessions/{id}/exec", api::exec);
           processRoutes.register(config);
           new TerminalRoutes(api, meter).register(config);
+          ports.register(config);
           new FileRoutes(sessions.files(), api).register(config);
           new ControlRoutes(langbot).register(config);
           E2bApi.register(config, sessions, tokens);
