@@ -9,7 +9,6 @@ const {
   AuthenticationError,
   CommandExitError,
   TimeoutError,
-  SandboxError,
 } = await import(process.env.E2B_MODULE);
 
 function check(condition, what) {
@@ -234,7 +233,24 @@ await sbx.commands.sendStdin(reader.pid, 'hello\n');
 const late = await reconnected.wait();
 check(late.stdout === 'got hello\n' && heard.join('') === 'got hello\n', 'commands.connect after disconnect');
 
-await rejects(sbx.pty.create({ cols: 80, rows: 24, onData: () => {} }), SandboxError, 'pty refused');
+// A PTY: a terminal of the sandbox, typed into, resized, and left by exit.
+const typed = [];
+const seen = () => new TextDecoder().decode(Uint8Array.from(typed));
+async function untilSeen(text) {
+  for (let i = 0; i < 200 && !seen().includes(text); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return seen().includes(text);
+}
+const encode = (text) => new TextEncoder().encode(text);
+const terminal = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => typed.push(...d) });
+await sbx.pty.sendInput(terminal.pid, encode('stty size; tty\n'));
+check((await untilSeen('24 80')) && /\/dev\/pts\/[0-9]+/.test(seen()), 'pty: a terminal of 80x24');
+await sbx.pty.resize(terminal.pid, { cols: 100, rows: 30 });
+await sbx.pty.sendInput(terminal.pid, encode('stty size\n'));
+check(await untilSeen('30 100'), 'pty resize');
+await sbx.pty.sendInput(terminal.pid, encode('exit\n'));
+check((await terminal.wait()).exitCode === 0, 'pty exit');
 
 const wrongKey = { apiKey: 'wrong-key' };
 await rejects(Sandbox.list(wrongKey).nextItems(), AuthenticationError, 'wrong API key (list)');

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.testclient.Answer;
 import dev.box.testclient.BoxHttp;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -373,7 +374,18 @@ class E2bApiTest {
         404,
         "not_found");
     assertCode(process("CloseStdin", "{\"process\":{\"tag\":\"nosuch\"}}"), 404, "not_found");
-    assertCode(process("Update", "{\"process\":{\"pid\":1}}"), 501, "unimplemented");
+    assertCode(process("Update", "{\"process\":{\"pid\":1}}"), 400, "invalid_argument");
+    assertCode(
+        process(
+            "Update",
+            "{\"process\":{\"pid\":424242},\"pty\":{\"size\":{\"cols\":80,\"rows\":24}}}"),
+        404,
+        "not_found");
+    assertCode(
+        process(
+            "Update", "{\"process\":{\"pid\":424242},\"pty\":{\"size\":{\"cols\":0,\"rows\":24}}}"),
+        400,
+        "invalid_argument");
     assertThat(process("List", "{}").status()).isEqualTo(200);
     assertThat(endCode(stream("Connect", "{\"process\":{\"pid\":424242}}", Map.of())))
         .isEqualTo("not_found");
@@ -393,7 +405,7 @@ class E2bApiTest {
                     "Start",
                     "{\"process\":{\"cmd\":\"/bin/true\"},\"pty\":{\"size\":{}}}",
                     Map.of())))
-        .isEqualTo("unimplemented");
+        .isEqualTo("invalid_argument");
     assertThat(
             endCode(
                 stream(
@@ -412,6 +424,46 @@ class E2bApiTest {
                 "/e2b/envd/process.Process/Start",
                 envelope("{\"process\":{\"cmd\":\"/bin/true\"}}"));
     assertThat(answer.status()).isEqualTo(401);
+  }
+
+  @Test
+  void streamInput_writesEachMessagesInput_toTheProcess() {
+    HttpClient client = HttpClient.newHttpClient();
+    try (InputStream in =
+        open(client, "{\"process\":{\"cmd\":\"cat\"},\"stdin\":true,\"tag\":\"fed\"}")) {
+      String pid = messages(in, 1).get(0).at("/message/event/start/pid").asText();
+      String start = "{\"start\":{\"process\":{\"pid\":" + pid + "}}}";
+      String data = "{\"data\":{\"input\":{\"stdin\":\"%s\"}}}";
+      ByteArrayOutputStream body = new ByteArrayOutputStream();
+      body.writeBytes(envelope(start));
+      body.writeBytes(envelope(data.formatted("c3RyZWFt"))); // "stream"
+      body.writeBytes(envelope("{\"keepalive\":{}}"));
+      body.writeBytes(envelope(data.formatted("ZWQK"))); // "ed\n"
+      BoxHttp.Bytes answer =
+          new BoxHttp(box.server.port(), streamHeaders(Map.of()))
+              .sendBytes("POST", "/e2b/envd/process.Process/StreamInput", body.toByteArray());
+      assertThat(answer.status()).isEqualTo(200);
+      List<JsonNode> answered = messages(new ByteArrayInputStream(answer.body()), 10);
+      assertThat(answered).hasSize(2);
+      assertThat(endCode(answered)).isEmpty();
+      assertThat(process("CloseStdin", "{\"process\":{\"tag\":\"fed\"}}").status()).isEqualTo(200);
+      StringBuilder out = new StringBuilder();
+      for (JsonNode message : messages(in, Integer.MAX_VALUE)) {
+        JsonNode stdout = message.at("/message/event/data/stdout");
+        if (stdout.isTextual()) {
+          out.append(
+              new String(Base64.getDecoder().decode(stdout.asText()), StandardCharsets.UTF_8));
+        }
+      }
+      assertThat(out.toString()).isEqualTo("streamed\n");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    assertThat(endCode(stream("StreamInput", "{\"keepalive\":{}}", Map.of())))
+        .isEqualTo("invalid_argument");
+    assertThat(
+            endCode(stream("StreamInput", "{\"start\":{\"process\":{\"pid\":424242}}}", Map.of())))
+        .isEqualTo("not_found");
   }
 
   @Test

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.javalin.http.Context;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
 import org.jspecify.annotations.Nullable;
@@ -54,6 +55,34 @@ final class ConnectStream {
       throw ConnectError.invalidArgument("the request must be exactly one Connect envelope");
     }
     return codec.decode(bytes, 5, (int) length);
+  }
+
+  /**
+   * The next request message of a client stream, as JSON, read from the body as it comes; null at
+   * its end. Each message is bounded by {@link Bodies#MAX_JSON_BYTES}, their number is not.
+   *
+   * @throws ConnectError {@code invalid_argument} for a cut, compressed or oversized envelope
+   */
+  @Nullable JsonNode next() throws IOException {
+    InputStream in = ctx.req().getInputStream();
+    byte[] head = in.readNBytes(5);
+    if (head.length == 0) {
+      return null;
+    }
+    ByteBuffer envelope = ByteBuffer.wrap(head);
+    int flags = envelope.get() & 0xff;
+    long length = envelope.getInt() & 0xffffffffL;
+    if (head.length < 5 || (flags & COMPRESSED) != 0 || length > Bodies.MAX_JSON_BYTES) {
+      throw ConnectError.invalidArgument(
+          "each message must be one uncompressed Connect envelope of at most "
+              + Bodies.MAX_JSON_BYTES
+              + " bytes");
+    }
+    byte[] message = in.readNBytes((int) length);
+    if (message.length < length) {
+      throw ConnectError.invalidArgument("the last Connect envelope was cut short");
+    }
+    return codec.decode(message, 0, message.length);
   }
 
   /** Sends {@code message}; the first one sends the status and headers too. */

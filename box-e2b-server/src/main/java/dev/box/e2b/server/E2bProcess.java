@@ -2,6 +2,7 @@ package dev.box.e2b.server;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.process.ProcessStdin;
 import java.io.IOException;
@@ -71,7 +72,8 @@ final class E2bProcess {
       Consumer<E2bProcess> onEnd) {
     E2bProcess relayed = new E2bProcess(pid, config, process, mapper);
     relayed.watchers.add(first);
-    relayed.pump("stdout", process.stdout(), relayed.stdoutRead);
+    // On a PTY the terminal's output is all on stdout, and envd sends it as pty data.
+    relayed.pump(config.pty() != null ? "pty" : "stdout", process.stdout(), relayed.stdoutRead);
     relayed.pump("stderr", process.stderr(), relayed.stderrRead);
     process
         .onExit()
@@ -136,6 +138,33 @@ final class E2bProcess {
     } catch (IOException e) {
       throw new ConnectError(
           "failed_precondition", "process " + pid + " does not read its stdin any more");
+    }
+  }
+
+  /**
+   * Writes {@code bytes} to its PTY, as typed.
+   *
+   * @throws ConnectError {@code failed_precondition} when it runs on no PTY, or it ended
+   */
+  void writePty(byte[] bytes) {
+    requirePty();
+    writeStdin(bytes);
+  }
+
+  /**
+   * Resizes its PTY.
+   *
+   * @throws ConnectError {@code failed_precondition} when it runs on no PTY
+   */
+  void resize(ProcessSpec.Terminal size) {
+    requirePty();
+    process.resize(size);
+  }
+
+  private void requirePty() {
+    if (config.pty() == null) {
+      throw new ConnectError(
+          "failed_precondition", "process " + pid + " runs on no PTY (it was started without one)");
     }
   }
 

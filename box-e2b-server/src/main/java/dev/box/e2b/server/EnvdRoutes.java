@@ -76,12 +76,17 @@ final class EnvdRoutes {
 
   private void process(Context ctx) {
     String method = ctx.pathParam("method");
+    StreamCall stream =
+        method.equals(ProcessRpc.CLIENT_STREAM)
+            ? (c, sandbox, request, answer) -> processes.streamInput(sandbox, request, answer)
+            : ProcessRpc.STREAMS.contains(method)
+                ? (c, sandbox, request, answer) ->
+                    processes.stream(c, sandbox, method, request, answer)
+                : null;
     call(
         ctx,
         "process.Process",
-        ProcessRpc.STREAMS.contains(method)
-            ? (c, sandbox, request, stream) -> processes.stream(c, sandbox, method, request, stream)
-            : null,
+        stream,
         (sandbox, request) -> processes.call(sandbox, method, request));
   }
 
@@ -131,7 +136,12 @@ final class EnvdRoutes {
   private void serve(Context ctx, E2bSandbox sandbox, ConnectStream stream, StreamCall call)
       throws InterruptedException {
     try {
-      JsonNode request = stream.request();
+      // A client stream's first message comes alone; the call reads the others as they come.
+      boolean client = ctx.pathParam("method").equals(ProcessRpc.CLIENT_STREAM);
+      JsonNode request = client ? stream.next() : stream.request();
+      if (request == null) {
+        throw ConnectError.invalidArgument("the stream has no message");
+      }
       EnvdCaller.checkRpcUser(ctx);
       call.serve(ctx, sandbox, request, stream);
     } catch (ConnectStream.Gone gone) {

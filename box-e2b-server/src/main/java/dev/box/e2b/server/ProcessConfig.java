@@ -3,6 +3,7 @@ package dev.box.e2b.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.api.BoxValidationException;
 import dev.box.core.backend.ProcessSpec;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,8 +20,9 @@ import org.jspecify.annotations.Nullable;
  * @param args its arguments
  * @param envs its own environment
  * @param cwd its directory, absolute in the sandbox ({@code /home/user} when none is given)
- * @param stdin whether its stdin is kept open for {@code SendInput}
+ * @param stdin whether its stdin is kept open for {@code SendInput} (always, on a PTY)
  * @param tag the caller's name for it, or null
+ * @param pty the size of the PTY it runs on ({@code sbx.pty.create}), or null for pipes
  */
 record ProcessConfig(
     String cmd,
@@ -28,7 +30,8 @@ record ProcessConfig(
     Map<String, String> envs,
     String cwd,
     boolean stdin,
-    @Nullable String tag) {
+    @Nullable String tag,
+    ProcessSpec.@Nullable Terminal pty) {
 
   /** Copies the collections. */
   ProcessConfig {
@@ -39,16 +42,10 @@ record ProcessConfig(
   /**
    * Reads a {@code Start} request.
    *
-   * @throws ConnectError {@code invalid_argument} naming what is wrong; {@code unimplemented} for a
-   *     PTY
+   * @throws ConnectError {@code invalid_argument} naming what is wrong
    */
   static ProcessConfig read(JsonNode request) {
-    JsonNode pty = request.path("pty");
-    if (!pty.isMissingNode() && !pty.isNull()) {
-      throw new ConnectError(
-          "unimplemented",
-          "PTYs are not served by Box yet: run the command without a PTY (commands.run)");
-    }
+    ProcessSpec.Terminal pty = size(request.path("pty"));
     JsonNode process = request.path("process");
     if (!process.isObject()) {
       throw ConnectError.invalidArgument("process is required and must be an object");
@@ -68,8 +65,31 @@ record ProcessConfig(
         args(process.path("args")),
         envs(process.path("envs")),
         dir,
-        bool(request.path("stdin")),
-        tag.isTextual() && !tag.asText().isEmpty() ? tag.asText() : null);
+        bool(request.path("stdin")) || pty != null,
+        tag.isTextual() && !tag.asText().isEmpty() ? tag.asText() : null,
+        pty);
+  }
+
+  /**
+   * The size of {@code pty} ({@code {"size":{"cols","rows"}}}), or null when it is absent.
+   *
+   * @throws ConnectError {@code invalid_argument} for a size that is not 1 to {@value
+   *     ProcessSpec.Terminal#MAX} by as much
+   */
+  static ProcessSpec.@Nullable Terminal size(JsonNode pty) {
+    if (pty.isMissingNode() || pty.isNull()) {
+      return null;
+    }
+    JsonNode cols = pty.path("size").path("cols");
+    JsonNode rows = pty.path("size").path("rows");
+    if (!cols.isIntegralNumber() || !rows.isIntegralNumber()) {
+      throw ConnectError.invalidArgument("pty.size needs cols and rows, whole numbers");
+    }
+    try {
+      return new ProcessSpec.Terminal(cols.asInt(), rows.asInt());
+    } catch (BoxValidationException e) {
+      throw ConnectError.invalidArgument(String.valueOf(e.getMessage()));
+    }
   }
 
   /**
@@ -84,7 +104,7 @@ record ProcessConfig(
     List<String> argv = new ArrayList<>();
     argv.add(cmd);
     argv.addAll(args);
-    return new ProcessSpec(new ProcessSpec.Argv(argv), cwd, env, stdin);
+    return new ProcessSpec(new ProcessSpec.Argv(argv), cwd, env, stdin, 0, pty);
   }
 
   /** Its config as {@code List} answers it. */

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.session.ProcessManager;
 import io.javalin.http.Context;
@@ -18,10 +19,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * envd's {@code process.Process} service on a sandbox, over Connect's JSON codec: the streams
  * {@code Start} and {@code Connect}, and the unary {@code List}, {@code SendInput}, {@code
- * CloseStdin}, {@code SendSignal}. Each process is spawned in the sandbox's session ({@link
- * ProcessManager#spawn}): it is the session's activity and ends with it. PTYs ({@code Update}, a
- * {@code pty} in {@code Start}) and the client stream {@code StreamInput} answer {@code
- * unimplemented}.
+ * CloseStdin}, {@code SendSignal}, {@code Update}. Each process is spawned in the sandbox's session
+ * ({@link ProcessManager#spawn}): it is the session's activity and ends with it. A {@code pty} in
+ * {@code Start} runs it on a terminal of the sandbox ({@link ProcessSpec.Terminal}): its output is
+ * then {@code pty} data, {@code SendInput}'s {@code pty} is typed into it and {@code Update}
+ * resizes it. The client stream {@code StreamInput} writes each message's input as it comes.
  *
  * <p>{@code Connect-Timeout-Ms} on {@code Start} is the command's time: then its tree is killed and
  * its streams end with {@code deadline_exceeded}. On {@code Connect} it bounds that stream only. A
@@ -32,6 +34,9 @@ import org.jspecify.annotations.Nullable;
 final class ProcessRpc implements AutoCloseable {
   /** The calls answered as server streams. */
   static final Set<String> STREAMS = Set.of("Start", "Connect");
+
+  /** The client stream: input to a process, message by message. */
+  static final String CLIENT_STREAM = "StreamInput";
 
   /** The longest wait between two messages of a stream. */
   static final Duration MAX_KEEPALIVE = Duration.ofSeconds(25);
@@ -132,6 +137,39 @@ final class ProcessRpc implements AutoCloseable {
     }
   }
 
+  /**
+   * Serves {@code StreamInput}: {@code first} is its start event, naming the process; every later
+   * message is input to it ({@code data}, as {@code SendInput}'s) or a keepalive, written as it
+   * comes; the answer, once the client's stream has ended, is one empty message.
+   *
+   * @throws ConnectError the refusal, for the stream's end
+   */
+  void streamInput(E2bSandbox sandbox, JsonNode first, ConnectStream stream) throws IOException {
+    if (!first.path("start").isObject()) {
+      throw ConnectError.invalidArgument(
+          "StreamInput starts with a start event naming the process");
+    }
+    E2bProcess process = sandbox.processes().find(first.path("start"));
+    for (JsonNode message = stream.next(); message != null; message = stream.next()) {
+      if (message.path("data").isObject()) {
+        write(process, message.path("data").path("input"));
+      } else if (!message.path("keepalive").isObject()) {
+        throw ConnectError.invalidArgument("after start, StreamInput sends data or keepalive");
+      }
+    }
+    stream.send(mapper.createObjectNode());
+    stream.end(null);
+  }
+
+  /** Writes {@code input} ({@code {"stdin"}} or {@code {"pty"}}, base64) to {@code process}. */
+  private static void write(E2bProcess process, JsonNode input) {
+    if (input.has("pty")) {
+      process.writePty(bytes(input.path("pty"), "input.pty"));
+    } else {
+      process.writeStdin(bytes(input.path("stdin"), "input.stdin"));
+    }
+  }
+
   /** Answers the unary {@code method} with {@code request} on {@code sandbox}. */
   ObjectNode call(E2bSandbox sandbox, String method, JsonNode request) {
     ProcessTable table = sandbox.processes();
@@ -149,24 +187,23 @@ final class ProcessRpc implements AutoCloseable {
         }
       }
       case "SendInput" -> {
-        JsonNode input = request.path("input");
-        if (input.has("pty")) {
-          throw new ConnectError("unimplemented", "PTYs are not served by Box yet");
-        }
-        E2bProcess process = table.find(request);
-        process.writeStdin(bytes(input.path("stdin"), "input.stdin"));
+        write(table.find(request), request.path("input"));
       }
       case "CloseStdin" -> table.find(request).closeStdin();
       case "SendSignal" -> {
         boolean kill = kill(request.path("signal"));
         table.find(request).signal(kill);
       }
-      case "Update" ->
-          throw new ConnectError(
-              "unimplemented", "PTYs are not served by Box yet, so there is none to resize");
-      case "StreamInput" ->
-          throw new ConnectError(
-              "unimplemented", "StreamInput is not served by Box: use SendInput");
+      case "Update" -> {
+        ProcessSpec.Terminal size = ProcessConfig.size(request.path("pty"));
+        if (size == null) {
+          throw ConnectError.invalidArgument("Update needs pty.size: a PTY's new size");
+        }
+        table.find(request).resize(size);
+      }
+      case CLIENT_STREAM ->
+          throw ConnectError.invalidArgument(
+              "StreamInput is a client stream: send it as application/connect+json");
       case "Start", "Connect" ->
           throw ConnectError.invalidArgument(
               method + " is a server stream: send it as application/connect+json");
