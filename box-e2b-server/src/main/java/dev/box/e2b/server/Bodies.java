@@ -12,6 +12,9 @@ final class Bodies {
   /** The largest JSON body read: E2B's requests are small (metadata and paths). */
   static final int MAX_JSON_BYTES = 256 * 1024;
 
+  /** The most of a refused body read before the answer, so that the answer arrives. */
+  private static final long MAX_DRAINED_BYTES = 4L * 1024 * 1024;
+
   private Bodies() {}
 
   /**
@@ -35,17 +38,30 @@ final class Bodies {
    * @throws TooLarge when it is longer than {@link #MAX_JSON_BYTES}
    */
   static byte[] bytes(Context ctx) throws IOException {
-    if (ctx.req().getContentLengthLong() > MAX_JSON_BYTES) {
-      throw new TooLarge();
-    }
-    byte[] bytes;
     try (InputStream in = ctx.req().getInputStream()) {
-      bytes = in.readNBytes(MAX_JSON_BYTES + 1);
+      if (ctx.req().getContentLengthLong() > MAX_JSON_BYTES) {
+        drain(in);
+        throw new TooLarge();
+      }
+      byte[] bytes = in.readNBytes(MAX_JSON_BYTES + 1);
+      if (bytes.length > MAX_JSON_BYTES) {
+        drain(in);
+        throw new TooLarge();
+      }
+      return bytes;
     }
-    if (bytes.length > MAX_JSON_BYTES) {
-      throw new TooLarge();
+  }
+
+  /**
+   * Reads and drops what is left of a refused body, up to {@link #MAX_DRAINED_BYTES}: a server that
+   * closes a connection with unread bytes resets it, and the client may then lose the answer.
+   */
+  private static void drain(InputStream in) throws IOException {
+    byte[] buffer = new byte[64 * 1024];
+    long left = MAX_DRAINED_BYTES;
+    for (int n = 0; left > 0 && n >= 0; left -= n) {
+      n = in.read(buffer, 0, (int) Math.min(buffer.length, left));
     }
-    return bytes;
   }
 
   /** A body beyond {@link #MAX_JSON_BYTES}. */

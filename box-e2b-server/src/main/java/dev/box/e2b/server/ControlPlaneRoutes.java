@@ -3,6 +3,7 @@ package dev.box.e2b.server;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxSpec;
 import dev.box.core.auth.ControlTokens;
 import io.javalin.config.JavalinConfig;
@@ -97,7 +98,10 @@ record ControlPlaneRoutes(
   private void create(Context ctx) throws IOException {
     CreateRequest request = CreateRequest.read(Bodies.json(ctx, answers.mapper()));
     String sandboxId = Secrets.sandboxId();
-    BoxSpec spec = request.spec("e2b-" + sandboxId);
+    BoxSpec spec =
+        request.spec(
+            "e2b-" + sandboxId,
+            sandboxes.sessions().backendStatus().capabilities().contains(BoxCapabilities.IMAGES));
     sandboxes.sessions().createOrReuse(spec);
     Instant now = sandboxes.now();
     E2bSandbox sandbox =

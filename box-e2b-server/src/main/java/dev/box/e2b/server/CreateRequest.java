@@ -2,7 +2,9 @@ package dev.box.e2b.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxEgress;
+import dev.box.api.BoxLimits;
 import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxProfile;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import java.util.ArrayList;
@@ -22,6 +24,7 @@ import java.util.Set;
  * @param metadata the caller's metadata
  * @param envVars the sandbox's environment
  * @param network whether the sandbox reaches the internet
+ * @param networkAsked whether the caller set {@code allow_internet_access} (else it is the default)
  * @param egress the caller's egress rules
  */
 record CreateRequest(
@@ -30,6 +33,7 @@ record CreateRequest(
     Map<String, String> metadata,
     Map<String, String> envVars,
     BoxNetworkMode network,
+    boolean networkAsked,
     BoxEgress egress) {
 
   /** The template of the server's default image: E2B's own default. */
@@ -93,26 +97,49 @@ record CreateRequest(
         strings(body.path("metadata"), "metadata"),
         strings(body.path("envVars"), "envVars"),
         internet ? BoxNetworkMode.ON : BoxNetworkMode.OFF,
+        body.has("allow_internet_access"),
         egress(body.path("network"), internet));
   }
 
-  /** The spec of the session {@code sessionId}, on the server's default image. */
-  BoxSpec spec(String sessionId) {
-    if (!templateId.equals(BASE)) {
+  /**
+   * The spec of the session {@code sessionId}. The template is {@code base} (the server's default
+   * image), one of Box's built-in profiles (its image and limits, and the fields it locks), or, on
+   * a backend that runs {@code images}, the image of that name.
+   *
+   * @throws ApiError 404 for a template that is none of these; 400 when the caller asked for the
+   *     internet and the profile locks it off, or the spec is invalid
+   */
+  BoxSpec spec(String sessionId, boolean images) {
+    BoxProfile profile = BoxProfile.BUILTIN.get(templateId);
+    if (!templateId.equals(BASE) && profile == null && !images) {
       throw ApiError.notFound(
           "template '"
               + templateId
-              + "' not found: Box serves the template 'base' (the server's default image)");
+              + "' not found: the templates are 'base' (the server's default image) and Box's"
+              + " profiles ("
+              + String.join(", ", BoxProfile.BUILTIN.keySet())
+              + "); this backend runs no other image");
     }
     try {
-      return BoxSpec.builder(sessionId)
-          .image(BoxSpec.DEFAULT_IMAGE)
-          .mountPath(HOME)
-          .workdir(HOME)
-          .persistent(true)
-          .network(network)
+      BoxSpec.Builder spec =
+          BoxSpec.builder(sessionId).mountPath(HOME).workdir(HOME).persistent(true);
+      if (profile == null) {
+        spec.image(templateId.equals(BASE) ? BoxSpec.DEFAULT_IMAGE : templateId);
+        return spec.network(network).egress(egress).build();
+      }
+      if (profile.locked().contains("network") && profile.network() != network && networkAsked) {
+        throw ApiError.badRequest(
+            "template '" + templateId + "' locks the network " + profile.network().wireName());
+      }
+      BoxLimits limits = profile.limits();
+      spec.image(profile.image())
+          .network(networkAsked ? network : profile.network())
           .egress(egress)
-          .build();
+          .cpus(limits.cpus())
+          .memoryMb(limits.memoryMb())
+          .pidsLimit(limits.pidsLimit())
+          .readOnlyRootfs(limits.readOnlyRootfs());
+      return profile.apply(spec.build());
     } catch (BoxValidationException e) {
       throw ApiError.badRequest(String.valueOf(e.getMessage()));
     }
