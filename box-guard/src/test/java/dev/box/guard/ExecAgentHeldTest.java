@@ -14,16 +14,12 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Held processes of the real {@code box-agent} in network mode, on this host over loopback: the
@@ -31,41 +27,17 @@ import org.junit.jupiter.api.io.TempDir;
  * that a new control can reattach to a process whose control ended, and nothing the process writes
  * is lost on the way.
  */
-class ExecAgentHeldTest {
+class ExecAgentHeldTest extends ListeningAgentCase {
   /** How many processes the agent holds at once. */
   private static final int MAX_HELD = 64;
 
-  private static final Duration GENEROUS = Duration.ofSeconds(30);
   private static final int KILLED = 9;
   private static final int ENOENT = 2;
   private static final int EAGAIN = 11;
   private static final int EBUSY = 16;
 
-  @TempDir Path dir;
-
-  /** The agent and every connection to it, closed in reverse after each test. */
-  private final List<AutoCloseable> opened = new ArrayList<>();
-
-  private NetworkAgentClient client = new NetworkAgentClient(0, new byte[32], opened);
-
   /** The token of the held process a test spawns (a fresh one for each test). */
   private final byte[] token = NetworkAgentClient.token();
-
-  @BeforeEach
-  void startAgent() throws Exception {
-    ListeningAgent agent = ListeningAgent.start(dir);
-    opened.add(agent);
-    client = new NetworkAgentClient(agent.port(), agent.secret(), opened);
-    await().atMost(GENEROUS).ignoreExceptions().until(this::greets);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    // Killing the agent kills what it left running: held orphans are its children.
-    for (AutoCloseable c : opened.reversed()) {
-      c.close();
-    }
-  }
 
   @Test
   void heldCat_echoesItsStdin_andInputEndEndsIt_afterTheLastByte() throws Exception {
@@ -302,23 +274,6 @@ class ExecAgentHeldTest {
   private static void assertEnded(Control control, int id, int status) throws IOException {
     assertThat(control.next()).isEqualTo(new Frame('X', id, status));
     assertThat(control.next()).isEqualTo(new Frame('Q', id, 0));
-  }
-
-  /** Whether a new control gets its hello; it is closed again. */
-  private boolean greets() throws IOException {
-    Control control = client.control();
-    try {
-      return control.next().type() == 'H';
-    } finally {
-      control.close();
-    }
-  }
-
-  /** A new control connection whose hello has been read. */
-  private Control helloed() throws IOException {
-    Control control = client.control();
-    assertThat(control.next().type()).isEqualTo('H');
-    return control;
   }
 
   /** What {@code seq 1 last} prints. */

@@ -1,7 +1,6 @@
 package dev.box.guard;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 import dev.box.guard.NetworkAgentClient.Control;
 import dev.box.guard.NetworkAgentClient.Frame;
@@ -12,45 +11,16 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Objects;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Terminals of the real {@code box-agent} (network mode, on this host over loopback): a spawn with
  * the terminal flag runs on a pseudo-terminal that the agent opens and relays, of the size asked,
  * resized by 'Z', and its exit and tree kill are those of any process.
  */
-class ExecAgentTerminalTest {
-  private static final Duration GENEROUS = Duration.ofSeconds(30);
+class ExecAgentTerminalTest extends ListeningAgentCase {
   private static final int KILLED = 9;
-
-  @TempDir Path dir;
-
-  /** The agent and every connection to it, closed in reverse after each test. */
-  private final List<AutoCloseable> opened = new ArrayList<>();
-
-  private NetworkAgentClient client = new NetworkAgentClient(0, new byte[32], opened);
-
-  @BeforeEach
-  void startAgent() throws Exception {
-    ListeningAgent agent = ListeningAgent.start(dir);
-    opened.add(agent);
-    client = new NetworkAgentClient(agent.port(), agent.secret(), opened);
-    await().atMost(GENEROUS).ignoreExceptions().until(this::greets);
-  }
-
-  @AfterEach
-  void stop() throws Exception {
-    for (AutoCloseable c : opened.reversed()) {
-      c.close();
-    }
-  }
 
   @Test
   void aTerminalProcess_hasATtyOfTheAskedSize_asItsControllingTerminal_withTerm() throws Exception {
@@ -137,23 +107,6 @@ class ExecAgentTerminalTest {
         5, NetworkAgentClient.token(), 4, NetworkAgentClient.terminalSize(80, 24), "/bin/true");
 
     assertThat(control.closedByAgent()).isTrue();
-  }
-
-  /** Whether a new control gets its hello; it is closed again. */
-  private boolean greets() throws IOException {
-    Control control = client.control();
-    try {
-      return control.next().type() == 'H';
-    } finally {
-      control.close();
-    }
-  }
-
-  /** A new control connection whose hello has been read. */
-  private Control helloed() throws IOException {
-    Control control = client.control();
-    assertThat(control.next().type()).isEqualTo('H');
-    return control;
   }
 
   /** What {@code stream} carries up to and including the first {@code end}, read byte by byte. */
