@@ -13,6 +13,9 @@ import io.modelcontextprotocol.spec.McpClientTransport;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -90,6 +93,7 @@ abstract class McpToolsContract {
             "delete_session",
             "exec",
             "list_files",
+            "preview_link",
             "process_output",
             "read_file",
             "start_process",
@@ -279,6 +283,33 @@ abstract class McpToolsContract {
 
     assertThat(accounted[0]).isEqualTo(1_000_004);
     assertThat(last.toString()).endsWith("zzzEND\n");
+  }
+
+  @Test
+  void previewLink_opensAServerInTheSandbox_withoutTheToken() throws Exception {
+    ok(
+        "start_process",
+        "session_id",
+        "web",
+        "cmd",
+        "mkdir -p site && echo served-from-the-sandbox > site/index.html"
+            + " && exec python3 -m http.server 8765 --bind 127.0.0.1 --directory site");
+    Map<String, Object> link = ok("preview_link", "session_id", "web", "port", 8765);
+    String url = String.valueOf(link.get("url"));
+    assertThat(url).contains("/preview/").endsWith("/");
+    assertThat(link).containsKey("expires_at");
+    HttpClient http = HttpClient.newHttpClient();
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .ignoreExceptions()
+        .until(
+            () ->
+                http.send(
+                        HttpRequest.newBuilder(URI.create(url)).build(),
+                        HttpResponse.BodyHandlers.ofString())
+                    .body(),
+            body -> body.equals("served-from-the-sandbox\n"));
+    assertThat(error("preview_link", "session_id", "web", "port", 70000)).contains("port");
   }
 
   @Test

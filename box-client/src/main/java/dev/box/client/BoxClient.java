@@ -7,6 +7,7 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxPreviewLink;
 import dev.box.api.BoxRuntimeStatus;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
@@ -195,6 +196,23 @@ public final class BoxClient implements AutoCloseable {
         spec,
         requestTimeout(),
         BoxManagedProcessInfo.class);
+  }
+
+  /**
+   * Issues a preview link to TCP {@code port} inside session {@code sessionId}'s sandbox, valid for
+   * {@code ttlSeconds}: a URL a browser opens without the control token.
+   *
+   * @throws dev.box.api.BoxValidationException for a port outside 1 to 65535, a lifetime out of
+   *     bounds, or a backend that cannot reach a sandbox's ports
+   * @throws dev.box.api.BoxSessionNotFoundException when the session does not exist
+   */
+  public BoxPreviewLink previewLink(String sessionId, int port, int ttlSeconds) {
+    return http.call(
+        "POST",
+        Routes.session(sessionId) + "/ports/" + port + "/links",
+        Map.of("ttl_sec", ttlSeconds),
+        requestTimeout(),
+        BoxPreviewLink.class);
   }
 
   /**

@@ -9,6 +9,7 @@ import dev.box.api.BoxFileList;
 import dev.box.api.BoxFileWritten;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
+import dev.box.api.BoxPreviewLink;
 import dev.box.api.BoxProfile;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
@@ -60,6 +61,11 @@ final class SandboxTools {
   /** The most entries {@code list_files} returns. */
   static final int MAX_ENTRIES = 200;
 
+  /** A preview link's lifetime when the call names none, and the longest the server gives. */
+  static final int LINK_TTL = 3600;
+
+  static final int MAX_LINK_TTL = 7 * 24 * 3600;
+
   private static final BoxProfile PROFILE = BoxProfile.named("default");
 
   private final Supplier<BoxClient> client;
@@ -85,6 +91,7 @@ final class SandboxTools {
         spec(ToolSchemas.startProcess(), this::startProcess),
         spec(ToolSchemas.processOutput(), this::processOutput),
         spec(ToolSchemas.stopProcess(), this::stopProcess),
+        spec(ToolSchemas.previewLink(LINK_TTL, MAX_LINK_TTL), this::previewLink),
         spec(ToolSchemas.deleteSession(), this::deleteSession));
   }
 
@@ -235,6 +242,20 @@ final class SandboxTools {
     outputs.forget(session, processId);
     client.get().stopProcess(session, processId);
     return Map.of("stopped", processId);
+  }
+
+  private Map<String, Object> previewLink(ToolArguments args) {
+    int port = args.integer("port", 0);
+    int ttl = args.integer("ttl_sec", LINK_TTL);
+    if (port < 1 || port > 65535) {
+      throw new ToolArguments.BadArgument("argument 'port' must be 1 to 65535");
+    }
+    if (ttl < 1 || ttl > MAX_LINK_TTL) {
+      throw new ToolArguments.BadArgument("argument 'ttl_sec' must be 1 to " + MAX_LINK_TTL);
+    }
+    String session = session(args);
+    BoxPreviewLink link = inSession(session, () -> client.get().previewLink(session, port, ttl));
+    return Map.of("url", link.url(), "expires_at", link.expiresAt().toString());
   }
 
   private Map<String, Object> deleteSession(ToolArguments args) {

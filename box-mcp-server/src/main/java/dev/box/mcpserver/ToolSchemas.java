@@ -112,6 +112,26 @@ final class ToolSchemas {
         List.of("process_id"));
   }
 
+  static McpSchema.Tool previewLink(int defaultTtl, int maxTtl) {
+    return tool(
+        "preview_link",
+        "Gives a URL that opens, in any browser and without credentials, a web server listening on"
+            + " a TCP port inside the sandbox (start it with start_process first), WebSockets"
+            + " included. The link expires after ttl_sec seconds and dies with the session.",
+        Map.of(
+            "session_id", prop("string", SESSION_DESCRIPTION),
+            "port", prop("integer", "The TCP port inside the sandbox, 1 to 65535."),
+            "ttl_sec",
+                prop(
+                    "integer",
+                    "How long the link works, in seconds (default "
+                        + defaultTtl
+                        + ", at most "
+                        + maxTtl
+                        + ").")),
+        List.of("port"));
+  }
+
   static McpSchema.Tool deleteSession() {
     return tool(
         "delete_session",
