@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -44,6 +45,9 @@ abstract class McpToolsContract {
   private ServeProcessTest.@Nullable Server server;
   private @Nullable McpSyncClient client;
 
+  /** The progress notifications the client heard. */
+  private final List<McpSchema.ProgressNotification> progress = new CopyOnWriteArrayList<>();
+
   /**
    * The transport of a client of the server at {@code uri} with the control token {@code token}.
    */
@@ -58,6 +62,7 @@ abstract class McpToolsContract {
         McpClient.sync(transport(started.uri(), token()))
             .requestTimeout(Duration.ofSeconds(60))
             .initializationTimeout(Duration.ofSeconds(60))
+            .progressConsumer(progress::add)
             .build();
     client.initialize();
   }
@@ -122,6 +127,36 @@ abstract class McpToolsContract {
         .containsEntry("stderr", "hello\n")
         .containsEntry("stdout_truncated", false)
         .containsEntry("stderr_truncated", false);
+  }
+
+  @Test
+  void exec_withAProgressToken_tellsTheOutputAsProgress_asItComes() {
+    CallToolResult result =
+        mcp()
+            .callTool(
+                McpSchema.CallToolRequest.builder("exec")
+                    .arguments(Map.of("session_id", "progress", "cmd", "echo one; echo two >&2"))
+                    .progressToken("exec-1")
+                    .build());
+
+    assertThat(result.isError()).as("%s", result.content()).isFalse();
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () ->
+                progress.stream()
+                    .filter(p -> p.progressToken().equals("exec-1"))
+                    .map(McpSchema.ProgressNotification::message)
+                    .toList(),
+            told ->
+                String.join("", told).contains("one\n") && String.join("", told).contains("two\n"));
+    List<Double> counts =
+        progress.stream()
+            .filter(p -> p.progressToken().equals("exec-1"))
+            .map(McpSchema.ProgressNotification::progress)
+            .toList();
+    // Sent in order, each count larger; a client may hand them to its consumer in another order.
+    assertThat(counts).doesNotHaveDuplicates().allMatch(count -> count > 0);
   }
 
   @Test

@@ -16,6 +16,7 @@ import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxSpec;
 import dev.box.client.BoxClient;
+import dev.box.client.ExecOutput;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -32,6 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,7 +86,7 @@ final class SandboxTools {
   /** Every tool, with its handler. */
   List<SyncToolSpecification> specifications() {
     return List.of(
-        spec(ToolSchemas.exec(PROFILE.timeoutSec(), PROFILE.maxTimeoutSec()), this::exec),
+        progressing(ToolSchemas.exec(PROFILE.timeoutSec(), PROFILE.maxTimeoutSec()), this::exec),
         spec(ToolSchemas.readFile(), this::readFile),
         spec(ToolSchemas.writeFile(), this::writeFile),
         spec(ToolSchemas.listFiles(MAX_ENTRIES), this::listFiles),
@@ -95,7 +97,11 @@ final class SandboxTools {
         spec(ToolSchemas.deleteSession(), this::deleteSession));
   }
 
-  private Map<String, Object> exec(ToolArguments args) {
+  /**
+   * Runs {@code cmd}; with {@code progress} (the client asked for progress), streamed, each piece
+   * of its output told as a progress notification as the command writes it.
+   */
+  private Map<String, Object> exec(ToolArguments args, @Nullable ExecOutput progress) {
     String cmd = args.requiredString("cmd");
     String session = session(args);
     int timeout = args.integer("timeout_sec", PROFILE.timeoutSec());
@@ -113,10 +119,11 @@ final class SandboxTools {
     BoxClient box = client.get();
     BoxExecutionResult result;
     try {
-      result = box.exec(spec);
+      result = progress == null ? box.exec(spec) : box.exec(spec, progress);
     } catch (BoxSessionConflictException e) {
       // The session exists with settings of its own (another client made it): run in it as it is.
-      result = box.exec(withSettingsOf(box.session(session), spec));
+      BoxSpec theirs = withSettingsOf(box.session(session), spec);
+      result = progress == null ? box.exec(theirs) : box.exec(theirs, progress);
     }
     OutputCut stdout = OutputCut.of(result.stdout());
     OutputCut stderr = OutputCut.of(result.stderr());
@@ -277,6 +284,23 @@ final class SandboxTools {
       client.get().createSession(BoxSpec.builder(session).build());
       return action.get();
     }
+  }
+
+  /**
+   * A tool that tells its progress when the call carries a progress token: {@code body} then gets
+   * an {@link ExecOutput} whose every piece becomes a progress notification (the bytes so far as
+   * the progress, the piece, cut for a model, as the message).
+   */
+  private static SyncToolSpecification progressing(
+      McpSchema.Tool tool,
+      BiFunction<ToolArguments, @Nullable ExecOutput, Map<String, Object>> body) {
+    BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler =
+        (exchange, request) -> {
+          Object token = request.progressToken();
+          ExecOutput progress = token == null ? null : new ProgressOutput(exchange, token);
+          return call(tool.name(), args -> body.apply(args, progress), request);
+        };
+    return SyncToolSpecification.builder().tool(tool).callHandler(handler).build();
   }
 
   private static SyncToolSpecification spec(
