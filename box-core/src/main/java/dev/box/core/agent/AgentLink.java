@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,8 +47,10 @@ import org.slf4j.LoggerFactory;
  * sandbox; the processes the link started then fail with a clear error. A process joins its cgroup
  * through {@link Admission}, by the server, before the agent lets it exec; killing is by cgroup,
  * never by asking the agent. Stream connections must name a process that is waiting for them, with
- * its random token; anything else is closed, and at most {@value #MAX_UNCLAIMED} unclaimed
- * connections are served at once.
+ * its random token; anything else is closed. At most {@value #MAX_UNCLAIMED} unclaimed connections
+ * are read at once; the next ones wait to be accepted (in the kernel's backlog) until one of those
+ * is done, so that a flood of bogus connections from the sandbox delays its own streams but never
+ * has one of them dropped.
  *
  * <p>Where the server cannot reach the sandbox (a pod of a cluster), the agent runs in network mode
  * instead ({@link #dial}): the server connects to it, control and streams alike, each connection
@@ -98,7 +101,7 @@ public final class AgentLink implements AutoCloseable {
   private volatile @Nullable CompletableFuture<Void> allEnded;
 
   private final AtomicInteger ids = new AtomicInteger();
-  private final AtomicInteger unclaimed = new AtomicInteger();
+  private final Semaphore unclaimed = new Semaphore(MAX_UNCLAIMED);
   private final Object writeLock = new Object();
   private volatile @Nullable SocketChannel control;
   private volatile @Nullable String broken;
@@ -717,14 +720,16 @@ public final class AgentLink implements AutoCloseable {
     while (broken == null) {
       SocketChannel stream;
       try {
-        stream = listening.accept();
-      } catch (IOException e) {
+        unclaimed.acquire();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
         return;
       }
-      if (unclaimed.incrementAndGet() > MAX_UNCLAIMED) {
-        unclaimed.decrementAndGet();
-        closeQuietly(stream);
-        continue;
+      try {
+        stream = listening.accept();
+      } catch (IOException e) {
+        unclaimed.release();
+        return;
       }
       Thread.ofVirtual().start(() -> claim(stream));
     }
@@ -755,7 +760,7 @@ public final class AgentLink implements AutoCloseable {
       log.debug("sandbox {}: a stream connection failed: {}", name, e.toString());
     } finally {
       deadline.cancel(false);
-      unclaimed.decrementAndGet();
+      unclaimed.release();
       if (!claimed) {
         closeQuietly(stream);
       }
