@@ -104,6 +104,12 @@ class ShellTmuxTest {
         .atMost(GENEROUS)
         .until(
             () -> tmux("display-message", "-p", "-t", "box", "#{pane_dead}").strip().equals("1"));
+    // tmux may mark the pane dead before it has recorded the status.
+    await()
+        .atMost(GENEROUS)
+        .until(
+            () -> tmux("display-message", "-p", "-t", "box", "#{pane_dead_status}").strip(),
+            status -> !status.isEmpty());
     assertThat(tmux("display-message", "-p", "-t", "box", "#{pane_dead_status}").strip())
         .isEqualTo("3");
   }
