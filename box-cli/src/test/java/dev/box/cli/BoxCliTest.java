@@ -40,12 +40,16 @@ class BoxCliTest {
 
   @BeforeAll
   static void startServer() {
-    server =
-        BoxServer.start(
-            ServerConfig.resolve(
-                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()));
+    server = bwrapServer(dataDir);
     url = "http://127.0.0.1:" + server.port();
     dataDirArg = dataDir.toString();
+  }
+
+  /** A server on bubblewrap, on a free loopback port, with {@code dataDir}. */
+  static BoxServer bwrapServer(Path dataDir) {
+    return BoxServer.start(
+        ServerConfig.resolve(
+            Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()));
   }
 
   @AfterAll

@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.server.BoxServer;
-import dev.box.server.ServerConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,10 +35,7 @@ class ShellTmuxTest {
 
   @BeforeAll
   static void startServer() {
-    server =
-        BoxServer.start(
-            ServerConfig.resolve(
-                Map.of("port", "0", "data_dir", dataDir.toString(), "backend", "bwrap"), Map.of()));
+    server = BoxCliTest.bwrapServer(dataDir);
   }
 
   @AfterAll
