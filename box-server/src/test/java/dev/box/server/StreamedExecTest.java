@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Map;
@@ -129,22 +133,60 @@ class StreamedExecTest {
 
   @Test
   void aClientThatGoesAway_endsTheCommandAndItsTree() throws Exception {
-    String cmd = "(while true; do echo tick-by-streamed-exec; sleep 0.05; done) & wait";
+    // The marker is an argument of a process, where the test finds it (a script is not).
+    String cmd = "sh -c 'while true; do echo tick; sleep 0.05; done' tick-by-streamed-exec & wait";
     HttpResponse<Stream<String>> answer = stream("gone", "{\"cmd\": " + quote(cmd) + "}");
     try (Stream<String> lines = answer.body()) {
-      assertThat(lines.iterator().next()).contains("tick-by-streamed-exec");
+      assertThat(lines.iterator().next()).contains("tick");
+      awaitRunning("gone", "tick-by-streamed-[e]xec", "1");
     }
+    awaitRunning("gone", "tick-by-streamed-[e]xec", "0");
+  }
+
+  @Test
+  void aClientThatGoesAway_endsTheCommand_alsoWhileItWritesNothing() throws Exception {
+    String cmd = "echo started; sh -c 'sleep 300; :' silent-by-streamed-exec";
+    // Far beyond the wait below: only the client's going can end it in time.
+    String body = "{\"cmd\": " + quote(cmd) + ", \"timeout_sec\": 600}";
+    try (Socket socket = new Socket("127.0.0.1", box.http().port())) {
+      StringBuilder request =
+          new StringBuilder("POST /v1/sessions/silent/exec HTTP/1.1\r\n")
+              .append("Host: 127.0.0.1\r\nAccept: application/x-ndjson\r\n")
+              .append("Content-Type: application/json\r\n");
+      box.headers().forEach((name, value) -> request.append(name + ": " + value + "\r\n"));
+      request.append("Content-Length: " + body.getBytes(StandardCharsets.UTF_8).length + "\r\n");
+      socket.getOutputStream().write((request + "\r\n" + body).getBytes(StandardCharsets.UTF_8));
+      BufferedReader answer =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+      String line;
+      do {
+        line = answer.readLine();
+      } while (line != null && !line.contains("started"));
+      assertThat(line).as("the first line of output").isNotNull();
+      awaitRunning("silent", "silent-by-streamed-[e]xec", "1");
+    }
+    awaitRunning("silent", "silent-by-streamed-[e]xec", "0");
+  }
+
+  /**
+   * Waits until {@code count} processes of {@code session} have command lines {@code pattern}
+   * matches.
+   */
+  private static void awaitRunning(String session, String pattern, String count) {
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
             () ->
                 box.exec(
-                        "gone",
+                        session,
                         "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo;"
-                            + " done | grep -c 'tick-by-streamed-[e]xec' || true")
+                            + " done | grep -c '"
+                            + pattern
+                            + "' || true")
                     .text("stdout")
                     .strip()
-                    .equals("0"));
+                    .equals(count));
   }
 
   private static String quote(String text) {

@@ -12,14 +12,20 @@ public interface ExecListener {
   ExecListener NONE =
       new ExecListener() {
         @Override
-        public void started() {}
+        public void started(Runnable end) {}
 
         @Override
         public void output(boolean stderr, byte[] bytes, int length) {}
       };
 
-  /** The command was started: whatever fails from now on, fails after it began. */
-  void started();
+  /**
+   * The command was started: whatever fails from now on, fails after it began.
+   *
+   * @param end ends the command and kills its tree, for a listener that learns it is gone otherwise
+   *     than by a failed {@link #output}, such as a client that closed its connection while the
+   *     command writes nothing
+   */
+  void started(Runnable end);
 
   /**
    * The next {@code length} bytes of the command's stdout, or of its stderr. A stream is heard up

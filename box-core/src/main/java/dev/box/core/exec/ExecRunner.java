@@ -95,7 +95,7 @@ public final class ExecRunner {
     long started = ticker.read();
     SandboxProcess process = sandbox.spawn(spec);
     try {
-      listener.started();
+      listener.started(process::killTree);
       return await(process, timeout, started, listener);
     } finally {
       process.release();

@@ -55,6 +55,7 @@ public final class HttpApi {
   private final LangBotControl langbot;
   private final boolean metricsOpen;
   private final ObjectMapper mapper = BoxJson.newMapper();
+  private final ClientDisconnects disconnects = new ClientDisconnects();
 
   private HttpApi(
       SessionManager sessions, ControlTokens tokens, LangBotControl langbot, boolean metricsOpen) {
@@ -389,7 +390,7 @@ public final class HttpApi {
   private void exec(Context ctx) throws IOException {
     BoxSpec spec = spec(ctx);
     if (StreamedExec.wanted(ctx.header("Accept"))) {
-      StreamedExec.run(ctx.res(), mapper, sessions, spec);
+      StreamedExec.run(ctx.req(), ctx.res(), mapper, disconnects, sessions, spec);
     } else {
       json(ctx, 200, sessions.exec(spec));
     }

@@ -8,6 +8,7 @@ import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxSpec;
 import dev.box.core.exec.ExecListener;
 import dev.box.core.session.SessionManager;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -26,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  * fields of the exec's result but its output, which came before. The status and headers go out when
  * the command has started: what fails before that is an ordinary JSON error with its status; what
  * fails after it (the sandbox ended under the command) is a last line {@code {"type":"error",
- * "error":{...}}}. A client that goes away ends the command and its tree.
+ * "error":{...}}}. A client that goes away ends the command and its tree: at the next write, or
+ * within a poll of {@link ClientDisconnects} while the command is silent.
  *
  * <p>Output is decoded as UTF-8 across the chunks of a stream (a character split between two chunks
  * is whole in the line of the second; what is not UTF-8 becomes U+FFFD), and each stream carries at
@@ -37,14 +39,23 @@ final class StreamedExec implements ExecListener {
 
   private final HttpServletResponse response;
   private final ObjectMapper mapper;
+  private final ClientDisconnects disconnects;
+  private final ClientDisconnects.@Nullable Connection connection;
+  private ClientDisconnects.@Nullable Watch watch;
   private final Utf8 stdout = new Utf8();
   private final Utf8 stderr = new Utf8();
   private @Nullable OutputStream body;
   private boolean finished;
 
-  private StreamedExec(HttpServletResponse response, ObjectMapper mapper) {
+  private StreamedExec(
+      HttpServletRequest request,
+      HttpServletResponse response,
+      ObjectMapper mapper,
+      ClientDisconnects disconnects) {
     this.response = response;
     this.mapper = mapper;
+    this.disconnects = disconnects;
+    this.connection = ClientDisconnects.Connection.of(request);
   }
 
   /** Whether {@code accept} asks for a streamed exec: it names {@value #NDJSON}. */
@@ -62,15 +73,21 @@ final class StreamedExec implements ExecListener {
   }
 
   /**
-   * Runs {@code spec} in {@code sessions} and answers on {@code response} as it runs.
+   * Runs {@code spec} in {@code sessions} and answers on {@code response} as it runs; a client that
+   * closes the connection of {@code request} ends the command, also while it writes nothing.
    *
    * @throws RuntimeException when the exec fails before its command started: nothing was sent yet,
    *     and the error is answered as any
    */
   static void run(
-      HttpServletResponse response, ObjectMapper mapper, SessionManager sessions, BoxSpec spec)
+      HttpServletRequest request,
+      HttpServletResponse response,
+      ObjectMapper mapper,
+      ClientDisconnects disconnects,
+      SessionManager sessions,
+      BoxSpec spec)
       throws IOException {
-    StreamedExec stream = new StreamedExec(response, mapper);
+    StreamedExec stream = new StreamedExec(request, response, mapper, disconnects);
     BoxExecutionResult result;
     try {
       result = sessions.exec(spec, stream);
@@ -80,12 +97,17 @@ final class StreamedExec implements ExecListener {
       }
       stream.error(ErrorMapper.toBoxException(e));
       return;
+    } finally {
+      stream.unwatch();
     }
     stream.result(result);
   }
 
   @Override
-  public synchronized void started() {
+  public synchronized void started(Runnable end) {
+    if (connection != null) {
+      watch = disconnects.watch(connection, end);
+    }
     response.setStatus(200);
     response.setContentType(NDJSON);
     // A proxy that buffers would hold the lines back.
@@ -96,6 +118,12 @@ final class StreamedExec implements ExecListener {
       response.flushBuffer();
     } catch (IOException e) {
       // The client is gone: the first output says so, and that ends the command.
+    }
+  }
+
+  private synchronized void unwatch() {
+    if (watch != null) {
+      watch.close();
     }
   }
 
