@@ -177,7 +177,8 @@ final class Backends {
           new MicrovmBackend(
               config.stateDir(),
               MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE")),
-              runtime);
+              runtime,
+              config.isolation().poolSize());
       case "nsjail" ->
           new NsjailBackend(
               namespaceSettings(config, instanceId, runtime), config.isolation().nsjailPath());

@@ -10,6 +10,7 @@ import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -17,6 +18,7 @@ import dev.box.guard.ExecAgent;
 import dev.box.guard.GuestInit;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.SandboxShape;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -26,7 +28,9 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -51,6 +55,9 @@ public final class MicrovmBackend implements SandboxBackend {
 
   /** How long a VM may take from QEMU's start to the agent's hello. */
   private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
+
+  /** The RAM of the VMs the pool boots: a session that names no memory size gets it. */
+  private static final int POOLED_MEMORY_MB = SandboxShape.pooled().memoryMb();
 
   /** How long one attempt to reach the agent may take while the guest boots. */
   private static final Duration DIAL_ATTEMPT = Duration.ofSeconds(1);
@@ -82,13 +89,15 @@ public final class MicrovmBackend implements SandboxBackend {
   private final ScheduledExecutorService timers;
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Vm> running = new ConcurrentHashMap<>();
+  private final VmPool pool;
 
   /**
    * @param stateDir the server's state directory: VMs live under {@code microvm/} in it
    * @param filesDir the directory {@code scripts/microvm} prepared ({@link MicrovmFiles})
    * @param runtime the clock and the threads of the backend
+   * @param poolSize how many VMs of the pooled memory size wait, booted, for their sessions
    */
-  public MicrovmBackend(Path stateDir, Path filesDir, BackendRuntime runtime) {
+  public MicrovmBackend(Path stateDir, Path filesDir, BackendRuntime runtime, int poolSize) {
     Path root = stateDir.toAbsolutePath().normalize().resolve("microvm");
     this.vmsDir = root.resolve("vms");
     this.initramfs = root.resolve("initramfs.cpio");
@@ -111,6 +120,12 @@ public final class MicrovmBackend implements SandboxBackend {
     }
     this.files = found;
     this.reason = String.valueOf(why);
+    this.pool =
+        new VmPool(
+            found == null ? 0 : poolSize,
+            name -> boot(name, POOLED_MEMORY_MB),
+            booted -> destroy(booted.name(), booted.vm(), booted.link()));
+    pool.fill();
   }
 
   /**
@@ -145,7 +160,19 @@ public final class MicrovmBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    return new BackendStatus(name(), files != null, reason, ENFORCED, Set.of());
+    Map<String, String> enforced = new TreeMap<>(ENFORCED);
+    PoolLevel level = pool.level();
+    enforced.put(
+        "pool",
+        level.size() == 0
+            ? "none: pool_size is 0"
+            : level.idle()
+                + " of "
+                + level.size()
+                + " VMs booted and idle ("
+                + POOLED_MEMORY_MB
+                + " MiB: a session of another memory size boots its own)");
+    return new BackendStatus(name(), files != null, reason, enforced, Set.of());
   }
 
   @Override
@@ -166,31 +193,48 @@ public final class MicrovmBackend implements SandboxBackend {
               + " is too small for a VM: at least "
               + QemuCommand.MIN_MEMORY_MB);
     }
-    String name = spec.sandboxName();
-    byte[] secret = new byte[AgentAddress.SECRET_BYTES];
-    random.nextBytes(secret);
-    Vm vm = null;
+    VmPool.Booted booted = spec.memoryMb() == POOLED_MEMORY_MB ? pool.take() : null;
     try {
-      long started = ticker.read();
-      vm = Vm.start(found, vmsDir.resolve(name), initramfs, spec.memoryMb(), secret, launcher);
-      running.put(name, vm);
-      AgentLink link = awaitAgent(name, vm, secret);
-      log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
-      return new MicrovmSandbox(name, link, vm, running::remove);
+      if (booted == null) {
+        booted = boot(spec.sandboxName(), spec.memoryMb());
+      } else {
+        log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
+      }
     } catch (IOException e) {
-      destroy(name, vm);
       throw new BoxException(
           BoxErrorCode.RUNTIME_UNAVAILABLE,
           "cannot start the VM of session " + spec.sessionId() + ": " + e.getMessage(),
           e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      destroy(name, vm);
       throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
+    }
+    return new MicrovmSandbox(booted.name(), booted.link(), booted.vm(), running::remove);
+  }
+
+  /** Boots the VM {@code name} to its agent; on failure nothing of it is left. */
+  private VmPool.Booted boot(String name, int memoryMb) throws IOException, InterruptedException {
+    MicrovmFiles found = Objects.requireNonNull(files, "no micro-VM files");
+    byte[] secret = new byte[AgentAddress.SECRET_BYTES];
+    random.nextBytes(secret);
+    Vm vm = null;
+    try {
+      long started = ticker.read();
+      vm = Vm.start(found, vmsDir.resolve(name), initramfs, memoryMb, secret, launcher);
+      running.put(name, vm);
+      AgentLink link = awaitAgent(name, vm, secret);
+      log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
+      return new VmPool.Booted(name, vm, link);
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      destroy(name, vm, null);
+      throw e;
     }
   }
 
-  private void destroy(String name, @Nullable Vm vm) {
+  private void destroy(String name, @Nullable Vm vm, @Nullable AgentLink link) {
+    if (link != null) {
+      link.close();
+    }
     if (vm != null) {
       vm.destroy();
     }
@@ -251,6 +295,11 @@ public final class MicrovmBackend implements SandboxBackend {
     }
   }
 
+  @Override
+  public PoolLevel poolLevel() {
+    return pool.level();
+  }
+
   /** The QEMU process ids of the running VMs, by VM name. */
   Map<String, Long> pids() {
     Map<String, Long> pids = new HashMap<>();
@@ -263,7 +312,8 @@ public final class MicrovmBackend implements SandboxBackend {
    */
   @Override
   public void close() {
-    running.forEach(this::destroy);
+    pool.close();
+    running.forEach((name, vm) -> destroy(name, vm, null));
     launcher.shutdownNow();
     timers.shutdownNow();
   }

@@ -50,7 +50,7 @@ class MicrovmBackendTest {
     assumeTrue(
         Files.isRegularFile(files.resolve(MicrovmFiles.MANIFEST)),
         "no micro-VM files in " + files + ": run scripts/microvm");
-    backend = new MicrovmBackend(state, files, BackendRuntime.system());
+    backend = new MicrovmBackend(state, files, BackendRuntime.system(), 0);
     assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
     sandbox = backend.start(spec("s1", BoxNetworkMode.OFF, 256));
   }
