@@ -1,5 +1,7 @@
 package dev.box.backend.microvm;
 
+import static java.util.Objects.requireNonNull;
+
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
@@ -27,8 +29,9 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -64,7 +67,6 @@ public final class MicrovmBackend implements SandboxBackend {
 
   private static final Map<String, String> ENFORCED =
       Map.ofEntries(
-          Map.entry("isolation", "vm (tcg)"),
           Map.entry(
               "memory", "the VM's RAM (QEMU -m, at least " + QemuCommand.MIN_MEMORY_MB + " MiB)"),
           // One vCPU whatever the session's cpus asks: not a limit the session chose.
@@ -90,6 +92,7 @@ public final class MicrovmBackend implements SandboxBackend {
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Vm> running = new ConcurrentHashMap<>();
   private final VmPool pool;
+  private final KvmProbe.Decision acceleration;
 
   /**
    * @param stateDir the server's state directory: VMs live under {@code microvm/} in it
@@ -106,11 +109,15 @@ public final class MicrovmBackend implements SandboxBackend {
     this.timers = runtime.timer("microvm-timeouts");
     MicrovmFiles found = null;
     String why;
+    KvmProbe.Decision decision = new KvmProbe.Decision(KvmProbe.Accel.TCG, "no VMs");
     try {
       found = MicrovmFiles.read(filesDir);
       writeInitramfs(stateDir, found);
+      decision = accelerationFor(found, filesDir, root);
       why =
-          "QEMU micro-VMs (microvm machine, TCG) of "
+          "QEMU micro-VMs (microvm machine, "
+              + decision.accel()
+              + ") of "
               + found.kernel().getFileName()
               + " from "
               + filesDir;
@@ -118,14 +125,39 @@ public final class MicrovmBackend implements SandboxBackend {
       found = null;
       why = e.getMessage();
     }
+    this.acceleration = decision;
     this.files = found;
     this.reason = String.valueOf(why);
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
-            name -> boot(name, POOLED_MEMORY_MB),
+            name -> boot(requireNonNull(files), name, POOLED_MEMORY_MB, BOOT_TIMEOUT),
             booted -> destroy(booted.name(), booted.vm(), booted.link()));
     pool.fill();
+  }
+
+  /**
+   * KVM where a test boot under it reaches the agent ({@link KvmProbe}), else TCG; the outcome kept
+   * beside the VMs' files, or in the state dir when those are not writable.
+   */
+  private KvmProbe.Decision accelerationFor(MicrovmFiles found, Path filesDir, Path root)
+      throws IOException {
+    Files.createDirectories(root);
+    Path keptIn = (Files.isWritable(filesDir) ? filesDir : root).resolve(KvmProbe.FILE);
+    try {
+      return KvmProbe.decide(
+          found,
+          Path.of("/dev/kvm"),
+          keptIn,
+          () -> {
+            String name = "kvm-probe-" + HexFormat.of().formatHex(random.generateSeed(6));
+            VmPool.Booted probe = boot(found, name, KvmProbe.Accel.KVM, 128, KvmProbe.TIMEOUT);
+            destroy(name, probe.vm(), probe.link());
+          });
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new KvmProbe.Decision(KvmProbe.Accel.TCG, "interrupted before KVM was tried");
+    }
   }
 
   /**
@@ -172,6 +204,8 @@ public final class MicrovmBackend implements SandboxBackend {
                 + " VMs booted and idle ("
                 + POOLED_MEMORY_MB
                 + " MiB: a session of another memory size boots its own)");
+    enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
+    enforced.put("acceleration", acceleration.why());
     return new BackendStatus(name(), files != null, reason, enforced, Set.of());
   }
 
@@ -196,7 +230,7 @@ public final class MicrovmBackend implements SandboxBackend {
     VmPool.Booted booted = spec.memoryMb() == POOLED_MEMORY_MB ? pool.take() : null;
     try {
       if (booted == null) {
-        booted = boot(spec.sandboxName(), spec.memoryMb());
+        booted = boot(found, spec.sandboxName(), spec.memoryMb(), BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
       }
@@ -212,17 +246,26 @@ public final class MicrovmBackend implements SandboxBackend {
     return new MicrovmSandbox(booted.name(), booted.link(), booted.vm(), running::remove);
   }
 
-  /** Boots the VM {@code name} to its agent; on failure nothing of it is left. */
-  private VmPool.Booted boot(String name, int memoryMb) throws IOException, InterruptedException {
-    MicrovmFiles found = Objects.requireNonNull(files, "no micro-VM files");
+  private VmPool.Booted boot(MicrovmFiles found, String name, int memoryMb, Duration timeout)
+      throws IOException, InterruptedException {
+    return boot(found, name, acceleration.accel(), memoryMb, timeout);
+  }
+
+  /**
+   * Boots the VM {@code name} to its agent within {@code timeout}; on failure nothing of it is
+   * left.
+   */
+  private VmPool.Booted boot(
+      MicrovmFiles found, String name, KvmProbe.Accel accel, int memoryMb, Duration timeout)
+      throws IOException, InterruptedException {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
     try {
       long started = ticker.read();
-      vm = Vm.start(found, vmsDir.resolve(name), initramfs, memoryMb, secret, launcher);
+      vm = Vm.start(found, vmsDir.resolve(name), initramfs, memoryMb, secret, accel, launcher);
       running.put(name, vm);
-      AgentLink link = awaitAgent(name, vm, secret);
+      AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
       return new VmPool.Booted(name, vm, link);
     } catch (IOException | InterruptedException | RuntimeException e) {
@@ -246,12 +289,12 @@ public final class MicrovmBackend implements SandboxBackend {
    * closes the connection while nothing listens in the guest, so each attempt is short and the next
    * follows until the boot's deadline, or until QEMU ends.
    */
-  private AgentLink awaitAgent(String name, Vm vm, byte[] secret)
+  private AgentLink awaitAgent(String name, Vm vm, byte[] secret, Duration timeout)
       throws IOException, InterruptedException {
     AgentAddress address =
         new AgentAddress(
             new InetSocketAddress(InetAddress.getLoopbackAddress(), vm.hostPort()), secret);
-    long deadline = ticker.read() + BOOT_TIMEOUT.toNanos();
+    long deadline = ticker.read() + timeout.toNanos();
     while (true) {
       if (!vm.alive()) {
         throw new IOException("the VM ended while it booted: " + vm.whyEnded());
@@ -265,7 +308,7 @@ public final class MicrovmBackend implements SandboxBackend {
         if (ticker.read() - deadline > 0) {
           throw new IOException(
               "the VM's agent did not answer within "
-                  + BOOT_TIMEOUT.toSeconds()
+                  + timeout.toSeconds()
                   + " s: "
                   + vm.whyEnded(),
               e);

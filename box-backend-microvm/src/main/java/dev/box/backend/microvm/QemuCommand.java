@@ -7,12 +7,12 @@ import java.util.List;
 
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
- * no legacy devices), one vCPU under TCG, the VM's RAM as its memory limit, and only virtio-mmio
- * devices: the console (to a log file), the shared root disk (read-only), the VM's config disk
- * (read-only: the agent's secret) and a network card on QEMU's user-mode network with {@code
- * restrict=on}, so that the guest reaches nothing outside, and the agent's port forwarded from one
- * host loopback port. QEMU's own seccomp sandbox is on. Nothing from a request is on it but the
- * memory size, a number.
+ * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
+ * limit, and only virtio-mmio devices: the console (to a log file), the shared root disk
+ * (read-only), the VM's config disk (read-only: the agent's secret) and a network card on QEMU's
+ * user-mode network with {@code restrict=on}, so that the guest reaches nothing outside, and the
+ * agent's port forwarded from one host loopback port. QEMU's own seccomp sandbox is on. Nothing
+ * from a request is on it but the memory size, a number.
  */
 final class QemuCommand {
   /** The RAM below which the guest kernel and its init do not start. */
@@ -39,13 +39,24 @@ final class QemuCommand {
    * @param initramfs the server's initramfs
    * @param memoryMb the VM's RAM
    * @param hostPort the host loopback port forwarded to the agent
+   * @param accel KVM (with the host's CPU model) or TCG
    */
   static List<String> of(
-      MicrovmFiles files, Path vmDir, Path initramfs, int memoryMb, int hostPort) {
+      MicrovmFiles files,
+      Path vmDir,
+      Path initramfs,
+      int memoryMb,
+      int hostPort,
+      KvmProbe.Accel accel) {
     List<String> argv = new ArrayList<>();
     argv.add(files.qemu().toString());
     add(argv, "-machine", "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=off");
-    add(argv, "-accel", "tcg,tb-size=" + TRANSLATION_CACHE_MB);
+    if (accel == KvmProbe.Accel.KVM) {
+      add(argv, "-accel", "kvm");
+      add(argv, "-cpu", "host");
+    } else {
+      add(argv, "-accel", "tcg,tb-size=" + TRANSLATION_CACHE_MB);
+    }
     add(argv, "-smp", "1");
     add(argv, "-m", memoryMb + "M");
     argv.addAll(List.of("-nodefaults", "-no-user-config", "-nographic", "-no-reboot"));

@@ -46,6 +46,7 @@ record Vm(Path dir, Process process, int hostPort) {
       Path initramfs,
       int memoryMb,
       byte[] secret,
+      KvmProbe.Accel accel,
       ExecutorService launcher)
       throws IOException {
     Files.createDirectories(dir.getParent());
@@ -58,7 +59,7 @@ record Vm(Path dir, Process process, int hostPort) {
     Files.write(config, sector);
     int port = freeLoopbackPort();
     List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
-    argv.addAll(QemuCommand.of(files, dir, initramfs, memoryMb, port));
+    argv.addAll(QemuCommand.of(files, dir, initramfs, memoryMb, port, accel));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

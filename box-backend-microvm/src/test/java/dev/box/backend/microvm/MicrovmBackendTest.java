@@ -52,6 +52,9 @@ class MicrovmBackendTest {
         "no micro-VM files in " + files + ": run scripts/microvm");
     backend = new MicrovmBackend(state, files, BackendRuntime.system(), 0);
     assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
+    // KVM only where a test boot under it worked; the health report says which, and why.
+    assertThat(backend.status().enforced().get("isolation")).matches("vm \\((kvm|tcg)\\)");
+    assertThat(backend.status().enforced().get("acceleration")).isNotBlank();
     sandbox = backend.start(spec("s1", BoxNetworkMode.OFF, 256));
   }
 
