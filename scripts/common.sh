@@ -151,17 +151,16 @@ box_ensure_compose() {
 BOX_DEFAULT_JAVA_OPTS="-XX:+UseSerialGC -Xms8m -Xmx512m -XX:MinHeapFreeRatio=10 \
 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 -XX:+ExitOnOutOfMemoryError"
 
-# Removes from the archive cache $1 the archives being written (<archive>.<pid>.tmp) whose server
-# is gone: one killed with SIGKILL never finishes its archive, and its job cannot know.
+# Removes from the archive cache $1 the files being written (<archive>.<pid>.tmp and
+# <archive>.<pid>.conf.tmp) that no living process names on its command line: the server that
+# records the classes it uses, or its job that then writes the archive. One killed with SIGKILL, or
+# whose job was killed with it, never finishes or keeps them. Also the class-data archives of
+# earlier launchers (box-serve-*.jsa), which an AOT cache replaced.
 box_java_cache_sweep() {
-  local leftover pid
-  for leftover in "$1"/box-serve-*.jsa.*.tmp; do
+  local leftover
+  for leftover in "$1"/box-serve-*.tmp "$1"/box-serve-*.jsa; do
     [ -e "$leftover" ] || continue
-    pid="${leftover%.tmp}"
-    pid="${pid##*.}"
-    if [[ ! "$pid" =~ ^[0-9]+$ ]] || ! kill -0 "$pid" 2>/dev/null; then
-      rm -f "$leftover"
-    fi
+    grep -qsF -- "$leftover" /proc/[0-9]*/cmdline || rm -f "$leftover"
   done
 }
 
@@ -169,25 +168,27 @@ box_java_cache_sweep() {
 # what LangBot and the tests signal). Its options are BOX_JAVA_OPTS if set (empty for the JVM's
 # defaults), else BOX_DEFAULT_JAVA_OPTS; a Jetty setting (Jetty's MemoryUtils otherwise creates the
 # platform MBean server, loading JMX and JFR, to learn how many references fit a cache line: 16
-# with compressed references); and JVM warnings to stderr, never to stdout, which is LangBot's
+# with compressed references); and JVM output to stderr, never to stdout, which is LangBot's
 # control channel under `box serve -s` (nor the class-data sharing notes about classes it cannot
 # archive). JAVA_HOME must be set (box_pick_jdk).
 #
-# The server (`serve`, or LangBot's `box -s`) also gets a class-data sharing archive of the classes
-# it loads, unless BOX_JAVA_CACHE is `off`: kept in BOX_JAVA_CACHE (default $XDG_CACHE_HOME/box,
-# else ~/.cache/box), named after the jar's path, size and modification time, the JDK and the
-# options. When it does not exist yet, the JVM writes one as it exits (-XX:ArchiveClassesAtExit,
-# about a second, once), and a background job waiting for that exit keeps it only if the server ran
-# at least BOX_JAVA_CACHE_AFTER seconds (default 10; a server that fails at start would write an
-# archive of the few classes it loaded) and the JVM accepts it, then removes the archives of
-# earlier builds of that jar. The client commands are short and load other classes: no archive.
-# (Asking the running server for its archive with jcmd VM.cds dynamic_dump would not need the exit,
-# but Temurin 25.0.3 then crashes in its next lambda lookup.)
+# The server (`serve`, or LangBot's `box -s`) also gets an AOT cache (JDK 25, JEP 483/514: its
+# classes loaded and linked ahead of time), unless BOX_JAVA_CACHE is `off`: kept in BOX_JAVA_CACHE
+# (default $XDG_CACHE_HOME/box, else ~/.cache/box), named after the jar's path, size and
+# modification time, the JDK and the options. When it does not exist yet, the JVM records the
+# classes it uses as it exits (-XX:AOTMode=record), and a background job waiting for that exit
+# writes the cache from that record (-XX:AOTMode=create, a few seconds, once) if the server ran at
+# least BOX_JAVA_CACHE_AFTER seconds (default 10; a server that fails at start would record the few
+# classes it loaded), keeps it if the JVM accepts it, and removes the caches of earlier builds of
+# that jar. The job ignores the signals that end a server through its process group (Ctrl-C, `kill
+# -- -PGID`, a closed terminal), and so do the tail it waits with and the JVM that writes the cache,
+# which inherit that: a server stopped that way still gets its fast start next time. The client
+# commands are short and load other classes: no cache.
 box_java_exec() {
-  local jar="$1" opts cache archive tmp name
+  local jar="$1" opts cache archive tmp conf name base
   shift
   opts="${BOX_JAVA_OPTS-$BOX_DEFAULT_JAVA_OPTS} -Dorg.eclipse.jetty.util.referencesPerCacheLine=16"
-  opts="$opts -Xlog:disable -Xlog:all=warning,cds*=error,aot*=error:stderr"
+  opts="$opts -XX:+DisplayVMOutputToStderr -Xlog:disable -Xlog:all=warning,cds*=error,aot*=error:stderr"
   cache="${BOX_JAVA_CACHE:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/box}"
   case "${1:-}" in
     serve | box | -s | --stdio-control) ;;
@@ -197,26 +198,29 @@ box_java_exec() {
     box_java_cache_sweep "$cache"
     name="box-serve-$(printf '%s\n' "$jar" | cksum | cut -d ' ' -f 1)"
     archive="$cache/$name-$(printf '%s\n%s\n%s\n' "$(stat -c '%s %Y' "$jar")" "$JAVA_HOME" "$opts" |
-      cksum | cut -d ' ' -f 1).jsa"
+      cksum | cut -d ' ' -f 1).aot"
     if [ -s "$archive" ]; then
-      opts="$opts -XX:SharedArchiveFile=$archive"
+      opts="$opts -XX:AOTCache=$archive"
     else
+      # $$ is the pid the JVM will have. The job keeps none of LangBot's pipes open.
       tmp="$archive.$$.tmp"
-      opts="$opts -XX:ArchiveClassesAtExit=$tmp"
-      # $$ is the pid the JVM will have. The job keeps none of LangBot's pipes open. It ignores
-      # the signals that end a server through its process group (Ctrl-C, `kill -- -PGID`, a
-      # closed terminal), and so does the tail it waits with, which inherits that: else the job
-      # died with the server and its archive was never kept.
+      conf="$archive.$$.conf.tmp"
+      base="$opts"
+      opts="$opts -XX:AOTMode=record -XX:AOTConfiguration=$conf"
       (
         trap '' INT TERM HUP QUIT
         started="$(date +%s)"
         tail --pid=$$ -f /dev/null
-        if [ $(($(date +%s) - started)) -ge "${BOX_JAVA_CACHE_AFTER:-10}" ] && [ -s "$tmp" ] &&
-          "$JAVA_HOME/bin/java" -XX:SharedArchiveFile="$tmp" -Xshare:on -cp "$jar" -version; then
-          rm -f "$cache/$name"-*.jsa
+        set -f
+        # shellcheck disable=SC2086 # the options are words
+        if [ $(($(date +%s) - started)) -ge "${BOX_JAVA_CACHE_AFTER:-10}" ] && [ -s "$conf" ] &&
+          "$JAVA_HOME/bin/java" $base -XX:AOTMode=create -XX:AOTConfiguration="$conf" \
+            -XX:AOTCache="$tmp" -cp "$jar" &&
+          "$JAVA_HOME/bin/java" $base -XX:AOTMode=on -XX:AOTCache="$tmp" -cp "$jar" -version; then
+          rm -f "$cache/$name"-*.aot
           mv -f "$tmp" "$archive"
         fi
-        rm -f "$tmp"
+        rm -f "$tmp" "$conf"
       ) </dev/null >/dev/null 2>&1 &
     fi
   fi

@@ -23,13 +23,16 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * The {@code ./box} launcher's class-data archive, as a person starts and stops the server: {@code
- * ./box serve} ended by a signal to its whole process group (what Ctrl-C in a terminal or {@code
- * kill -- -PGID} does) still leaves the archive for the next start, which then uses it, and leaves
- * no half-written {@code .tmp} behind; a leftover of a server that is gone is swept at the next
- * start. Runs the real launcher on the real jar (built by box-cli before this module's tests).
+ * The {@code ./box} launcher's AOT cache (its archive), as a person starts and stops the server:
+ * {@code ./box serve} ended by a signal to its whole process group (what Ctrl-C in a terminal or
+ * {@code kill -- -PGID} does) still leaves the archive for the next start, which then uses it, and
+ * leaves no half-written {@code .tmp} behind; a leftover of a server that is gone, or of one killed
+ * while it wrote its archive, is swept at the next start, and a later clean stop writes the
+ * archive. Runs the real launcher on the real jar (built by box-cli before this module's tests).
  */
 class LauncherArchiveTest {
   private static final Duration PATIENCE = Duration.ofSeconds(90);
@@ -50,30 +53,67 @@ class LauncherArchiveTest {
     }
   }
 
-  @Test
-  void aServerEndedThroughItsProcessGroup_keepsItsArchive_andTheNextStartUsesIt() throws Exception {
-    Path stale = cache.resolve("box-serve-1-2.jsa." + deadPid() + ".tmp");
+  @ParameterizedTest
+  @ValueSource(strings = {"INT", "TERM"})
+  void aServerEndedThroughItsProcessGroup_keepsItsArchive_andTheNextStartUsesIt(String signal)
+      throws Exception {
+    Path stale = cache.resolve("box-serve-1-2.aot." + deadPid() + ".tmp");
     Files.writeString(stale, "half an archive");
+    // A live process that is not the JVM writing it: the pid of a gone server, reused.
+    Path reused = cache.resolve("box-serve-1-2.aot." + ProcessHandle.current().pid() + ".tmp");
+    Files.writeString(reused, "half an archive");
+    Path earlier = cache.resolve("box-serve-1-2.jsa");
+    Files.writeString(earlier, "an earlier launcher's class-data archive");
 
     server = start();
     assertThat(HostProcesses.commandLine(server.pid()))
-        .noneMatch(a -> a.startsWith("-XX:SharedArchiveFile="));
+        .noneMatch(a -> a.startsWith("-XX:AOTCache="));
     assertThat(stale).doesNotExist();
-    signalGroup(server.pid(), "TERM");
+    assertThat(reused).doesNotExist();
+    assertThat(earlier).doesNotExist();
+    signalGroup(server.pid(), signal);
     assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
     await().atMost(PATIENCE).untilAsserted(() -> assertThat(archives()).hasSize(1));
     await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers()).isEmpty());
 
     server = start();
     assertThat(HostProcesses.commandLine(server.pid()))
-        .contains("-XX:SharedArchiveFile=" + archives().get(0));
+        .contains("-XX:AOTCache=" + archives().get(0));
     signalGroup(server.pid(), "TERM");
     assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
     assertThat(archives()).hasSize(1);
     assertThat(leftovers()).isEmpty();
   }
 
-  /** Starts {@code ./box serve} as the leader of a process group of its own; waits for /readyz. */
+  @Test
+  void aServerKilledWhileWritingItsArchive_leavesNoTmpAfterTheNextStart_andACleanStopKeepsOne()
+      throws Exception {
+    server = start();
+    signalGroup(server.pid(), "INT");
+    // Impatient: a second stop, SIGKILL to the group, once the JVM has begun writing its archive
+    // (or, on a fast machine, once the launcher has kept it).
+    await()
+        .atMost(PATIENCE)
+        .pollInterval(Duration.ofMillis(10))
+        .until(() -> !list("*.tmp").isEmpty() || !archives().isEmpty());
+    signalGroup(server.pid(), "KILL");
+    assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+
+    server = start();
+    // Only the new server's own record, if its JVM has opened it yet.
+    String own = ".aot." + server.pid() + ".";
+    assertThat(list("*.tmp")).allMatch(f -> f.getFileName().toString().contains(own));
+    signalGroup(server.pid(), "TERM");
+    assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
+    await().atMost(PATIENCE).untilAsserted(() -> assertThat(archives()).hasSize(1));
+    await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers()).isEmpty());
+  }
+
+  /**
+   * Starts {@code ./box serve} as the leader of a process group of its own, SIGINT handled as in a
+   * terminal's foreground job (a JVM that inherits it ignored, as from a build started in the
+   * background, would not stop on it); waits for /readyz.
+   */
   private Process start() throws IOException {
     int port;
     try (ServerSocket socket = new ServerSocket(0)) {
@@ -82,6 +122,8 @@ class LauncherArchiveTest {
     ProcessBuilder builder =
         new ProcessBuilder(
                 "setsid",
+                "env",
+                "--default-signal=INT",
                 repo.resolve("box").toString(),
                 "serve",
                 "--port=" + port,
@@ -109,7 +151,7 @@ class LauncherArchiveTest {
   }
 
   private List<Path> archives() throws IOException {
-    return list("box-serve-*.jsa");
+    return list("box-serve-*.aot");
   }
 
   /**
