@@ -84,27 +84,7 @@ public record RuntimeConfig(
     }
   }
 
-  /** Settings with the default paused-session TTL. */
-  public RuntimeConfig(
-      Path dataDir,
-      Duration sessionTtl,
-      int maxSessions,
-      int maxOutputBytes,
-      List<Path> allowedMountRoots,
-      ProcessLimits processes,
-      FileLimits files) {
-    this(
-        dataDir,
-        sessionTtl,
-        maxSessions,
-        maxOutputBytes,
-        allowedMountRoots,
-        processes,
-        files,
-        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.defaultValue()));
-  }
-
-  /** Settings with the default managed-process limits and file bounds. */
+  /** Settings with the default managed-process limits, file bounds and paused-session TTL. */
   public RuntimeConfig(
       Path dataDir,
       Duration sessionTtl,
@@ -118,7 +98,8 @@ public record RuntimeConfig(
         maxOutputBytes,
         allowedMountRoots,
         ProcessLimits.DEFAULTS,
-        FileLimits.DEFAULTS);
+        FileLimits.DEFAULTS,
+        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.defaultValue()));
   }
 
   /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */

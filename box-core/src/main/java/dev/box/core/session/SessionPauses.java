@@ -14,31 +14,18 @@ import org.slf4j.LoggerFactory;
 /**
  * Freezes and thaws the sandboxes of sessions, under each session's id lock, and records the state
  * of a persistent session so that it stays paused across a restart. Both are idempotent.
+ *
+ * @param table the live sessions and their locks
+ * @param status the backend's status, whose capabilities say whether it can pause
+ * @param persistent where a persistent session's state is recorded
+ * @param clock what {@code paused_at} is read from
  */
-final class SessionPauses {
+record SessionPauses(
+    SessionTable table,
+    Supplier<BackendStatus> status,
+    PersistentSessions persistent,
+    Clock clock) {
   private static final Logger log = LoggerFactory.getLogger(SessionPauses.class);
-
-  private final SessionTable table;
-  private final Supplier<BackendStatus> status;
-  private final PersistentSessions persistent;
-  private final Clock clock;
-
-  /**
-   * @param table the live sessions and their locks
-   * @param status the backend's status, whose capabilities say whether it can pause
-   * @param persistent where a persistent session's state is recorded
-   * @param clock what {@code paused_at} is read from
-   */
-  SessionPauses(
-      SessionTable table,
-      Supplier<BackendStatus> status,
-      PersistentSessions persistent,
-      Clock clock) {
-    this.table = table;
-    this.status = status;
-    this.persistent = persistent;
-    this.clock = clock;
-  }
 
   /**
    * Freezes every process of {@code session}; nothing happens when it is paused already.
