@@ -256,6 +256,18 @@ const wrongKey = { apiKey: 'wrong-key' };
 await rejects(Sandbox.list(wrongKey).nextItems(), AuthenticationError, 'wrong API key (list)');
 await rejects(Sandbox.create(wrongKey), AuthenticationError, 'wrong API key (create)');
 
+await sbx.commands.run('echo before-pause > /home/user/paused.txt');
+check(await sbx.pause(), 'pause');
+check(!(await sbx.pause()), 'pause of a paused sandbox');
+check((await sbx.getInfo()).state === 'paused', 'getInfo of a paused sandbox');
+const pausedOnes = await Sandbox.list({ query: { metadata: { run }, state: ['paused'] } }).nextItems();
+check(pausedOnes.length === 1 && pausedOnes[0].state === 'paused', 'list paused sandboxes');
+const runningOnes = await Sandbox.list({ query: { metadata: { run }, state: ['running'] } }).nextItems();
+check(runningOnes.length === 0, 'a paused sandbox is not listed running');
+const resumed = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
+check((await resumed.getInfo()).state === 'running', 'connect resumes a paused sandbox');
+check((await resumed.files.read('/home/user/paused.txt')) === 'before-pause\n', 'files after resume');
+
 check(await sbx.kill(), 'kill');
 check(!(await Sandbox.kill(sbx.sandboxId)), 'kill of a killed sandbox');
 await rejects(Sandbox.connect(sbx.sandboxId), SandboxNotFoundError, 'connect to a killed sandbox');

@@ -32,5 +32,11 @@ public final class BoxCapabilities {
    */
   public static final String PORTS = "ports";
 
+  /**
+   * {@code POST /v1/sessions/{id}/pause} freezes every process of a session and {@code resume}
+   * thaws it; without it those routes are refused ({@code validation_error}).
+   */
+  public static final String PAUSE = "pause";
+
   private BoxCapabilities() {}
 }

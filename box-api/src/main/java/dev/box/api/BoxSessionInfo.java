@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param workspaceQuotaMb the workspace quota in MiB (0 = none)
  * @param createdAt when the session was created (UTC)
  * @param lastUsedAt when the session was last used (UTC)
+ * @param state whether its processes run or are frozen; {@code running} when a server too old to
+ *     say leaves it out
  */
 public record BoxSessionInfo(
     String sessionId,
@@ -39,4 +41,13 @@ public record BoxSessionInfo(
     boolean readOnlyRootfs,
     int workspaceQuotaMb,
     Instant createdAt,
-    Instant lastUsedAt) {}
+    Instant lastUsedAt,
+    BoxSessionState state) {
+
+  /** Reads a missing state as {@link BoxSessionState#RUNNING}. */
+  public BoxSessionInfo {
+    if (state == null) {
+      state = BoxSessionState.RUNNING;
+    }
+  }
+}

@@ -13,7 +13,8 @@ public sealed interface BoxWireEnum
         BoxFileType,
         BoxHostMountMode,
         BoxManagedProcessStatus,
-        BoxNetworkMode {
+        BoxNetworkMode,
+        BoxSessionState {
 
   /** The name of the constant, as {@link Enum#name()} gives it. */
   String name();

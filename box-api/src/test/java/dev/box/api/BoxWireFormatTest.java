@@ -35,7 +35,8 @@ class BoxWireFormatTest {
         false,
         10,
         CREATED,
-        USED);
+        USED,
+        BoxSessionState.PAUSED);
   }
 
   private static BoxExecutionResult result(BoxExecutionStatus status, @Nullable Integer exitCode) {
@@ -64,13 +65,15 @@ class BoxWireFormatTest {
             "read_only_rootfs",
             "workspace_quota_mb",
             "created_at",
-            "last_used_at");
+            "last_used_at",
+            "state");
     assertThat(node.get("session_id").asText()).isEqualTo("s1");
     assertThat(node.get("backend_session_id").asText()).isEqualTo("inst_s1-0a1b2c3d");
     assertThat(node.get("network").asText()).isEqualTo("on");
     assertThat(node.get("host_path_mode").asText()).isEqualTo("ro");
     assertThat(node.get("cpus").asDouble()).isEqualTo(1.5);
     assertThat(node.get("read_only_rootfs").asBoolean()).isFalse();
+    assertThat(node.get("state").asText()).isEqualTo("paused");
   }
 
   @Test
@@ -102,7 +105,8 @@ class BoxWireFormatTest {
             info.readOnlyRootfs(),
             info.workspaceQuotaMb(),
             info.createdAt(),
-            info.lastUsedAt());
+            info.lastUsedAt(),
+            info.state());
 
     JsonNode node = MAPPER.valueToTree(privateWorkspace);
 

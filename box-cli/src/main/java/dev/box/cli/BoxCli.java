@@ -32,6 +32,8 @@ import picocli.CommandLine.Spec;
       CpCommand.class,
       SessionsCommand.class,
       SessionCommand.class,
+      PauseCommand.Pause.class,
+      PauseCommand.Resume.class,
       StatusCommand.class,
       McpCommand.class,
       CommandLine.HelpCommand.class

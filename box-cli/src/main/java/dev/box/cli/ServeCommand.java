@@ -123,6 +123,9 @@ final class ServeCommand implements Callable<Integer> {
                   + " LANGBOT_BOX_CONTROL_TOKEN, else a token generated in <data"
                   + " dir>/control-token)."),
           Setting.limit(RuntimeLimits.SESSION_TTL_SEC, "Reap sessions idle this long, 0 for never"),
+          Setting.limit(
+              RuntimeLimits.PAUSED_SESSION_TTL_SEC,
+              "Delete sessions paused this long, 0 for never (persistent ones never)"),
           Setting.limit(RuntimeLimits.MAX_SESSIONS, "Session capacity"),
           Setting.limit(RuntimeLimits.MAX_OUTPUT_BYTES, "Bytes kept per output stream of an exec"),
           Setting.limit(

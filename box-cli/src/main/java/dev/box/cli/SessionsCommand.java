@@ -23,11 +23,13 @@ final class SessionsCommand extends ClientCommand {
       return 0;
     }
     TextTable table =
-        new TextTable("SESSION", "BACKEND", "NETWORK", "PERSISTENT", "CREATED", "LAST USED");
+        new TextTable(
+            "SESSION", "BACKEND", "STATE", "NETWORK", "PERSISTENT", "CREATED", "LAST USED");
     for (BoxSessionInfo s : sessions) {
       table.row(
           s.sessionId(),
           s.backendName(),
+          s.state().wireName(),
           s.network().wireName(),
           s.persistent() ? "yes" : "no",
           seconds(s.createdAt()),

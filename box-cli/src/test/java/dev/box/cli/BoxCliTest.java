@@ -158,13 +158,48 @@ class BoxCliTest {
             header ->
                 assertThat(header.split(" {2,}"))
                     .containsExactly(
-                        "SESSION", "BACKEND", "NETWORK", "PERSISTENT", "CREATED", "LAST USED"));
+                        "SESSION",
+                        "BACKEND",
+                        "STATE",
+                        "NETWORK",
+                        "PERSISTENT",
+                        "CREATED",
+                        "LAST USED"));
     assertThat(table.out().lines().filter(l -> l.startsWith("listed ")))
         .singleElement()
-        .satisfies(line -> assertThat(line.split(" +")).startsWith("listed", "bwrap", "off", "no"));
+        .satisfies(
+            line ->
+                assertThat(line.split(" +")).startsWith("listed", "bwrap", "running", "off", "no"));
     List<String> ids = new ArrayList<>();
     BoxJson.newMapper().readTree(json.out()).forEach(s -> ids.add(s.path("session_id").asText()));
     assertThat(ids).contains("listed");
+  }
+
+  @Test
+  void pauseAndResume_printTheSessionsState_andExecResumesAPausedSession() {
+    exec("--session", "napping", "--", "true");
+
+    assertThat(atServer("pause", "--session", "napping"))
+        .isEqualTo(new Run(0, "napping paused\n", ""));
+    assertThat(atServer("pause", "--session", "napping").out()).isEqualTo("napping paused\n");
+    assertThat(atServer("sessions").out().lines().filter(l -> l.startsWith("napping ")))
+        .singleElement()
+        .satisfies(line -> assertThat(line.split(" +")).contains("paused"));
+    assertThat(atServer("resume", "--session", "napping"))
+        .isEqualTo(new Run(0, "napping running\n", ""));
+    atServer("pause", "--session", "napping");
+    assertThat(exec("--session", "napping", "--", "echo", "awake").out()).isEqualTo("awake\n");
+    assertThat(atServer("sessions").out().lines().filter(l -> l.startsWith("napping ")))
+        .singleElement()
+        .satisfies(line -> assertThat(line.split(" +")).contains("running"));
+  }
+
+  @Test
+  void pause_ofAMissingSession_reportsSessionNotFound_andExits1() {
+    Run run = atServer("pause", "--session", "missing");
+
+    assertThat(run.exitCode()).isEqualTo(1);
+    assertThat(run.err()).startsWith("box: session_not_found: ");
   }
 
   @Test

@@ -132,6 +132,37 @@ public final class BoxClient implements AutoCloseable {
   }
 
   /**
+   * Freezes every process of the session: they keep their memory and use no CPU until {@link
+   * #resume} or the next exec, files call, process start or attach, which resume it. Pausing a
+   * paused session changes nothing.
+   *
+   * @return the session, {@link dev.box.api.BoxSessionState#PAUSED}
+   * @throws dev.box.api.BoxSessionNotFoundException when no session has this id
+   * @throws BoxValidationException when {@code sessionId} is blank, or the server's backend cannot
+   *     pause
+   */
+  public BoxSessionInfo pause(String sessionId) {
+    return changeState(sessionId, "pause");
+  }
+
+  /**
+   * Thaws a paused session; resuming a running session changes nothing.
+   *
+   * @return the session, {@link dev.box.api.BoxSessionState#RUNNING}
+   * @throws dev.box.api.BoxSessionNotFoundException when no session has this id
+   * @throws BoxValidationException when {@code sessionId} is blank
+   */
+  public BoxSessionInfo resume(String sessionId) {
+    return changeState(sessionId, "resume");
+  }
+
+  /** Posts to the session's {@code action} route, which answers with the session. */
+  private BoxSessionInfo changeState(String sessionId, String action) {
+    String route = Routes.session(sessionId) + "/" + action;
+    return http.call("POST", route, null, requestTimeout(), BoxSessionInfo.class);
+  }
+
+  /**
    * Stops the session and deletes its private workspace.
    *
    * @throws dev.box.api.BoxSessionNotFoundException when no session has this id

@@ -16,6 +16,8 @@ import java.util.List;
  *     is not blocked
  * @param processes the limits of managed processes
  * @param files the bounds of the files routes
+ * @param pausedSessionTtl time after which a non-persistent session paused all along is deleted;
+ *     zero never deletes one
  */
 public record RuntimeConfig(
     Path dataDir,
@@ -24,7 +26,8 @@ public record RuntimeConfig(
     int maxOutputBytes,
     List<Path> allowedMountRoots,
     ProcessLimits processes,
-    FileLimits files) {
+    FileLimits files,
+    Duration pausedSessionTtl) {
 
   /**
    * The limits of managed processes.
@@ -81,7 +84,7 @@ public record RuntimeConfig(
     }
   }
 
-  /** Settings with the default managed-process limits and file bounds. */
+  /** Settings with the default managed-process limits, file bounds and paused-session TTL. */
   public RuntimeConfig(
       Path dataDir,
       Duration sessionTtl,
@@ -95,7 +98,8 @@ public record RuntimeConfig(
         maxOutputBytes,
         allowedMountRoots,
         ProcessLimits.DEFAULTS,
-        FileLimits.DEFAULTS);
+        FileLimits.DEFAULTS,
+        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.defaultValue()));
   }
 
   /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */
@@ -114,6 +118,10 @@ public record RuntimeConfig(
       throw new IllegalArgumentException(
           RuntimeLimits.SESSION_TTL_SEC.key() + " must not be negative");
     }
+    if (pausedSessionTtl.isNegative()) {
+      throw new IllegalArgumentException(
+          RuntimeLimits.PAUSED_SESSION_TTL_SEC.key() + " must not be negative");
+    }
     if (maxSessions < 0) {
       throw new IllegalArgumentException(
           RuntimeLimits.MAX_SESSIONS.key() + " must not be negative");
@@ -130,18 +138,39 @@ public record RuntimeConfig(
   /** A copy with another session TTL. */
   public RuntimeConfig withSessionTtl(Duration ttl) {
     return new RuntimeConfig(
-        dataDir, ttl, maxSessions, maxOutputBytes, allowedMountRoots, processes, files);
+        dataDir,
+        ttl,
+        maxSessions,
+        maxOutputBytes,
+        allowedMountRoots,
+        processes,
+        files,
+        pausedSessionTtl);
   }
 
   /** A copy with another session capacity. */
   public RuntimeConfig withMaxSessions(int max) {
     return new RuntimeConfig(
-        dataDir, sessionTtl, max, maxOutputBytes, allowedMountRoots, processes, files);
+        dataDir,
+        sessionTtl,
+        max,
+        maxOutputBytes,
+        allowedMountRoots,
+        processes,
+        files,
+        pausedSessionTtl);
   }
 
   /** A copy with other managed-process limits. */
   public RuntimeConfig withProcesses(ProcessLimits limits) {
     return new RuntimeConfig(
-        dataDir, sessionTtl, maxSessions, maxOutputBytes, allowedMountRoots, limits, files);
+        dataDir,
+        sessionTtl,
+        maxSessions,
+        maxOutputBytes,
+        allowedMountRoots,
+        limits,
+        files,
+        pausedSessionTtl);
   }
 }

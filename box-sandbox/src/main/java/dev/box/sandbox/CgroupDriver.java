@@ -13,6 +13,11 @@ public interface CgroupDriver {
   /** For each limit, how it is enforced ({@code cgroup-v1}, {@code cgroup-v2}) or {@code none}. */
   Map<String, String> enforced();
 
+  /** Whether the sandboxes' cgroups can {@linkplain SessionCgroup#freeze freeze}. */
+  default boolean freezes() {
+    return false;
+  }
+
   /** Creates the cgroup of one sandbox with its limits. */
   SessionCgroup createSession(String name, int memoryMb, int pidsLimit, double cpus);
 
@@ -32,7 +37,26 @@ public interface CgroupDriver {
      */
     ProcessCgroup createProcessGroup(int memoryMb);
 
-    /** Kills every process in the sandbox's cgroups and removes them. */
+    /**
+     * Freezes every process of the sandbox, returning once the kernel says all are frozen;
+     * idempotent. Processes that join later (through {@link ProcessCgroup#procsFiles}) freeze too.
+     *
+     * @throws IllegalStateException when they cannot be frozen (then none stays frozen)
+     */
+    default void freeze() {
+      throw new IllegalStateException("the sandbox's cgroups cannot freeze");
+    }
+
+    /**
+     * Thaws what {@link #freeze} froze; idempotent.
+     *
+     * @throws IllegalStateException when the cgroup cannot be written
+     */
+    default void thaw() {
+      throw new IllegalStateException("the sandbox's cgroups cannot freeze");
+    }
+
+    /** Kills every process in the sandbox's cgroups (frozen ones included) and removes them. */
     void destroy();
   }
 

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -131,6 +132,29 @@ final class CgroupFiles {
         return false;
       }
       Thread.onSpinWait();
+      sleepBriefly();
+    }
+  }
+
+  /**
+   * Waits until the content of {@code file} satisfies {@code reached}, or a deadline passes: the
+   * kernel freezes a cgroup's processes asynchronously, each at its next return to user space.
+   *
+   * @return whether it did
+   */
+  boolean await(Path file, Predicate<String> reached) {
+    long deadline = ticker.read() + EMPTY_WAIT_NANOS;
+    while (true) {
+      try {
+        if (reached.test(Files.readString(file, StandardCharsets.US_ASCII))) {
+          return true;
+        }
+      } catch (IOException e) {
+        return false;
+      }
+      if (ticker.read() > deadline) {
+        return false;
+      }
       sleepBriefly();
     }
   }

@@ -16,11 +16,13 @@ import org.slf4j.LoggerFactory;
  * Cgroup v1: one cgroup per sandbox in each of the memory, pids and cpu hierarchies, nested under
  * the server's own cgroup of that hierarchy (the memory one may itself be nested). Each spawned
  * process tree gets a child cgroup in the pids hierarchy, so that it can be killed as a whole while
- * the sandbox's limits cover all of them.
+ * the sandbox's limits cover all of them. Where the freezer hierarchy is writable, every process of
+ * the sandbox joins the sandbox's cgroup there too, which freezes them all at once.
  *
  * @param pidsBase the server's cgroup in the pids hierarchy
  * @param memoryBase the server's cgroup in the memory hierarchy, or null when it is not writable
  * @param cpuBase the server's cgroup in the cpu hierarchy, or null when it is not writable
+ * @param freezerBase the server's cgroup in the freezer hierarchy, or null when it is not writable
  * @param memsw whether the memory hierarchy accounts swap, so that it is limited with memory
  * @param files what removes from the cgroup filesystems
  */
@@ -28,11 +30,13 @@ public record CgroupV1Driver(
     Path pidsBase,
     @Nullable Path memoryBase,
     @Nullable Path cpuBase,
+    @Nullable Path freezerBase,
     boolean memsw,
     CgroupFiles files)
     implements CgroupDriver {
   private static final Logger log = LoggerFactory.getLogger(CgroupV1Driver.class);
   private static final long CPU_PERIOD_US = 100_000;
+  private static final String FREEZER_STATE = "freezer.state";
 
   /**
    * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
@@ -49,8 +53,9 @@ public record CgroupV1Driver(
     }
     Path memory = prepare(layout.v1Dir("memory"), baseName, "memory.limit_in_bytes", files);
     Path cpu = prepare(layout.v1Dir("cpu"), baseName, "cpu.cfs_quota_us", files);
+    Path freezer = prepare(layout.v1Dir("freezer"), baseName, FREEZER_STATE, files);
     boolean memsw = memory != null && Files.exists(memory.resolve("memory.memsw.limit_in_bytes"));
-    return new CgroupV1Driver(pids, memory, cpu, memsw, files);
+    return new CgroupV1Driver(pids, memory, cpu, freezer, memsw, files);
   }
 
   private static @Nullable Path prepare(
@@ -85,6 +90,11 @@ public record CgroupV1Driver(
   }
 
   @Override
+  public boolean freezes() {
+    return freezerBase != null;
+  }
+
+  @Override
   public SessionCgroup createSession(String name, int memoryMb, int pidsLimit, double cpus) {
     List<Path> dirs = new ArrayList<>();
     try {
@@ -109,7 +119,12 @@ public record CgroupV1Driver(
         long quota = Math.max(1000, Math.round(cpus * CPU_PERIOD_US));
         CgroupFiles.write(cpu.resolve("cpu.cfs_quota_us"), Long.toString(quota));
       }
-      return new V1Session(pids, memory, cpu, files);
+      Path freezer = null;
+      if (freezerBase != null) {
+        freezer = Files.createDirectories(freezerBase.resolve(name));
+        dirs.add(freezer);
+      }
+      return new V1Session(pids, memory, cpu, freezer, files);
     } catch (IOException e) {
       dirs.forEach(files::removeTree);
       throw new IllegalStateException("cannot create cgroups for " + name + ": " + e, e);
@@ -121,8 +136,10 @@ public record CgroupV1Driver(
     bases().forEach(files::removeIfEmpty);
   }
 
+  /** The bases, the freezer's first: a frozen process dies only once thawed. */
   private List<Path> bases() {
     List<Path> bases = new ArrayList<>();
+    if (freezerBase != null) bases.add(freezerBase);
     bases.add(pidsBase);
     if (memoryBase != null) bases.add(memoryBase);
     if (cpuBase != null) bases.add(cpuBase);
@@ -135,9 +152,22 @@ public record CgroupV1Driver(
       for (Path dir : CgroupFiles.children(base)) {
         if (!dir.getFileName().toString().startsWith(prefix)) {
           log.info("removing cgroup left by an earlier instance: {}", dir);
+          thaw(dir);
           files.killAll(dir);
           files.removeTree(dir);
         }
+      }
+    }
+  }
+
+  /** Thaws the freezer cgroup {@code dir}; nothing happens where it is no freezer cgroup. */
+  private static void thaw(Path dir) {
+    Path state = dir.resolve(FREEZER_STATE);
+    if (Files.exists(state)) {
+      try {
+        CgroupFiles.write(state, "THAWED");
+      } catch (IOException e) {
+        log.warn("cannot thaw cgroup {}: {}", dir, e.toString());
       }
     }
   }
@@ -146,13 +176,20 @@ public record CgroupV1Driver(
     private final Path pids;
     private final @Nullable Path memory;
     private final @Nullable Path cpu;
+    private final @Nullable Path freezer;
     private final CgroupFiles files;
     private final AtomicLong counter = new AtomicLong();
 
-    V1Session(Path pids, @Nullable Path memory, @Nullable Path cpu, CgroupFiles files) {
+    V1Session(
+        Path pids,
+        @Nullable Path memory,
+        @Nullable Path cpu,
+        @Nullable Path freezer,
+        CgroupFiles files) {
       this.pids = pids;
       this.memory = memory;
       this.cpu = cpu;
+      this.freezer = freezer;
       this.files = files;
     }
 
@@ -177,6 +214,7 @@ public record CgroupV1Driver(
           procsFiles.add(memory.resolve("cgroup.procs"));
         }
         if (cpu != null) procsFiles.add(cpu.resolve("cgroup.procs"));
+        if (freezer != null) procsFiles.add(freezer.resolve("cgroup.procs"));
         return new V1ProcessGroup(group, ownMemory, procsFiles, this.files);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
@@ -184,7 +222,41 @@ public record CgroupV1Driver(
     }
 
     @Override
+    public void freeze() {
+      Path state = requireFreezer().resolve(FREEZER_STATE);
+      try {
+        CgroupFiles.write(state, "FROZEN");
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot freeze " + state + ": " + e, e);
+      }
+      if (!files.await(state, content -> content.strip().equals("FROZEN"))) {
+        thaw();
+        throw new IllegalStateException("the processes of " + state + " did not all freeze");
+      }
+    }
+
+    @Override
+    public void thaw() {
+      Path state = requireFreezer().resolve(FREEZER_STATE);
+      try {
+        CgroupFiles.write(state, "THAWED");
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot thaw " + state + ": " + e, e);
+      }
+    }
+
+    private Path requireFreezer() {
+      if (freezer == null) {
+        throw new IllegalStateException("the freezer hierarchy is not writable here");
+      }
+      return freezer;
+    }
+
+    @Override
     public void destroy() {
+      if (freezer != null) {
+        CgroupV1Driver.thaw(freezer);
+      }
       files.killAll(pids);
       files.removeTree(pids);
       if (memory != null) {
@@ -194,6 +266,10 @@ public record CgroupV1Driver(
       if (cpu != null) {
         files.killAll(cpu);
         files.removeTree(cpu);
+      }
+      if (freezer != null) {
+        files.killAll(freezer);
+        files.removeTree(freezer);
       }
     }
   }

@@ -13,7 +13,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Cgroup v2: one cgroup per sandbox below a base cgroup next to the server (memory.max with
  * memory.swap.max 0, pids.max, cpu.max), and one leaf per spawned process tree, killed with
- * cgroup.kill.
+ * cgroup.kill. A sandbox freezes through its cgroup's cgroup.freeze (kernel 5.2 or later).
  */
 public final class CgroupV2Driver implements CgroupDriver {
   private static final Logger log = LoggerFactory.getLogger(CgroupV2Driver.class);
@@ -57,6 +57,11 @@ public final class CgroupV2Driver implements CgroupDriver {
   public Map<String, String> enforced() {
     return Map.of(
         "memory", "cgroup-v2", "pids", "cgroup-v2", "cpu", "cgroup-v2", "kill", "cgroup-v2");
+  }
+
+  @Override
+  public boolean freezes() {
+    return Files.exists(base.resolve("cgroup.freeze"));
   }
 
   @Override
@@ -128,7 +133,35 @@ public final class CgroupV2Driver implements CgroupDriver {
     }
 
     @Override
+    public void freeze() {
+      setFrozen(true);
+      if (!files.await(dir.resolve("cgroup.events"), V2Session::frozen)) {
+        thaw();
+        throw new IllegalStateException("the processes of " + dir + " did not all freeze");
+      }
+    }
+
+    @Override
+    public void thaw() {
+      setFrozen(false);
+    }
+
+    private void setFrozen(boolean frozen) {
+      try {
+        CgroupFiles.write(dir.resolve("cgroup.freeze"), frozen ? "1" : "0");
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot write cgroup.freeze of " + dir + ": " + e, e);
+      }
+    }
+
+    /** Whether cgroup.events says the cgroup is frozen. */
+    private static boolean frozen(String events) {
+      return events.lines().anyMatch(line -> line.strip().equals("frozen 1"));
+    }
+
+    @Override
     public void destroy() {
+      // cgroup.kill kills frozen processes too.
       kill(dir, files);
       files.removeTree(dir);
     }

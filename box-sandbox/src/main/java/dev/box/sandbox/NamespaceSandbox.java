@@ -81,6 +81,27 @@ public record NamespaceSandbox(
     }
   }
 
+  /** Freezes every process of the sandbox, its exec agent included, through its cgroup. */
+  @Override
+  public void pause() {
+    try {
+      cgroup.freeze();
+    } catch (IllegalStateException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "cannot pause sandbox " + name + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void resume() {
+    try {
+      cgroup.thaw();
+    } catch (IllegalStateException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "cannot resume sandbox " + name + ": " + e.getMessage(), e);
+    }
+  }
+
   /** The mounted exec agent's pipe; none when processes start through the launcher. */
   @Override
   public @Nullable List<String> portPipe(int port) {

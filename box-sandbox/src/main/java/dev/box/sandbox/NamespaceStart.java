@@ -116,12 +116,18 @@ public final class NamespaceStart {
 
   /**
    * The status {@code probed} with what the sandboxes' exec agent brings, when the sandboxes get
-   * one: terminals, and their ports reachable through its pipe ({@link Sandbox#portPipe}).
+   * one: terminals, and their ports reachable through its pipe ({@link Sandbox#portPipe}); and
+   * pause where their cgroups freeze.
    */
   public BackendStatus withAgentCapabilities(BackendStatus probed) {
-    return probed.available() && agent != null
-        ? probed.withCapability(BoxCapabilities.TERMINAL).withCapability(BoxCapabilities.PORTS)
-        : probed;
+    if (!probed.available()) {
+      return probed;
+    }
+    BackendStatus status =
+        agent != null
+            ? probed.withCapability(BoxCapabilities.TERMINAL).withCapability(BoxCapabilities.PORTS)
+            : probed;
+    return cgroups.freezes() ? status.withCapability(BoxCapabilities.PAUSE) : status;
   }
 
   /**

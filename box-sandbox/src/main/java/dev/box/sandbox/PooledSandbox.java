@@ -42,6 +42,16 @@ record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, Atomic
   }
 
   @Override
+  public void pause() {
+    sandbox.pause();
+  }
+
+  @Override
+  public void resume() {
+    sandbox.resume();
+  }
+
+  @Override
   public boolean preStarted() {
     return true;
   }

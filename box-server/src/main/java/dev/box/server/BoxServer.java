@@ -126,7 +126,8 @@ public final class BoxServer implements AutoCloseable {
               config.maxOutputBytes(),
               config.allowedMountRoots(),
               config.processLimits(),
-              config.fileLimits());
+              config.fileLimits(),
+              config.pausedSessionTtl());
       BoxMetrics metrics = config.metrics().enabled() ? new BoxMetrics() : null;
       pumps = ExecRunner.newPumpPool();
       sessions =
@@ -146,7 +147,7 @@ public final class BoxServer implements AutoCloseable {
       }
       sessions.removeOrphans();
       sessions.restorePersistent();
-      reaper = startReaper(sessions, config.sessionTtl());
+      reaper = startReaper(sessions, config.sessionTtl(), config.pausedSessionTtl());
       LangBotControl langbot =
           LangBotControl.fromEnvironment(
               sessions, langbotEnv, access.tokens(), stdioControl, config.dataDir());
@@ -221,7 +222,13 @@ public final class BoxServer implements AutoCloseable {
     }
   }
 
-  private static ScheduledExecutorService startReaper(SessionManager sessions, Duration ttl) {
+  /** How often a TTL is checked, in seconds: as often as it is long, at most every 30 s. */
+  private static long checkEvery(Duration ttl) {
+    return ttl.isZero() ? 30 : ttl.toSeconds();
+  }
+
+  private static ScheduledExecutorService startReaper(
+      SessionManager sessions, Duration ttl, Duration pausedTtl) {
     ScheduledExecutorService reaper =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -229,7 +236,7 @@ public final class BoxServer implements AutoCloseable {
               t.setDaemon(true);
               return t;
             });
-    long period = ttl.isZero() ? 30 : Math.max(1, Math.min(30, ttl.toSeconds()));
+    long period = Math.max(1, Math.min(30, Math.min(checkEvery(ttl), checkEvery(pausedTtl))));
     reaper.scheduleWithFixedDelay(
         () -> {
           try {

@@ -41,6 +41,8 @@ import org.jspecify.annotations.Nullable;
  * @param insecure with no token configured, whether the API is left open (no token generated, none
  *     required) instead: dangerous, anything that reaches the port can run code
  * @param sessionTtl idle time after which a non-persistent session is reaped (0 = never)
+ * @param pausedSessionTtl time after which a non-persistent session paused all along is deleted (0
+ *     = never)
  * @param maxSessions the session capacity
  * @param maxOutputBytes bytes kept per output stream of an exec
  * @param allowedMountRoots host directories mounts must be under; empty = any not blocked
@@ -70,6 +72,7 @@ public record ServerConfig(
     @Nullable String controlToken,
     boolean insecure,
     Duration sessionTtl,
+    Duration pausedSessionTtl,
     int maxSessions,
     int maxOutputBytes,
     List<Path> allowedMountRoots,
@@ -168,6 +171,8 @@ public record ServerConfig(
         + insecure
         + ", sessionTtl="
         + sessionTtl
+        + ", pausedSessionTtl="
+        + pausedSessionTtl
         + ", maxSessions="
         + maxSessions
         + ", maxOutputBytes="
@@ -226,6 +231,7 @@ public record ServerConfig(
         token == null || token.isBlank() ? null : token.strip(),
         INSECURE.parse(values.get(INSECURE_KEY)),
         Duration.ofSeconds(RuntimeLimits.SESSION_TTL_SEC.read(values)),
+        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.read(values)),
         RuntimeLimits.MAX_SESSIONS.read(values),
         RuntimeLimits.MAX_OUTPUT_BYTES.read(values),
         roots(values.getOrDefault(ALLOWED_MOUNT_ROOTS, "")),

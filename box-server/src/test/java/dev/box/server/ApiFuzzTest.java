@@ -114,6 +114,8 @@ class ApiFuzzTest {
         Arbitraries.of(
             "/v1/sessions/{id}",
             "/v1/sessions/{id}/exec",
+            "/v1/sessions/{id}/pause",
+            "/v1/sessions/{id}/resume",
             "/v1/sessions/{id}/managed-process",
             "/v1/sessions/{id}/managed-process/{pid}",
             "/v1/sessions",

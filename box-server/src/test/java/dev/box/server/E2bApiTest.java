@@ -128,10 +128,47 @@ class E2bApiTest {
 
   @Test
   void unsupportedCalls_sayBoxDoesNotServeThemYet() {
-    Answer pause = control("POST", "/e2b/sandboxes/" + sandboxId + "/pause", "{}");
-    assertThat(pause.status()).isEqualTo(501);
-    assertThat(pause.body().path("message").asText()).contains("not supported by Box yet");
-    assertThat(control("POST", "/e2b/sandboxes/nosuch/pause", "{}").status()).isEqualTo(404);
+    Answer fork = control("POST", "/e2b/sandboxes/" + sandboxId + "/fork", "{}");
+    assertThat(fork.status()).isEqualTo(501);
+    assertThat(fork.body().path("message").asText()).contains("not supported by Box yet");
+    assertThat(control("POST", "/e2b/sandboxes/nosuch/fork", "{}").status()).isEqualTo(404);
+  }
+
+  @Test
+  void pauseResumeAndConnect_freezeAndThawTheSession_asE2bAnswers() {
+    Answer made = control("POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"paused\"}}");
+    String id = made.text("sandboxID");
+    String base = "/e2b/sandboxes/" + id;
+    String session = "/v1/sessions/e2b-" + id;
+
+    assertThat(control("POST", base + "/pause", "").status()).isEqualTo(204);
+    assertThat(control("POST", base + "/pause", "").status()).as("paused already").isEqualTo(409);
+    assertThat(box.get(session).text("state")).isEqualTo("paused");
+    assertThat(control("GET", base, "").text("state")).isEqualTo("paused");
+    Answer paused = control("GET", "/e2b/v2/sandboxes?state=paused&metadata=k%3Dpaused", "");
+    assertThat(paused.body().findValuesAsText("sandboxID")).containsExactly(id);
+    assertThat(
+            control("GET", "/e2b/v2/sandboxes?state=running", "")
+                .body()
+                .findValuesAsText("sandboxID"))
+        .doesNotContain(id);
+
+    Answer resumed = control("POST", base + "/resume", "{\"timeout\":60}");
+    assertThat(resumed.status()).isEqualTo(201);
+    assertThat(resumed.text("sandboxID")).isEqualTo(id);
+    assertThat(box.get(session).text("state")).isEqualTo("running");
+    assertThat(control("POST", base + "/resume", "{}").status()).as("running").isEqualTo(409);
+
+    control("POST", base + "/pause", "");
+    assertThat(control("POST", base + "/connect", "{\"timeout\":60}").status()).isEqualTo(201);
+    assertThat(box.get(session).text("state")).isEqualTo("running");
+    assertThat(control("POST", "/e2b/v2/sandboxes/" + id + "/connect", "{}").status())
+        .as("connected to a running sandbox")
+        .isEqualTo(200);
+
+    assertThat(control("POST", "/e2b/sandboxes/nosuch/pause", "").status()).isEqualTo(404);
+    assertThat(control("POST", "/e2b/sandboxes/nosuch/resume", "{}").status()).isEqualTo(404);
+    assertThat(control("DELETE", base, "").status()).isEqualTo(204);
   }
 
   @Test

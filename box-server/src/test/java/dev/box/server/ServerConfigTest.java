@@ -89,6 +89,7 @@ class ServerConfigTest {
     assertThat(config.backendFixed()).isFalse();
     assertThat(config.insecure()).isFalse();
     assertThat(config.sessionTtl()).isEqualTo(Duration.ofSeconds(300));
+    assertThat(config.pausedSessionTtl()).isEqualTo(Duration.ofDays(1));
     assertThat(config.maxSessions()).isEqualTo(64);
     assertThat(config.maxOutputBytes()).isEqualTo(1024 * 1024);
     assertThat(config.processLimits())
@@ -106,6 +107,9 @@ class ServerConfigTest {
     assertThat(flag("max_sessions", "").maxSessions()).isEqualTo(64);
     assertThat(flag("port", "0").port()).isZero();
     assertThat(flag("session_ttl_sec", "0").sessionTtl()).isZero();
+    assertThat(flag("paused_session_ttl_sec", "0").pausedSessionTtl()).isZero();
+    assertThat(flag("paused_session_ttl_sec", "60").pausedSessionTtl())
+        .isEqualTo(Duration.ofMinutes(1));
     assertThat(flag("pull_timeout_sec", "3600").containers().pullTimeout())
         .isEqualTo(Duration.ofHours(1));
     assertThat(flag("sandbox_uid", "2147483647").isolation().sandboxUid())
@@ -125,6 +129,8 @@ class ServerConfigTest {
         "sandbox_uid           | 0     | sandbox_uid must be between 1 and 2147483647",
         "pool_size             | 65    | pool_size must be between 0 and 64",
         "max_sessions          | many  | max_sessions must be an integer, not 'many'",
+        "paused_session_ttl_sec | -1   | paused_session_ttl_sec must be between 0 and 31536000",
+        "paused_session_ttl_sec | day  | paused_session_ttl_sec must be an integer, not 'day'",
       })
   void integers_outOfRangeOrNotIntegers_areRefusedWithTheKey(
       String key, String value, String message) {

@@ -82,7 +82,8 @@ public abstract class BackendConformanceSuite extends BackendSuite {
           BoxCapabilities.READ_ONLY_ROOTFS,
           BoxCapabilities.PROCESS_MEMORY_LIMIT,
           BoxCapabilities.TERMINAL,
-          BoxCapabilities.PORTS);
+          BoxCapabilities.PORTS,
+          BoxCapabilities.PAUSE);
 
   private @Nullable SuiteServer server;
   private final List<String> sessions = new ArrayList<>();
@@ -213,6 +214,44 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     }
     assertThat(answer.status()).as(answer.body().toString()).isEqualTo(502);
     assertThat(answer.errorMessage()).contains("port 9");
+  }
+
+  /**
+   * A background counter, writing to a host directory mounted as the workspace, stands still while
+   * its session is paused (read from the host twice, a second apart) and counts again once an exec
+   * resumes the session; a backend without pause refuses it with a 400 that names it.
+   */
+  @Test
+  void pause_freezesEveryProcessUntilTheNextUse_whenDeclared(TestReporter reporter)
+      throws Exception {
+    String id = session("pause");
+    if (!capabilities().contains(BoxCapabilities.PAUSE)) {
+      note(reporter, "pause", "not declared: refused");
+      box().post("/v1/sessions/" + id, "{}");
+      Answer refused = box().post("/v1/sessions/" + id + "/pause", "");
+      assertThat(refused.status()).isEqualTo(400);
+      assertThat(refused.errorMessage()).contains(String.valueOf(health().path("name").asText()));
+      return;
+    }
+    Path dir = writableHostDir("pause");
+    String spec = hostPath(dir, "rw");
+    Path counter = dir.resolve("n");
+    box()
+        .exec(
+            id,
+            "i=0; while :; do i=$((i+1)); echo $i > /workspace/.n; mv /workspace/.n /workspace/n;"
+                + " sleep 0.05; done > /dev/null 2>&1 &",
+            spec);
+    await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(counter));
+
+    assertThat(box().post("/v1/sessions/" + id + "/pause", "").text("state")).isEqualTo("paused");
+    String frozen = Files.readString(counter);
+    Thread.sleep(1000);
+    assertThat(Files.readString(counter)).as("the counter while paused").isEqualTo(frozen);
+
+    assertThat(box().exec(id, "echo awake", spec).stdout()).isEqualTo("awake\n");
+    assertThat(box().get("/v1/sessions/" + id).text("state")).isEqualTo("running");
+    await().atMost(Duration.ofSeconds(20)).until(() -> !Files.readString(counter).equals(frozen));
   }
 
   // --- files -----------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 
 /** The cgroups the namespace backends (bubblewrap, nsjail) leave behind, for their leftovers. */
 final class SandboxCgroups {
-  private static final List<String> CONTROLLERS = List.of("pids", "memory", "cpu");
+  private static final List<String> CONTROLLERS = List.of("pids", "memory", "cpu", "freezer");
 
   private SandboxCgroups() {}
 

@@ -238,6 +238,45 @@ final class ContainerSandbox implements Sandbox {
     }
   }
 
+  /** Freezes the container through the engine ({@code POST /containers/{id}/pause}). */
+  @Override
+  public void pause() {
+    setPaused("pause", true);
+  }
+
+  /** Thaws the container ({@code POST /containers/{id}/unpause}). */
+  @Override
+  public void resume() {
+    setPaused("unpause", false);
+  }
+
+  /**
+   * Asks the engine to {@code action} the container; the engine's conflict (it is already so) is
+   * success when the container's state says it is {@code paused} as wanted.
+   */
+  private void setPaused(String action, boolean paused) {
+    try {
+      EngineClient.Response answer =
+          engine.call("POST", "/containers/" + containerId + "/" + action, null, CALL_TIMEOUT);
+      if (answer.ok() || (answer.status() == 409 && paused() == paused)) {
+        return;
+      }
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "cannot " + action + " container " + name + ": " + answer.message());
+    } catch (IOException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR, "cannot " + action + " container " + name + ": " + e, e);
+    }
+  }
+
+  /** Whether the engine says the container is paused. */
+  private boolean paused() throws IOException {
+    EngineClient.Response answer =
+        engine.call("GET", "/containers/" + containerId + "/json", null, CALL_TIMEOUT);
+    return answer.ok() && answer.json().path("State").path("Paused").asBoolean(false);
+  }
+
   @Override
   public void destroy() {
     ContainerAgent current = agent;

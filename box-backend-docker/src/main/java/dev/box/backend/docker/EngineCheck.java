@@ -82,7 +82,8 @@ record EngineCheck(
                   BoxCapabilities.IMAGES,
                   BoxCapabilities.HOST_PATHS,
                   BoxCapabilities.READ_ONLY_ROOTFS,
-                  BoxCapabilities.PROCESS_MEMORY_LIMIT));
+                  BoxCapabilities.PROCESS_MEMORY_LIMIT,
+                  BoxCapabilities.PAUSE));
       if (terminals.getAsBoolean()) {
         capabilities.add(BoxCapabilities.TERMINAL);
       }

@@ -55,6 +55,26 @@ public interface Sandbox {
   }
 
   /**
+   * Freezes every process of the sandbox: they keep their memory and use no CPU until {@link
+   * #resume}; idempotent. Called only on backends that declare {@link
+   * dev.box.api.BoxCapabilities#PAUSE}; the default refuses.
+   *
+   * @throws dev.box.api.BoxException when the sandbox cannot be frozen
+   */
+  default void pause() {
+    throw new UnsupportedOperationException("this backend cannot pause a sandbox");
+  }
+
+  /**
+   * Thaws what {@link #pause} froze; idempotent, and does nothing on a sandbox that is not paused.
+   *
+   * @throws dev.box.api.BoxException when the sandbox cannot be thawed
+   */
+  default void resume() {
+    throw new UnsupportedOperationException("this backend cannot resume a sandbox");
+  }
+
+  /**
    * Kills every process of the sandbox and removes what the backend created for it, except the
    * workspace; idempotent.
    */

@@ -15,13 +15,14 @@ import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The record of every persistent session, so that it survives a restart or a crash of the server:
  * one JSON file per session in {@code <state dir>/sessions/}, named like its workspace, holding the
- * format version, the session's spec and when it was created.
+ * format version, the session's spec, when it was created and, while it is paused, since when.
  *
  * <p>A file is written whole or not at all: to a temporary file, flushed to disk, renamed over the
  * old one, and the directory flushed, so that a crash at any instant leaves either the old record
@@ -37,8 +38,11 @@ final class PersistentSessions {
   private static final String SUFFIX = ".json";
   private static final long MAX_RECORD_BYTES = 1024 * 1024;
 
-  /** A persistent session as recorded: its spec and when it was first created. */
-  record Entry(BoxSpec spec, Instant createdAt) {}
+  /**
+   * A persistent session as recorded: its spec, when it was first created, and since when it is
+   * paused (null while it runs).
+   */
+  record Entry(BoxSpec spec, Instant createdAt, @Nullable Instant pausedAt) {}
 
   private final Path dir;
   private final ObjectMapper mapper = BoxJson.newMapper();
@@ -53,14 +57,18 @@ final class PersistentSessions {
   }
 
   /**
-   * Records {@code spec}, replacing an earlier record of its id.
+   * Records {@code spec}, paused since {@code pausedAt} (null: running), replacing an earlier
+   * record of its id.
    *
    * @throws IOException when it cannot be written: the session is then not persistent
    */
-  void save(BoxSpec spec, Instant createdAt) throws IOException {
+  void save(BoxSpec spec, Instant createdAt, @Nullable Instant pausedAt) throws IOException {
     ObjectNode record = mapper.createObjectNode();
     record.put("version", VERSION);
     record.put("created_at", createdAt.toString());
+    if (pausedAt != null) {
+      record.put("paused_at", pausedAt.toString());
+    }
     record.set("spec", mapper.valueToTree(spec));
     byte[] bytes = mapper.writerWithDefaultPrettyPrinter().writeValueAsBytes(record);
     StateFiles.replace(fileOf(spec.sessionId()), bytes);
@@ -129,6 +137,10 @@ final class PersistentSessions {
     if (!spec.persistent() || !file.equals(fileOf(spec.sessionId()))) {
       throw new IOException("it does not describe the persistent session its name says");
     }
-    return new Entry(spec, Instant.parse(record.path("created_at").asText()));
+    JsonNode paused = record.path("paused_at");
+    return new Entry(
+        spec,
+        Instant.parse(record.path("created_at").asText()),
+        paused.isTextual() ? Instant.parse(paused.asText()) : null);
   }
 }

@@ -316,6 +316,8 @@ public final class ProcessManager {
       if (process == null) {
         throw notFound(sessionId, processId);
       }
+      // A frozen process cannot die.
+      sessions.resumeIfPaused(session);
       process.stop();
       session.touch(clock.instant());
     }
@@ -330,6 +332,7 @@ public final class ProcessManager {
    */
   public ManagedProcess attachable(String sessionId, String processId, @Nullable Long from) {
     ManagedProcess process = require(sessionId, processId);
+    sessions.resumeIfPaused(sessions.require(sessionId));
     long start = from != null ? from : process.stdout().delivered();
     if (!process.isRunning() && process.stdout().isEndOfStream(start)) {
       throw new BoxManagedProcessConflictException(
@@ -445,11 +448,13 @@ public final class ProcessManager {
     }
   }
 
+  /** The session {@code sessionId}, resumed when it was paused: something is to run in it. */
   private Session requireOpen(String sessionId) {
     Session session = sessions.require(sessionId);
     if (session.closing()) {
       throw new BoxSessionNotFoundException("session " + sessionId + " is being deleted");
     }
+    sessions.resumeIfPaused(session);
     return session;
   }
 

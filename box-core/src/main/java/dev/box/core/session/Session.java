@@ -3,6 +3,7 @@ package dev.box.core.session;
 import dev.box.api.BoxHostMountMode;
 import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSessionState;
 import dev.box.api.BoxSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
@@ -28,6 +29,7 @@ final class Session {
   private final Set<SandboxProcess> spawned = ConcurrentHashMap.newKeySet();
   private volatile Instant lastUsedAt;
   private volatile boolean closing;
+  private volatile @Nullable Instant pausedAt;
 
   Session(BoxSpec template, Placement placement, Instant now) {
     this.template = template;
@@ -54,6 +56,20 @@ final class Session {
 
   boolean persistent() {
     return template.persistent();
+  }
+
+  Instant createdAt() {
+    return createdAt;
+  }
+
+  /** When the session was paused, or null while it runs. */
+  @Nullable Instant pausedAt() {
+    return pausedAt;
+  }
+
+  /** Records that the session is paused since {@code since}, or runs when null. */
+  void pausedSince(@Nullable Instant since) {
+    pausedAt = since;
   }
 
   Instant lastUsedAt() {
@@ -147,12 +163,23 @@ final class Session {
   }
 
   BoxSessionInfo info() {
-    return info(template, placement.backend(), placement.sandbox().id(), createdAt, lastUsedAt);
+    return info(
+        template,
+        placement.backend(),
+        placement.sandbox().id(),
+        createdAt,
+        lastUsedAt,
+        pausedAt != null ? BoxSessionState.PAUSED : BoxSessionState.RUNNING);
   }
 
   /** What the API says of a session of {@code template} in sandbox {@code sandboxId}. */
   static BoxSessionInfo info(
-      BoxSpec template, String backend, String sandboxId, Instant createdAt, Instant lastUsedAt) {
+      BoxSpec template,
+      String backend,
+      String sandboxId,
+      Instant createdAt,
+      Instant lastUsedAt,
+      BoxSessionState state) {
     return new BoxSessionInfo(
         template.sessionId(),
         backend,
@@ -169,6 +196,7 @@ final class Session {
         template.readOnlyRootfs(),
         template.workspaceQuotaMb(),
         createdAt,
-        lastUsedAt);
+        lastUsedAt,
+        state);
   }
 }

@@ -23,13 +23,15 @@ import org.slf4j.LoggerFactory;
  * @param sandboxes what starts and stops a session's sandbox
  * @param clock what {@code last_used_at} is read from
  * @param shuttingDown whether the runtime refuses new work
+ * @param pauses resumes a paused session a request reuses
  */
 record SessionAcquirer(
     BackendSlot slot,
     SessionTable table,
     SessionSandboxes sandboxes,
     Clock clock,
-    BooleanSupplier shuttingDown) {
+    BooleanSupplier shuttingDown,
+    SessionPauses pauses) {
   private static final Logger log = LoggerFactory.getLogger(SessionAcquirer.class);
 
   /** A session for one request, and whether it was created for it. */
@@ -48,6 +50,7 @@ record SessionAcquirer(
         checkRunning();
         Session existing = table.get(id);
         if (existing != null && reusable(existing, spec)) {
+          pauses.resumeIfPaused(existing);
           existing.touch(clock.instant());
           if (forExec) {
             existing.execStarted();
@@ -109,14 +112,15 @@ record SessionAcquirer(
   }
 
   /**
-   * Starts a recorded persistent session again with its spec and creation time, unless a session of
-   * its id exists already; a failure is logged and the session stays recorded.
+   * Starts a recorded persistent session again with its spec and creation time, paused again when
+   * it was paused since {@code pausedAt}, unless a session of its id exists already; a failure is
+   * logged and the session stays recorded.
    *
    * @return whether it was started
    */
-  boolean restore(BoxSpec spec, Instant createdAt) {
+  boolean restore(BoxSpec spec, Instant createdAt, @Nullable Instant pausedAt) {
     try {
-      if (takeOver(spec, createdAt)) {
+      if (takeOver(spec, createdAt, pausedAt)) {
         log.info("restored persistent session {}", spec.sessionId());
         return true;
       }
@@ -152,7 +156,7 @@ record SessionAcquirer(
       throw new BoxRuntimeUnavailableException(
           "the sessions' shared records cannot be read now: " + e.getMessage(), e);
     }
-    if (entry != null && takeOver(entry.spec(), entry.createdAt())) {
+    if (entry != null && takeOver(entry.spec(), entry.createdAt(), null)) {
       log.info("serving session {}, which another server started", id);
     }
   }
@@ -163,7 +167,7 @@ record SessionAcquirer(
    *
    * @return whether it was started
    */
-  private boolean takeOver(BoxSpec spec, Instant createdAt) {
+  private boolean takeOver(BoxSpec spec, Instant createdAt, @Nullable Instant pausedAt) {
     String id = spec.sessionId();
     try (BackendSlot.Lease lease = slot.lease()) {
       try (KeyedLocks.Held held = table.lockSettled(id)) {
@@ -174,7 +178,7 @@ record SessionAcquirer(
       }
       Session session = null;
       try {
-        session = sandboxes.restore(spec, lease.backend(), createdAt);
+        session = sandboxes.restore(spec, lease.backend(), createdAt, pausedAt);
         return true;
       } finally {
         table.settle(id, session);

@@ -23,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * The files routes on the sessions: each operation runs in an existing session's sandbox ({@link
  * SandboxFiles}) and counts as activity, as an exec does: the session is not reaped while it runs,
  * and its {@code last_used_at} moves when it starts and ends. A relative path starts at the
- * session's {@code mount_path}.
+ * session's {@code mount_path}. A paused session is resumed first.
  */
 public final class SessionFiles {
   private final SessionTable table;
@@ -31,18 +31,22 @@ public final class SessionFiles {
   private final Clock clock;
   private final BooleanSupplier shuttingDown;
   private final Consumer<String> adoptShared;
+  private final Consumer<Session> resumeIfPaused;
 
   /**
    * @param adoptShared adopts a session that another server started, when the backend shares its
    *     sessions ({@link SessionAcquirer#adoptShared})
+   * @param resumeIfPaused thaws a paused session before a file operation runs in it
    */
   SessionFiles(
       SessionTable table,
       SandboxFiles files,
       Clock clock,
       BooleanSupplier shuttingDown,
-      Consumer<String> adoptShared) {
+      Consumer<String> adoptShared,
+      Consumer<Session> resumeIfPaused) {
     this.adoptShared = adoptShared;
+    this.resumeIfPaused = resumeIfPaused;
     this.table = table;
     this.files = files;
     this.clock = clock;
@@ -139,6 +143,7 @@ public final class SessionFiles {
         throw new BoxSessionNotFoundException("session " + id + " not found");
       }
       String path = SandboxPath.resolve(requested, session.template().mountPath());
+      resumeIfPaused.accept(session);
       session.execStarted();
       session.touch(clock.instant());
       return new Use(session, path);

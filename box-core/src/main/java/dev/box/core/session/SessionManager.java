@@ -5,6 +5,7 @@ import dev.box.api.BoxExecutionResult;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSessionInfo;
 import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.BoxSessionState;
 import dev.box.api.BoxSpec;
 import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
@@ -70,6 +71,7 @@ public final class SessionManager implements AutoCloseable {
   private final SessionReaper reaper;
   private final SessionAcquirer acquirer;
   private final SessionFiles files;
+  private final SessionPauses pauses;
   private volatile boolean shuttingDown;
 
   /**
@@ -126,7 +128,8 @@ public final class SessionManager implements AutoCloseable {
             ticker,
             listener);
     this.reaper = new SessionReaper(table, sandboxes, clock);
-    this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown);
+    this.pauses = new SessionPauses(table, () -> slot.backend().status(), persistent, clock);
+    this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown, pauses);
     this.executor = new SessionExecutor(acquirer, runner, slot, clock, ticker, listener);
     this.files =
         new SessionFiles(
@@ -134,7 +137,8 @@ public final class SessionManager implements AutoCloseable {
             new SandboxFiles(config.files(), pumps, config.dataDir().resolve("spool")),
             clock,
             () -> shuttingDown,
-            acquirer::adoptShared);
+            acquirer::adoptShared,
+            pauses::resumeIfPaused);
   }
 
   /** The files of the sessions: read, write, list, delete, archive and extract in a sandbox. */
@@ -179,7 +183,7 @@ public final class SessionManager implements AutoCloseable {
         persistent.remove(id);
         continue;
       }
-      if (acquirer.restore(entry.spec(), entry.createdAt())) {
+      if (acquirer.restore(entry.spec(), entry.createdAt(), entry.pausedAt())) {
         restored++;
       }
     }
@@ -234,13 +238,49 @@ public final class SessionManager implements AutoCloseable {
         all.put(
             entry.spec().sessionId(),
             Session.info(
-                entry.spec(), backend, entry.sandboxId(), entry.createdAt(), entry.lastUsedAt()));
+                entry.spec(),
+                backend,
+                entry.sandboxId(),
+                entry.createdAt(),
+                entry.lastUsedAt(),
+                BoxSessionState.RUNNING));
       }
     }
     for (Session session : table.sessions()) {
       all.put(session.id(), session.info());
     }
     return all.values().stream().sorted(Comparator.comparing(BoxSessionInfo::createdAt)).toList();
+  }
+
+  /**
+   * Freezes every process of the session {@code id}: they keep their memory and use no CPU until
+   * {@link #resume} or the next use of the session; idempotent.
+   *
+   * @return the session, paused
+   * @throws BoxSessionNotFoundException when it does not exist
+   * @throws dev.box.api.BoxValidationException when the backend cannot pause
+   */
+  public BoxSessionInfo pause(String id) {
+    Session session = require(id);
+    pauses.pause(session);
+    return session.info();
+  }
+
+  /**
+   * Thaws the session {@code id}; idempotent.
+   *
+   * @return the session, running
+   * @throws BoxSessionNotFoundException when it does not exist
+   */
+  public BoxSessionInfo resume(String id) {
+    Session session = require(id);
+    pauses.resume(session);
+    return session.info();
+  }
+
+  /** Thaws {@code session} before a use of it; see {@link #resume}. */
+  void resumeIfPaused(Session session) {
+    pauses.resumeIfPaused(session);
   }
 
   /** How many sessions exist. */
@@ -359,13 +399,17 @@ public final class SessionManager implements AutoCloseable {
   }
 
   /**
-   * Deletes every non-persistent session idle for at least the session TTL with no exec running.
+   * Deletes every non-persistent session idle for at least the session TTL with no exec running,
+   * and every non-persistent session paused for at least the paused-session TTL. A paused session
+   * is never idle.
    *
    * @return how many sessions were reaped
    */
   public int reapIdle() {
     Duration ttl = config.sessionTtl();
-    return ttl.isZero() ? 0 : reaper.reapIdle(ttl);
+    Duration pausedTtl = config.pausedSessionTtl();
+    return (ttl.isZero() ? 0 : reaper.reapIdle(ttl))
+        + (pausedTtl.isZero() ? 0 : reaper.reapPaused(pausedTtl));
   }
 
   /**

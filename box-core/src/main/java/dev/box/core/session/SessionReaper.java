@@ -4,15 +4,17 @@ import dev.box.api.BoxException;
 import dev.box.core.backend.SharedSessions;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deletes the sessions that have been idle too long, and every session at shutdown (or hands them
- * over to the other servers of a backend that shares them).
+ * Deletes the sessions that have been idle or paused too long, and every session at shutdown (or
+ * hands them over to the other servers of a backend that shares them).
  *
  * @param table the live sessions
  * @param sandboxes what stops a session's sandbox
@@ -24,23 +26,37 @@ record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock
 
   /**
    * Deletes every non-persistent session idle for at least {@code ttl} with no exec or managed
-   * process running.
+   * process running; a paused session is never idle.
    *
    * @return how many sessions were reaped
    */
   int reapIdle(Duration ttl) {
+    return reap(session -> isIdle(session, ttl), "idle");
+  }
+
+  /**
+   * Deletes every non-persistent session paused for at least {@code ttl}.
+   *
+   * @return how many sessions were reaped
+   */
+  int reapPaused(Duration ttl) {
+    return reap(session -> pausedTooLong(session, ttl), "paused too long");
+  }
+
+  /** Deletes every session {@code due} holds of, checked again under its lock. */
+  private int reap(Predicate<Session> due, String why) {
     int reaped = 0;
     for (Session candidate : List.copyOf(table.sessions())) {
-      if (!isIdle(candidate, ttl)) {
+      if (!due.test(candidate)) {
         continue;
       }
       try (KeyedLocks.Held held = table.lock(candidate.id())) {
         Session current = table.get(candidate.id());
-        if (current != candidate || !isIdle(current, ttl)) {
+        if (current != candidate || !due.test(current)) {
           continue;
         }
         table.remove(current.id());
-        log.info("reaping idle session {}", current.id());
+        log.info("reaping session {}: {}", current.id(), why);
         sandboxes.stop(current, true);
         reaped++;
       }
@@ -48,8 +64,16 @@ record SessionReaper(SessionTable table, SessionSandboxes sandboxes, Clock clock
     return reaped;
   }
 
+  private boolean pausedTooLong(Session session, Duration ttl) {
+    Instant pausedAt = session.pausedAt();
+    return !session.persistent()
+        && pausedAt != null
+        && !pausedAt.plus(ttl).isAfter(clock.instant());
+  }
+
   private boolean isIdle(Session session, Duration ttl) {
     return !session.persistent()
+        && session.pausedAt() == null
         && session.activeExecs() == 0
         && !session.hasRunningProcess()
         && !session.lastUsedAt().plus(ttl).isAfter(clock.instant());

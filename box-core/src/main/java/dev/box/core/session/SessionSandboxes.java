@@ -67,19 +67,26 @@ record SessionSandboxes(
    *     reached, the runtime shuts down meanwhile, or the backend cannot start it
    */
   Session start(BoxSpec spec, SandboxBackend backend) {
-    return start(spec, backend, clock.instant(), false);
+    return start(spec, backend, clock.instant(), false, null);
   }
 
   /**
    * Starts a recorded persistent session again with its creation time: its sandbox, when the
    * backend finds it still running ({@link SandboxBackend#adopt}), else a new one on its kept
-   * workspace; as {@link #start(BoxSpec, SandboxBackend)} otherwise.
+   * workspace; as {@link #start(BoxSpec, SandboxBackend)} otherwise. A session recorded paused
+   * since {@code pausedAt} is paused again (an adopted sandbox that is frozen already stays so).
    */
-  Session restore(BoxSpec spec, SandboxBackend backend, Instant createdAt) {
-    return start(spec, backend, createdAt, true);
+  Session restore(
+      BoxSpec spec, SandboxBackend backend, Instant createdAt, @Nullable Instant pausedAt) {
+    return start(spec, backend, createdAt, true, pausedAt);
   }
 
-  private Session start(BoxSpec spec, SandboxBackend backend, Instant createdAt, boolean adopt) {
+  private Session start(
+      BoxSpec spec,
+      SandboxBackend backend,
+      Instant createdAt,
+      boolean adopt,
+      @Nullable Instant pausedAt) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -127,9 +134,10 @@ record SessionSandboxes(
           throw e;
         }
       }
+      Instant paused = pausedAt != null ? pauseRestored(spec, sandbox, pausedAt) : null;
       if (spec.persistent()) {
         try {
-          persistent.save(spec, createdAt);
+          persistent.save(spec, createdAt, paused);
         } catch (IOException e) {
           sandbox.destroy();
           throw e;
@@ -140,7 +148,10 @@ record SessionSandboxes(
         listener.sessionStarted(
             backend.name(), sandbox.preStarted(), Duration.ofNanos(ticker.read() - started));
       }
-      return new Session(spec, new Placement(sandbox, backend.name(), privateWorkspace), createdAt);
+      Session session =
+          new Session(spec, new Placement(sandbox, backend.name(), privateWorkspace), createdAt);
+      session.pausedSince(paused);
+      return session;
     } catch (IOException e) {
       table.release();
       throw new BoxException(
@@ -151,6 +162,22 @@ record SessionSandboxes(
         workspaces.remove(privateWorkspace);
       }
       throw e;
+    }
+  }
+
+  /**
+   * Pauses the restored sandbox of a session recorded paused since {@code pausedAt}; one that
+   * cannot be paused now runs, and the log says why.
+   *
+   * @return {@code pausedAt}, or null when it runs
+   */
+  private static @Nullable Instant pauseRestored(BoxSpec spec, Sandbox sandbox, Instant pausedAt) {
+    try {
+      sandbox.pause();
+      return pausedAt;
+    } catch (RuntimeException e) {
+      log.warn("session {} was paused, and runs now: {}", spec.sessionId(), e.toString());
+      return null;
     }
   }
 
@@ -178,6 +205,11 @@ record SessionSandboxes(
       Session session, Consumer<Sandbox> ending, boolean removeWorkspace, boolean handOver) {
     session.markClosing();
     try {
+      if (session.pausedAt() != null) {
+        // A frozen process cannot die, nor can a frozen exec agent end one.
+        session.sandbox().resume();
+        session.pausedSince(null);
+      }
       if (handOver) {
         processes.letGoAll(session);
       } else {

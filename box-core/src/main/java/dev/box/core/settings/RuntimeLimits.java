@@ -38,6 +38,13 @@ public final class RuntimeLimits {
   public static final IntSetting SESSION_TTL_SEC =
       new IntSetting("session_ttl_sec", 300, 0, 30 * 86_400);
 
+  /**
+   * Seconds a non-persistent session may stay paused before it is deleted, 0 for never; server
+   * only. The idle TTL does not apply to a paused session.
+   */
+  public static final IntSetting PAUSED_SESSION_TTL_SEC =
+      new IntSetting("paused_session_ttl_sec", 86_400, 0, 365 * 86_400);
+
   /** The bytes kept per output stream of an exec; server only. */
   public static final IntSetting MAX_OUTPUT_BYTES =
       new IntSetting("max_output_bytes", MIB, 1024, 256 * MIB);
@@ -68,6 +75,7 @@ public final class RuntimeLimits {
   public static final List<IntSetting> SERVER =
       List.of(
           SESSION_TTL_SEC,
+          PAUSED_SESSION_TTL_SEC,
           MAX_SESSIONS,
           MAX_OUTPUT_BYTES,
           MAX_MANAGED_PROCESSES,

@@ -3,6 +3,7 @@ package dev.box.e2b.server;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxSpec;
 import dev.box.core.auth.ControlTokens;
@@ -17,9 +18,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's control plane at {@code /e2b}: a sandbox is created as a Box session on the server's
- * backend, listed, read, given a new timeout and killed; what Box does not serve (pause, snapshots,
- * fork, network updates, metrics, logs) is refused with E2B's error body and the reason. Every
- * request needs {@code X-API-Key}: one of the server's control tokens, or a key it issued.
+ * backend, listed, read, given a new timeout, paused, resumed and killed; what Box does not serve
+ * (snapshots, fork, network updates, metrics, logs) is refused with E2B's error body and the
+ * reason. Every request needs {@code X-API-Key}: one of the server's control tokens, or a key it
+ * issued.
  *
  * @param sandboxes the sandboxes
  * @param answers how answers are written
@@ -33,6 +35,12 @@ record ControlPlaneRoutes(
   private static final int MAX_PAGE = 100;
   private static final Set<String> STATES = Set.of("running", "paused");
 
+  /** The seconds a resumed sandbox lives when a resume names no timeout, as E2B's default. */
+  private static final long DEFAULT_RESUME_TIMEOUT = 15;
+
+  /** The seconds a sandbox a connect resumes lives when it names no timeout, as E2B's default. */
+  private static final long DEFAULT_CONNECT_TIMEOUT = 300;
+
   private SandboxViews views() {
     return new SandboxViews(answers.mapper());
   }
@@ -43,12 +51,13 @@ record ControlPlaneRoutes(
     get(config, PREFIX + "/v2/sandboxes", this::list);
     get(config, PREFIX + "/sandboxes", this::list);
     post(config, PREFIX + "/v2/sandboxes/{id}/connect", this::connect);
-    get(config, SANDBOX, ctx -> answers.json(ctx, 200, views().detail(sandbox(ctx))));
+    post(config, SANDBOX + "/connect", this::connect);
+    get(config, SANDBOX, this::detail);
     config.routes.delete(SANDBOX, ctx -> answers.control(ctx, this::authorize, this::kill));
     post(config, SANDBOX + "/timeout", this::setTimeout);
     post(config, SANDBOX + "/refreshes", this::refresh);
-    unsupported(config, "POST", SANDBOX + "/pause", "pausing a sandbox");
-    unsupported(config, "POST", SANDBOX + "/resume", "resuming a sandbox");
+    post(config, SANDBOX + "/pause", this::pause);
+    post(config, SANDBOX + "/resume", this::resume);
     unsupported(config, "POST", SANDBOX + "/fork", "forking a sandbox");
     unsupported(config, "POST", SANDBOX + "/snapshots", "snapshots");
     unsupported(config, "PUT", SANDBOX + "/network", "changing a running sandbox's network");
@@ -120,10 +129,23 @@ record ControlPlaneRoutes(
     answers.json(ctx, 201, views().created(sandbox));
   }
 
-  /** Connects to a running sandbox: its end moves to the requested timeout when that is later. */
+  private void detail(Context ctx) throws JsonProcessingException {
+    E2bSandbox sandbox = sandbox(ctx);
+    answers.json(ctx, 200, views().detail(sandbox, sandboxes.paused(sandbox)));
+  }
+
+  /**
+   * Connects to a sandbox, resuming it when paused (201, with the requested timeout from now); a
+   * running one (200) has its end moved to the requested timeout when that is later.
+   */
   private void connect(Context ctx) throws IOException {
     E2bSandbox sandbox = sandbox(ctx);
     JsonNode body = Bodies.json(ctx, answers.mapper());
+    if (sandboxes.paused(sandbox)) {
+      long timeout = CreateRequest.timeout(body.path("timeout"), DEFAULT_CONNECT_TIMEOUT);
+      answers.json(ctx, 201, views().created(sandboxes.resume(sandbox, timeout)));
+      return;
+    }
     if (body.has("timeout")) {
       Instant end = sandboxes.now().plusSeconds(CreateRequest.timeout(body.get("timeout"), 0));
       if (end.isAfter(sandbox.endAt())) {
@@ -133,23 +155,44 @@ record ControlPlaneRoutes(
     answers.json(ctx, 200, views().created(sandbox));
   }
 
+  /** Pauses a running sandbox (204); one paused already is E2B's conflict (409). */
+  private void pause(Context ctx) {
+    sandboxes.pause(sandbox(ctx));
+    ctx.status(204);
+  }
+
+  /**
+   * Resumes a paused sandbox (201), which then ends the requested timeout from now; a running one
+   * is E2B's conflict (409).
+   */
+  private void resume(Context ctx) throws IOException {
+    E2bSandbox sandbox = sandbox(ctx);
+    if (!sandboxes.paused(sandbox)) {
+      throw new ApiError(409, "sandbox " + sandbox.sandboxId() + " is already running");
+    }
+    long timeout =
+        CreateRequest.timeout(
+            Bodies.json(ctx, answers.mapper()).path("timeout"), DEFAULT_RESUME_TIMEOUT);
+    answers.json(ctx, 201, views().created(sandboxes.resume(sandbox, timeout)));
+  }
+
   private void list(Context ctx) throws JsonProcessingException {
     String metadata = ctx.queryParam("metadata");
     Map<String, String> filter = MetadataFilter.parse(metadata == null ? "" : metadata);
-    boolean running = states(ctx.queryParam("state")).contains("running");
+    Set<String> states = states(ctx.queryParam("state"));
     int limit = number(ctx.queryParam("limit"), MAX_PAGE, "limit");
     if (limit < 1 || limit > MAX_PAGE) {
       throw ApiError.badRequest("limit must be 1 to " + MAX_PAGE);
     }
     int offset = number(ctx.queryParam("nextToken"), 0, "nextToken");
-    List<E2bSandbox> matching =
-        running
-            ? sandboxes.list().stream()
-                .filter(s -> MetadataFilter.matches(filter, s.metadata()))
-                .toList()
-            : List.of();
+    List<ObjectNode> matching =
+        sandboxes.list().stream()
+            .filter(s -> MetadataFilter.matches(filter, s.metadata()))
+            .map(s -> views().listed(s, sandboxes.paused(s)))
+            .filter(view -> states.contains(view.path("state").asText()))
+            .toList();
     ArrayNode page = answers.mapper().createArrayNode();
-    matching.stream().skip(offset).limit(limit).map(views()::listed).forEach(page::add);
+    matching.stream().skip(offset).limit(limit).forEach(page::add);
     if (offset + limit < matching.size()) {
       ctx.header("x-next-token", Integer.toString(offset + limit));
     }

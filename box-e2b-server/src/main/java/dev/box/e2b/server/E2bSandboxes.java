@@ -1,6 +1,7 @@
 package dev.box.e2b.server;
 
 import dev.box.api.BoxSessionNotFoundException;
+import dev.box.api.BoxSessionState;
 import dev.box.core.session.SessionManager;
 import java.time.Clock;
 import java.time.Duration;
@@ -128,6 +129,33 @@ final class E2bSandboxes implements AutoCloseable {
     return next;
   }
 
+  /** Whether the session of {@code sandbox} is paused. */
+  boolean paused(E2bSandbox sandbox) {
+    return sessions.get(sandbox.sessionId()).state() == BoxSessionState.PAUSED;
+  }
+
+  /**
+   * Pauses {@code sandbox}: its processes freeze and its timeout stops counting until it is
+   * resumed.
+   *
+   * @throws ApiError 409 when it is paused already, as E2B answers
+   */
+  void pause(E2bSandbox sandbox) {
+    if (paused(sandbox)) {
+      throw new ApiError(409, "sandbox " + sandbox.sandboxId() + " is already paused");
+    }
+    sessions.pause(sandbox.sessionId());
+  }
+
+  /**
+   * Resumes {@code sandbox}, which then ends {@code timeoutSeconds} from now, and returns the new
+   * record.
+   */
+  E2bSandbox resume(E2bSandbox sandbox, long timeoutSeconds) {
+    sessions.resume(sandbox.sessionId());
+    return endAt(sandbox, now().plusSeconds(timeoutSeconds));
+  }
+
   /**
    * Kills the sandbox {@code id}: deletes its session and forgets it.
    *
@@ -178,6 +206,15 @@ final class E2bSandboxes implements AutoCloseable {
     }
     if (sandbox.endAt().isAfter(now())) {
       arm(sandbox);
+      return;
+    }
+    try {
+      if (paused(sandbox)) {
+        // A paused sandbox does not time out: its resume sets a new end.
+        return;
+      }
+    } catch (BoxSessionNotFoundException e) {
+      forget(sandbox);
       return;
     }
     try {

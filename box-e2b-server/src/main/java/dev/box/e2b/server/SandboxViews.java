@@ -29,13 +29,13 @@ record SandboxViews(ObjectMapper mapper) {
     return node;
   }
 
-  /** {@code ListedSandbox}. */
-  ObjectNode listed(E2bSandbox sandbox) {
+  /** {@code ListedSandbox}, {@code paused} or running. */
+  ObjectNode listed(E2bSandbox sandbox, boolean paused) {
     ObjectNode node = identity(sandbox);
     node.set("metadata", mapper.valueToTree(sandbox.metadata()));
     node.put("startedAt", sandbox.startedAt().toString());
     node.put("endAt", sandbox.endAt().toString());
-    node.put("state", "running");
+    node.put("state", paused ? "paused" : "running");
     node.put("cpuCount", (int) Math.ceil(sandbox.spec().cpus()));
     node.put("memoryMB", sandbox.spec().memoryMb());
     node.put("diskSizeMB", sandbox.spec().workspaceQuotaMb());
@@ -55,8 +55,8 @@ record SandboxViews(ObjectMapper mapper) {
   }
 
   /** {@code SandboxDetail}: the listed fields and the network. */
-  ObjectNode detail(E2bSandbox sandbox) {
-    ObjectNode node = listed(sandbox);
+  ObjectNode detail(E2bSandbox sandbox, boolean paused) {
+    ObjectNode node = listed(sandbox, paused);
     node.put("allowInternetAccess", sandbox.spec().network() == BoxNetworkMode.ON);
     ObjectNode network = node.putObject("network");
     sandbox.spec().egress().allowOut().stream()

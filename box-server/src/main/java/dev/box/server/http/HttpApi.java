@@ -161,6 +161,7 @@ public final class HttpApi {
           config.routes.delete("/v1/sessions/{id}", api::deleteSession);
           config.routes.post("/v1/sessions/{id}/exec", api::exec);
           processRoutes.register(config);
+          new PauseRoutes(api, sessions, processRoutes::sessionWithProcesses).register(config);
           new TerminalRoutes(api, meter).register(config);
           ports.register(config);
           new FileRoutes(sessions.files(), api).register(config);
