@@ -10,9 +10,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The names Box gives its boxes, which say who owns each: BoxLite's create request has no labels,
  * and a box's name is the one field of its own that it lists. A name is {@code
- * dev.box.<data>.<instance>.<p|t>.<sandbox>.<random>}: the hash of the server's data directory, the
- * hash of the server instance, whether the session is persistent, the hash of the sandbox's name,
- * and a random part that keeps a name unique when the same sandbox is made again. Names fit
+ * dev.box.<data>.<instance>.<p|t>.<session>.<random>}: the hash of the server's data directory, the
+ * hash of the server instance, whether the session is persistent, the hash of the session's id, and
+ * a random part that keeps a name unique when the same session's box is made again. Names fit
  * BoxLite's pattern {@code ^[a-zA-Z0-9][a-zA-Z0-9._-]*$}.
  */
 final class BoxNames {
@@ -23,7 +23,7 @@ final class BoxNames {
   private BoxNames() {}
 
   /** Who a box belongs to, as its name says. */
-  record Owner(String dataLabel, String instance, boolean persistent, String sandbox) {}
+  record Owner(String dataLabel, String instance, boolean persistent, String session) {}
 
   /**
    * The prefix of every box name of the server whose data directory hashes to {@code dataLabel}.
@@ -32,12 +32,12 @@ final class BoxNames {
     return "dev.box." + dataLabel + ".";
   }
 
-  /** A fresh name for the sandbox {@code sandboxName} of {@code instanceId}. */
-  static String name(String dataLabel, String instanceId, boolean persistent, String sandboxName) {
+  /** A fresh name for a box of the session {@code sessionId} of {@code instanceId}. */
+  static String name(String dataLabel, String instanceId, boolean persistent, String sessionId) {
     return prefix(dataLabel)
         + Hashes.shortSha256(instanceId)
         + (persistent ? ".p." : ".t.")
-        + Hashes.shortSha256(sandboxName)
+        + Hashes.shortSha256(sessionId)
         + "."
         + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
   }
@@ -50,9 +50,9 @@ final class BoxNames {
         : null;
   }
 
-  /** Whether {@code owner} is the sandbox {@code sandboxName}. */
-  static boolean isSandbox(Owner owner, String sandboxName) {
-    return owner.sandbox().equals(Hashes.shortSha256(sandboxName));
+  /** Whether {@code owner} is the session {@code sessionId}. */
+  static boolean isSession(Owner owner, String sessionId) {
+    return owner.session().equals(Hashes.shortSha256(sessionId));
   }
 
   /** Whether {@code owner} is the server instance {@code instanceId}. */

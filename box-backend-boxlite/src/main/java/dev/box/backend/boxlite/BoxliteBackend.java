@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Sessions as BoxLite boxes: each session is a micro-VM that a BoxLite server ({@code boxlite
  * serve}) creates from an OCI image, and every process an execution in it, its stdio on the
- * execution's attach WebSocket. A box's name says which data directory, server instance and sandbox
+ * execution's attach WebSocket. A box's name says which data directory, server instance and session
  * it belongs to ({@link BoxNames}), by which the next server on the same data directory removes
  * those left behind and adopts a persistent session's box.
  *
@@ -160,7 +160,11 @@ public final class BoxliteBackend implements SandboxBackend {
     return sandbox;
   }
 
-  /** Refuses what a box cannot give, rather than start one without it. */
+  /**
+   * Refuses what a box cannot give, rather than start one without it. A read-only root, which every
+   * session asks for unless it says otherwise, is not refused but reported: the backend does not
+   * declare {@code read_only_rootfs}, and a box's root is its own writable disk.
+   */
   private static void refuseWhatCannotApply(SandboxSpec spec) {
     SandboxMount workspace = spec.workspace();
     if (!spec.extraMounts().isEmpty() || (workspace != null && !workspace.boxOwned())) {
@@ -178,11 +182,6 @@ public final class BoxliteBackend implements SandboxBackend {
           "egress rules cannot be applied by the boxlite backend: its boxes are VMs that Box's"
               + " firewall does not reach");
     }
-    if (spec.readOnlyRootfs()) {
-      throw new BoxValidationException(
-          "read_only_rootfs is not available on the boxlite backend: BoxLite's API cannot make a"
-              + " box's root filesystem read-only");
-    }
   }
 
   private Map<String, Object> createBody(SandboxSpec spec, BoxliteSettings s) {
@@ -198,7 +197,7 @@ public final class BoxliteBackend implements SandboxBackend {
     if (workspace != null) {
       body.put("working_dir", workspace.sandboxPath());
     }
-    body.put("name", BoxNames.name(dataLabel, instanceId, spec.persistent(), spec.sandboxName()));
+    body.put("name", BoxNames.name(dataLabel, instanceId, spec.persistent(), spec.sessionId()));
     body.put("env", Map.of());
     body.put(
         "network",
@@ -237,7 +236,7 @@ public final class BoxliteBackend implements SandboxBackend {
         if (owner != null
             && owner.dataLabel().equals(dataLabel)
             && owner.persistent()
-            && BoxNames.isSandbox(owner, spec.sandboxName())
+            && BoxNames.isSession(owner, spec.sessionId())
             && box.status().equals("running")) {
           adopted.add(box.boxId());
           return new BoxliteSandbox(box.boxId(), api);

@@ -175,21 +175,21 @@ class BoxliteBackendTest {
       SandboxSpec base = spec("refuse", false);
       SandboxMount host = new SandboxMount(temp, "/workspace", false, false);
       SandboxMount readOnly = new SandboxMount(temp, "/workspace", true, true);
+      BoxEgress egress =
+          new BoxEgress(BoxEgress.parseAll("allow_out", List.of("10.0.0.0/8")), List.of());
 
-      assertThatThrownBy(() -> backend.start(with(base, host, List.of(), false, BoxEgress.NONE)))
+      assertThatThrownBy(() -> backend.start(with(base, host, List.of(), BoxEgress.NONE)))
           .isInstanceOf(BoxValidationException.class)
           .hasMessageContaining("host_path");
-      assertThatThrownBy(
-              () -> backend.start(with(base, null, List.of(host), false, BoxEgress.NONE)))
+      assertThatThrownBy(() -> backend.start(with(base, null, List.of(host), BoxEgress.NONE)))
           .isInstanceOf(BoxValidationException.class)
           .hasMessageContaining("extra_mounts");
-      assertThatThrownBy(
-              () -> backend.start(with(base, readOnly, List.of(), false, BoxEgress.NONE)))
+      assertThatThrownBy(() -> backend.start(with(base, readOnly, List.of(), BoxEgress.NONE)))
           .isInstanceOf(BoxValidationException.class)
           .hasMessageContaining("host_path_mode ro");
-      assertThatThrownBy(() -> backend.start(with(base, null, List.of(), true, BoxEgress.NONE)))
+      assertThatThrownBy(() -> backend.start(with(base, null, List.of(), egress)))
           .isInstanceOf(BoxValidationException.class)
-          .hasMessageContaining("read_only_rootfs");
+          .hasMessageContaining("egress rules");
       assertThat(boxesOf(state())).isEmpty();
     }
   }
@@ -212,7 +212,7 @@ class BoxliteBackendTest {
 
   /** The ids of the boxes of the server on {@code state}. */
   private List<String> boxesOf(Path state) {
-    return fake.boxesNamed(BoxNames.prefix(Hashes.shortSha256(state.toString()))).stream()
+    return fake.boxesOf(Hashes.shortSha256(state.toString())).stream()
         .map(box -> box.substring(0, box.indexOf(' ')))
         .toList();
   }
@@ -247,7 +247,6 @@ class BoxliteBackendTest {
       SandboxSpec base,
       @Nullable SandboxMount workspace,
       List<SandboxMount> extra,
-      boolean readOnlyRootfs,
       BoxEgress egress) {
     return new SandboxSpec(
         base.sessionId(),
@@ -257,7 +256,7 @@ class BoxliteBackendTest {
         base.network(),
         workspace,
         extra,
-        readOnlyRootfs,
+        base.readOnlyRootfs(),
         base.cpus(),
         base.memoryMb(),
         base.pidsLimit(),

@@ -133,8 +133,12 @@ public final class FakeBoxlite implements AutoCloseable {
     return "http://127.0.0.1:" + server.port();
   }
 
-  /** The ids and names ({@code <id> <name>}) of the boxes whose name begins with {@code prefix}. */
-  public List<String> boxesNamed(String prefix) {
+  /**
+   * The boxes Box named for the server whose state directory hashes to {@code dataLabel}, each as
+   * {@code <id> <name>}.
+   */
+  public List<String> boxesOf(String dataLabel) {
+    String prefix = BoxNames.prefix(dataLabel);
     return boxes.values().stream()
         .filter(b -> b.name != null && b.name.startsWith(prefix))
         .map(b -> b.id + " " + b.name)
