@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -168,36 +169,42 @@ final class BoxliteApi {
 
   private JsonNode call(String method, String path, @Nullable Object body, int... accepted)
       throws IOException {
-    HttpRequest.Builder request =
+    Answer answer = send(method, path, body);
+    if (IntStream.of(accepted).noneMatch(ok -> ok == answer.status())) {
+      throw new Refused(
+          method + " /v1" + path.replaceAll("\\?.*", ""), answer.status(), message(answer.bytes()));
+    }
+    return answer.bytes().length == 0 || answer.status() >= 400
+        ? JSON.createObjectNode()
+        : JSON.readTree(answer.bytes());
+  }
+
+  /** An answer's status and its body, read up to {@link #MAX_ANSWER_BYTES}. */
+  private record Answer(int status, byte[] bytes) {}
+
+  private Answer send(String method, String path, @Nullable Object body) throws IOException {
+    HttpRequest request =
         HttpRequest.newBuilder(URI.create(base + path))
             .timeout(CALL_TIMEOUT)
             .header("Authorization", "Bearer " + token)
-            .header("Accept", "application/json");
-    if (body != null) {
-      request
-          .header("Content-Type", "application/json")
-          .method(method, HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
-    } else {
-      request.method(method, HttpRequest.BodyPublishers.noBody());
-    }
-    HttpResponse<InputStream> response;
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)))
+            .build();
     try {
-      response = http.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+      HttpResponse<InputStream> response =
+          http.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      try (InputStream in = response.body()) {
+        return new Answer(response.statusCode(), in.readNBytes(MAX_ANSWER_BYTES));
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while calling the BoxLite server", e);
     }
-    byte[] bytes;
-    try (InputStream in = response.body()) {
-      bytes = in.readNBytes(MAX_ANSWER_BYTES);
-    }
-    int status = response.statusCode();
-    for (int ok : accepted) {
-      if (status == ok) {
-        return bytes.length == 0 || status >= 400 ? JSON.createObjectNode() : JSON.readTree(bytes);
-      }
-    }
-    throw new Refused(method + " /v1" + path.replaceAll("\\?.*", ""), status, message(bytes));
   }
 
   /** The message of an error answer ({@code {"error": {"message": ...}}}), short and printable. */

@@ -1,5 +1,6 @@
 package dev.box.backend.boxlite;
 
+import dev.box.api.BoxBackendUnavailableException;
 import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
@@ -20,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,6 +46,24 @@ public final class BoxliteBackend implements SandboxBackend {
   private static final int MAX_CPUS = 32;
 
   private static final int MIN_MEMORY_MIB = 128;
+
+  /**
+   * How each limit is enforced: the VM's size is not a limit on the session's processes, so memory,
+   * CPU and process count are {@code none}.
+   */
+  private static final Map<String, String> ENFORCED =
+      Map.ofEntries(
+          Map.entry("memory", "none"),
+          Map.entry("pids", "none"),
+          Map.entry("cpu", "none"),
+          Map.entry("network", "outbound.mode (off: BoxLite removes the box's network interface)"),
+          Map.entry("egress", "none: a network-on box reaches what the BoxLite server allows"),
+          Map.entry("timeout", "kill"),
+          Map.entry("output", "bounded"),
+          Map.entry("host_mounts", "refused: the workspace lives on the box's own disk"));
+
+  private static final String NO_TOKEN =
+      "no BoxLite token configured (boxlite_token or BOX_BOXLITE_TOKEN)";
 
   private final String dataLabel;
   private final String instanceId;
@@ -76,24 +96,15 @@ public final class BoxliteBackend implements SandboxBackend {
   @Override
   public BackendStatus status() {
     BoxliteSettings s = settings;
-    Map<String, String> enforced = new LinkedHashMap<>();
-    enforced.put("memory", "none");
-    enforced.put("pids", "none");
-    enforced.put("cpu", "none");
-    enforced.put("network", "outbound.mode (off: BoxLite removes the box's network interface)");
-    enforced.put("egress", "none: a network-on box reaches what the BoxLite server allows");
-    enforced.put("timeout", "kill");
-    enforced.put("output", "bounded");
-    enforced.put("host_mounts", "refused: the workspace lives on the box's own disk");
     String reason = unavailable(s);
     if (reason != null) {
-      return new BackendStatus(name(), false, reason, enforced);
+      return new BackendStatus(name(), false, reason, ENFORCED);
     }
     return new BackendStatus(
         name(),
         true,
         "BoxLite boxes at " + s.url(),
-        enforced,
+        ENFORCED,
         Set.of(BoxCapabilities.IMAGES, BoxCapabilities.PROCESS_MEMORY_LIMIT));
   }
 
@@ -101,7 +112,7 @@ public final class BoxliteBackend implements SandboxBackend {
   private @Nullable String unavailable(BoxliteSettings s) {
     String token = s.token();
     if (token == null) {
-      return "no BoxLite token configured (boxlite_token or BOX_BOXLITE_TOKEN)";
+      return NO_TOKEN;
     }
     try {
       new BoxliteApi(http, s.url(), token).whoAmI();
@@ -250,32 +261,36 @@ public final class BoxliteBackend implements SandboxBackend {
 
   @Override
   public void removeOrphans() {
-    removeOrphans(false);
+    removeBoxes(owner -> true);
   }
 
   @Override
   public void removeOrphansSparingPersistent() {
-    removeOrphans(true);
+    removeBoxes(owner -> !owner.persistent());
   }
 
-  private void removeOrphans(boolean sparePersistent) {
+  /**
+   * Removes the boxes that an earlier server on this data directory left behind, of those whose
+   * owner {@code which} accepts; nothing without a token, as nothing could have been made.
+   */
+  private void removeBoxes(Predicate<BoxNames.Owner> which) {
     BoxliteSettings s = settings;
-    if (s.token() == null) {
+    String token = s.token();
+    if (token == null) {
       return;
     }
-    BoxliteApi api = api(s);
+    BoxliteApi api = new BoxliteApi(http, s.url(), token);
     try {
       for (BoxliteApi.Listed box : api.list()) {
         BoxNames.Owner owner = BoxNames.owner(box.name());
-        if (owner == null
-            || !owner.dataLabel().equals(dataLabel)
-            || BoxNames.isInstance(owner, instanceId)
-            || adopted.contains(box.boxId())
-            || (sparePersistent && owner.persistent())) {
-          continue;
+        if (owner != null
+            && owner.dataLabel().equals(dataLabel)
+            && !BoxNames.isInstance(owner, instanceId)
+            && !adopted.contains(box.boxId())
+            && which.test(owner)) {
+          log.info("removing BoxLite box {} left by an earlier server", box.boxId());
+          api.remove(box.boxId());
         }
-        log.info("removing BoxLite box {} left by an earlier server", box.boxId());
-        api.remove(box.boxId());
       }
     } catch (IOException e) {
       log.warn("cannot look for BoxLite boxes left by an earlier server: {}", e.toString());
@@ -285,9 +300,7 @@ public final class BoxliteBackend implements SandboxBackend {
   private BoxliteApi api(BoxliteSettings s) {
     String token = s.token();
     if (token == null) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "no BoxLite token configured (boxlite_token or BOX_BOXLITE_TOKEN)");
+      throw new BoxBackendUnavailableException(NO_TOKEN);
     }
     return new BoxliteApi(http, s.url(), token);
   }

@@ -48,10 +48,7 @@ final class BoxliteProcess extends PipedProcess {
     this.tag = tag;
     this.listener = listener;
     this.socket = socket;
-    this.stdin = withStdin ? new Stdin() : OutputStream.nullOutputStream();
-    if (!withStdin) {
-      closeQuietly(stdin);
-    }
+    this.stdin = withStdin ? new Stdin() : closedStdin();
   }
 
   /** Attaches to the execution {@code execId} of {@code sandbox} and starts moving its output. */
@@ -68,30 +65,32 @@ final class BoxliteProcess extends PipedProcess {
   private void pump() {
     int code = LOST;
     try {
-      while (true) {
-        AttachEvent event = listener.next();
-        if (event instanceof AttachEvent.Output output) {
-          (output.stderr() ? stderr : stdout).offer(output.bytes());
-        } else if (event instanceof AttachEvent.Exit exited) {
-          code = exited.exitCode();
-        } else if (event instanceof AttachEvent.Ended ended) {
-          log.debug("the attach socket of {} in {} ended: {}", execId, sandbox.id(), ended.why());
-          break;
-        } else if (event instanceof AttachEvent.Other other) {
-          log.debug("execution {} in {}: {}", execId, sandbox.id(), other.what());
-        }
-      }
+      code = relay();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
       socket.abort();
-      try {
-        stdout.finish();
-        stderr.finish();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
+      end(code);
+    }
+  }
+
+  /**
+   * Moves the socket's output into the pipes until it ends; returns the exit code it sent, or
+   * {@link #LOST} when it sent none.
+   */
+  private int relay() throws InterruptedException {
+    int code = LOST;
+    for (AttachEvent event = listener.next(); ; event = listener.next()) {
+      switch (event) {
+        case AttachEvent.Output output -> (output.stderr() ? stderr : stdout).offer(output.bytes());
+        case AttachEvent.Exit exited -> code = exited.exitCode();
+        case AttachEvent.Other other ->
+            log.debug("execution {} in {}: {}", execId, sandbox.id(), other.what());
+        case AttachEvent.Ended ended -> {
+          log.debug("the attach socket of {} in {} ended: {}", execId, sandbox.id(), ended.why());
+          return code;
+        }
       }
-      exit.complete(code);
     }
   }
 
@@ -144,42 +143,16 @@ final class BoxliteProcess extends PipedProcess {
     }
   }
 
-  private static void closeQuietly(OutputStream out) {
-    try {
-      out.close();
-    } catch (IOException e) {
-      throw new AssertionError(e);
-    }
-  }
-
-  /** Writes go out as binary messages, in order, of at most 64 KiB each. */
-  private final class Stdin extends OutputStream {
-    private static final int CHUNK = 64 * 1024;
-    private boolean closed;
-
+  /** Writes go out as binary messages; the end is {@code {"type":"stdin_eof"}}. */
+  private final class Stdin extends ChunkedStdin {
     @Override
-    public void write(int b) throws IOException {
-      write(new byte[] {(byte) b}, 0, 1);
+    protected void sendChunk(byte[] bytes, int offset, int length) throws IOException {
+      send(ByteBuffer.wrap(bytes, offset, length));
     }
 
     @Override
-    public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
-      if (closed) {
-        throw new IOException("stdin is closed");
-      }
-      for (int at = offset; at < offset + length; at += CHUNK) {
-        send(ByteBuffer.wrap(bytes, at, Math.min(offset + length - at, CHUNK)));
-      }
-    }
-
-    @Override
-    public synchronized void close() throws IOException {
-      if (!closed) {
-        closed = true;
-        if (!exit.isDone()) {
-          sendText("{\"type\":\"stdin_eof\"}");
-        }
-      }
+    protected void sendEnd() throws IOException {
+      sendText("{\"type\":\"stdin_eof\"}");
     }
   }
 }

@@ -50,13 +50,10 @@ final class BoxliteSandbox implements Sandbox {
 
   @Override
   public boolean isAlive() {
-    if (destroyed.get()) {
-      return false;
-    }
     try {
-      String status = api.status(id);
-      return status != null && LIVE.contains(status);
+      return !destroyed.get() && LIVE.contains(String.valueOf(api.status(id)));
     } catch (IOException e) {
+      // Unknown is not dead: a box is recreated only when BoxLite says it is gone.
       log.warn("cannot tell whether BoxLite box {} runs: {}", id, e.toString());
       return true;
     }

@@ -227,18 +227,23 @@ class BoxliteBackendTest {
   }
 
   private SandboxSpec spec(String name, boolean persistent) {
+    return spec(name, new SandboxMount(temp, "/workspace", false, true), persistent);
+  }
+
+  /** A session {@code name} of the instance {@code name}, with the network off. */
+  static SandboxSpec spec(String name, @Nullable SandboxMount workspace, boolean persistent) {
     return new SandboxSpec(
         "s-" + name,
         name + "_s",
         name,
         BoxSpec.DEFAULT_IMAGE,
         BoxNetworkMode.OFF,
-        new SandboxMount(temp, "/workspace", false, true),
+        workspace,
         List.of(),
         false,
-        1,
-        512,
-        128,
+        2,
+        256,
+        64,
         BoxEgress.NONE,
         persistent);
   }

@@ -2,20 +2,15 @@ package dev.box.backend.boxlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.box.api.BoxEgress;
-import dev.box.api.BoxNetworkMode;
-import dev.box.api.BoxSpec;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
-import dev.box.core.backend.SandboxSpec;
 import io.javalin.Javalin;
 import io.javalin.websocket.WsContext;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -55,7 +50,7 @@ class HostileFramesTest {
     try (BoxliteBackend backend =
         new BoxliteBackend(
             new BoxliteSettings("http://127.0.0.1:" + server.port(), "t", null), state, "i")) {
-      Sandbox sandbox = backend.start(spec());
+      Sandbox sandbox = backend.start(BoxliteBackendTest.spec("i", null, false));
       SandboxProcess process =
           sandbox.spawn(new ProcessSpec(new ProcessSpec.Shell("true"), "/", Map.of(), false));
 
@@ -92,22 +87,5 @@ class HostileFramesTest {
                           }));
             })
         .start("127.0.0.1", 0);
-  }
-
-  private static SandboxSpec spec() {
-    return new SandboxSpec(
-        "s",
-        "i_s",
-        "i",
-        BoxSpec.DEFAULT_IMAGE,
-        BoxNetworkMode.OFF,
-        null,
-        List.of(),
-        false,
-        1,
-        512,
-        128,
-        BoxEgress.NONE,
-        false);
   }
 }
