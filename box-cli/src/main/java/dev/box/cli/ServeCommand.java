@@ -95,7 +95,7 @@ final class ServeCommand implements Callable<Integer> {
           new Setting(
               "image",
               "IMAGE",
-              "Container image of sessions whose spec names none (docker, podman)."),
+              "Container image of sessions whose spec names none (docker, podman, boxlite)."),
           new Setting(
               "docker_host",
               "SOCKET",
@@ -116,6 +116,11 @@ final class ServeCommand implements Callable<Integer> {
               "e2b_envd_url",
               "URL",
               "Where each E2B sandbox's envd answers (https://49983-{sandboxID}.{domain})."),
+          new Setting(
+              "boxlite_url",
+              "URL",
+              "The BoxLite server of the boxlite backend (http://127.0.0.1:8100). Its token comes"
+                  + " from BOX_BOXLITE_TOKEN or the config file only, never a flag."),
           new Setting(
               "control_token",
               "TOKEN",

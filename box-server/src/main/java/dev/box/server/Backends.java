@@ -1,5 +1,6 @@
 package dev.box.server;
 
+import dev.box.backend.boxlite.BoxliteBackend;
 import dev.box.backend.bwrap.BwrapBackend;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.backend.docker.ContainerSettings;
@@ -38,7 +39,7 @@ import org.slf4j.LoggerFactory;
 final class Backends {
   private static final Logger log = LoggerFactory.getLogger(Backends.class);
   private static final String KNOWN =
-      "local, docker, podman, bwrap, nsjail, e2b, kubernetes, microvm";
+      "local, docker, podman, bwrap, nsjail, e2b, boxlite, kubernetes, microvm";
 
   /**
    * When no backend is ready: the first sentence of the reason, LangBot's message word for word.
@@ -56,7 +57,15 @@ final class Backends {
   static BackendChoice open(String name, ServerConfig config, String instanceId) {
     return switch (name) {
       case "local" -> local(config, instanceId);
-      case "docker", "podman", "bwrap", "bubblewrap", "nsjail", "e2b", "kubernetes", "microvm" ->
+      case "docker",
+          "podman",
+          "bwrap",
+          "bubblewrap",
+          "nsjail",
+          "e2b",
+          "boxlite",
+          "kubernetes",
+          "microvm" ->
           new BackendChoice(
               single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
       default ->
@@ -141,6 +150,7 @@ final class Backends {
               instanceId,
               config.isolation().sandboxUid(),
               runtime.timer("e2b-timeouts"));
+      case "boxlite" -> new BoxliteBackend(config.boxlite(), config.stateDir(), instanceId);
       case "kubernetes" ->
           KubernetesBackend.open(
               config.kubernetes(),

@@ -3,6 +3,7 @@ package dev.box.server;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import dev.box.api.BoxDataDir;
+import dev.box.backend.boxlite.BoxliteSettings;
 import dev.box.backend.e2b.E2bSettings;
 import dev.box.backend.kubernetes.KubernetesSettings;
 import dev.box.core.RuntimeConfig;
@@ -53,6 +54,7 @@ import org.jspecify.annotations.Nullable;
  * @param containers the settings of the Docker and Podman backends
  * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
  * @param e2b how to reach E2B (keys {@code e2b_*}; {@code E2B_API_KEY} and {@code E2B_API_URL} win)
+ * @param boxlite how to reach a BoxLite server (keys {@code boxlite_*}, and {@code image})
  * @param kubernetes the cluster, namespace and pods of the kubernetes backend (keys {@code k8s_*})
  * @param backendFixed whether the backend was named by a flag, variable or file (LangBot's {@code
  *     box_init} then cannot change it); false when {@code local} is the default
@@ -82,6 +84,7 @@ public record ServerConfig(
     ContainerConfig containers,
     IsolationConfig isolation,
     E2bSettings e2b,
+    BoxliteSettings boxlite,
     KubernetesSettings kubernetes,
     boolean backendFixed,
     MetricsConfig metrics,
@@ -128,6 +131,7 @@ public record ServerConfig(
               ContainerConfig.KEYS.stream(),
               IsolationConfig.KEYS.stream(),
               E2bSettings.KEYS.stream(),
+              BoxliteSettings.KEYS.stream(),
               KubernetesSettings.KEYS.stream(),
               MetricsConfig.KEYS.stream())
           .flatMap(keys -> keys)
@@ -189,6 +193,8 @@ public record ServerConfig(
         + containers
         + ", e2b="
         + e2b
+        + ", boxlite="
+        + boxlite
         + ", kubernetes="
         + kubernetes
         + ", backendFixed="
@@ -244,6 +250,7 @@ public record ServerConfig(
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),
         E2bSettings.read(values, env),
+        BoxliteSettings.read(values),
         KubernetesSettings.read(values),
         values.containsKey(BACKEND),
         MetricsConfig.read(values),

@@ -59,7 +59,7 @@ class LangBotBackendSwitchTest {
           .isEqualTo(
               "BoxBackendUnavailableError: LangBot Box backend \"firecracker\" not found"
                   + " (box.backend=firecracker, available: [local, docker, podman, bwrap, nsjail,"
-                  + " e2b, kubernetes, microvm])");
+                  + " e2b, boxlite, kubernetes, microvm])");
 
       rpc.callData("box_init", "{\"backend\": \"local\"}", null);
       assertThat(backend(rpc)).isEqualTo("docker");

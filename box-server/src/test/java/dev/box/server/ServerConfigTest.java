@@ -45,6 +45,31 @@ class ServerConfigTest {
   }
 
   @Test
+  void boxlite_readsItsUrlTokenAndImage_theTokenAlsoFromTheEnvironment_neverPrinted()
+      throws IOException {
+    Path file = dir.resolve("box.yaml");
+    Files.writeString(
+        file, "boxlite_url: http://10.0.0.5:8100/\nboxlite_token: tok-file\nimage: python:3.12\n");
+
+    ServerConfig fromFile = ServerConfig.resolve(Map.of("config", file.toString()), Map.of());
+    ServerConfig fromEnv =
+        ServerConfig.resolve(
+            Map.of("config", file.toString()), Map.of("BOX_BOXLITE_TOKEN", "tok-env"));
+
+    assertThat(fromFile.boxlite().url()).isEqualTo("http://10.0.0.5:8100");
+    assertThat(fromFile.boxlite().token()).isEqualTo("tok-file");
+    assertThat(fromFile.boxlite().image()).isEqualTo("python:3.12");
+    assertThat(fromEnv.boxlite().token()).isEqualTo("tok-env");
+    assertThat(fromFile.toString()).doesNotContain("tok-file");
+    assertThat(fromEnv.toString()).doesNotContain("tok-env");
+    assertThat(ServerConfig.defaults().boxlite().url()).isEqualTo("http://127.0.0.1:8100");
+    assertThat(ServerConfig.defaults().boxlite().token()).isNull();
+    assertThatThrownBy(() -> flag("boxlite_url", "ftp://host"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("boxlite_url must be an http(s) URL of a host (and a path), not 'ftp://host'");
+  }
+
+  @Test
   void replicaUrl_isAnHttpUrlOfAHost_orRefusedWithTheKey() {
     assertThat(ServerConfig.defaults().replicaUrl()).isNull();
     assertThat(flag("replica_url", " http://10.1.2.3:5410/ ").replicaUrl())

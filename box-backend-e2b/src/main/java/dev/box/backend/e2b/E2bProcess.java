@@ -77,13 +77,7 @@ final class E2bProcess extends PipedProcess {
       Thread.currentThread().interrupt();
     } finally {
       sandbox.afterExit();
-      try {
-        stdout.finish();
-        stderr.finish();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-      exit.complete(code);
+      end(code);
     }
   }
 
@@ -120,44 +114,16 @@ final class E2bProcess extends PipedProcess {
     }
   }
 
-  private static OutputStream closedStdin() {
-    OutputStream closed = OutputStream.nullOutputStream();
-    try {
-      closed.close();
-    } catch (IOException e) {
-      throw new AssertionError(e);
-    }
-    return closed;
-  }
-
-  /** Writes go to envd's {@code SendInput}, in order, in chunks of at most 64 KiB. */
-  private final class Stdin extends OutputStream {
-    private static final int CHUNK = 64 * 1024;
-    private boolean closed;
-
+  /** Writes go to envd's {@code SendInput}; the end is its {@code CloseStdin}. */
+  private final class Stdin extends ChunkedStdin {
     @Override
-    public void write(int b) throws IOException {
-      write(new byte[] {(byte) b}, 0, 1);
+    protected void sendChunk(byte[] bytes, int offset, int length) throws IOException {
+      envd.sendInput(pid, Arrays.copyOfRange(bytes, offset, offset + length));
     }
 
     @Override
-    public synchronized void write(byte[] bytes, int offset, int length) throws IOException {
-      if (closed) {
-        throw new IOException("stdin is closed");
-      }
-      for (int at = offset; at < offset + length; at += CHUNK) {
-        envd.sendInput(pid, Arrays.copyOfRange(bytes, at, Math.min(offset + length, at + CHUNK)));
-      }
-    }
-
-    @Override
-    public synchronized void close() throws IOException {
-      if (!closed) {
-        closed = true;
-        if (!exit.isDone()) {
-          envd.closeStdin(pid);
-        }
-      }
+    protected void sendEnd() throws IOException {
+      envd.closeStdin(pid);
     }
   }
 }

@@ -19,9 +19,10 @@ import java.util.concurrent.TimeUnit;
  * ({@code /home/user}, {@code /tmp}, {@code /root}, mount points the client creates) is the VM's
  * own; {@code user} is uid 1000, {@code root} is root. Without internet access the processes get an
  * empty network namespace. Every process carries the VM's id in its environment, which is how the
- * fake finds them all when the VM is killed.
+ * fake finds them all when the VM is killed. Public for the fakes of other remote backends, whose
+ * boxes run their commands the same way.
  */
-final class FakeVm {
+public final class FakeVm {
   static final int USER_UID = 1000;
   private static final String TAG = "E2B_FAKE_VM";
 
@@ -30,11 +31,15 @@ final class FakeVm {
   final String template;
   final Map<String, String> metadata;
   final boolean internet;
-  final Path root;
+
+  /** The VM's disk on the host. */
+  public final Path root;
+
   volatile long expiresAtNanos;
   final Map<Integer, Process> processes = new ConcurrentHashMap<>();
 
-  FakeVm(
+  /** Makes the VM's disk in {@code root}; without {@code internet} its processes get no network. */
+  public FakeVm(
       String id,
       String accessToken,
       String template,
@@ -64,7 +69,8 @@ final class FakeVm {
   }
 
   /** Starts {@code cmd args} as {@code user} in the VM. */
-  Process start(String user, String cmd, List<String> args, Map<String, String> envs, String cwd)
+  public Process start(
+      String user, String cmd, List<String> args, Map<String, String> envs, String cwd)
       throws IOException {
     List<String> argv = new ArrayList<>(List.of("/usr/bin/bwrap", "--bind", root.toString(), "/"));
     for (String system : List.of("/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/etc")) {
@@ -100,7 +106,7 @@ final class FakeVm {
   }
 
   /** Kills every process of the VM, wherever it was re-parented, and deletes its disk. */
-  void kill() {
+  public void kill() {
     String tag = TAG + "=" + id;
     for (int round = 0; round < 50; round++) {
       List<ProcessHandle> found = ProcessHandle.allProcesses().filter(h -> tagged(h, tag)).toList();
