@@ -48,53 +48,39 @@ public final class IdmappedMounts implements AutoCloseable {
   public static final String HEALTH_KEY = "idmapped_mounts";
 
   private final Path root;
-  private final Path instanceDir;
   private final String instanceId;
   private final int sandboxUid;
   private final @Nullable HostMounter mounter;
   private final @Nullable String unavailable;
 
-  private IdmappedMounts(
-      Path root,
-      String instanceId,
-      int sandboxUid,
-      @Nullable HostMounter mounter,
-      @Nullable String unavailable) {
-    this.root = root;
-    this.instanceDir = root.resolve(instanceId);
-    this.instanceId = instanceId;
-    this.sandboxUid = sandboxUid;
-    this.mounter = mounter;
-    this.unavailable = unavailable;
-  }
-
   /**
    * Starts the mounter and tries an idmapped mount on the data directory's file system; without
-   * one, the result makes none and says why.
+   * one, it makes none and says why.
    *
    * @param backend the backend's name, of its staging directory
    * @param sandboxUid the host uid (and gid) of the sandbox user
    */
-  public static IdmappedMounts open(
-      Path dataDir, String backend, String instanceId, int sandboxUid) {
-    Path data = dataDir.toAbsolutePath().normalize();
-    Path root = data.resolve(backend + "-idmapped");
-    HostMounter mounter = null;
-    String unavailable;
+  public IdmappedMounts(Path dataDir, String backend, String instanceId, int sandboxUid) {
+    this.root = dataDir.toAbsolutePath().normalize().resolve(backend + "-idmapped");
+    this.instanceId = instanceId;
+    this.sandboxUid = sandboxUid;
+    HostMounter started = null;
+    String why;
     try {
-      mounter = HostMounter.start(data);
-      unavailable = probe(mounter, root.resolve(instanceId), sandboxUid);
+      started = HostMounter.start(dataDir);
+      why = probe(started, root.resolve(instanceId), sandboxUid);
     } catch (IOException e) {
-      unavailable = "box-mounter cannot run: " + e.getMessage();
+      why = "box-mounter cannot run: " + e.getMessage();
     }
-    if (unavailable != null) {
-      log.info("{} backend: no idmapped mounts: {}", backend, unavailable);
-      if (mounter != null) {
-        mounter.close();
-        mounter = null;
-      }
+    if (why != null && started != null) {
+      started.close();
+      started = null;
     }
-    return new IdmappedMounts(root, instanceId, sandboxUid, mounter, unavailable);
+    if (why != null) {
+      log.info("{} backend: no idmapped mounts: {}", backend, why);
+    }
+    this.mounter = started;
+    this.unavailable = why;
   }
 
   /** Null when an idmapped mount of a root-owned 0700 folder works here, else why not. */
@@ -124,9 +110,10 @@ public final class IdmappedMounts implements AutoCloseable {
 
   /**
    * Checks every mount of {@code spec} ({@link MountOwnership#prepareIdmapped}), stages an idmapped
-   * mount for each that needs one, and starts the sandbox with {@code start} on the spec whose such
-   * mounts come from their staged mounts. The staged mounts go when the sandbox is destroyed, or at
-   * once when the start fails.
+   * mount for each that needs one, and starts the sandbox on the spec whose such mounts come from
+   * their staged mounts: a waiting one of {@code preStarted} when it serves that spec, else the one
+   * {@code fresh} starts. The staged mounts go when the sandbox is destroyed, or at once when the
+   * start fails.
    *
    * @param workspaces the directory of private workspaces
    * @param noIdmap why this spec must not have idmapped mounts (as for a sandbox that outlives the
@@ -137,14 +124,15 @@ public final class IdmappedMounts implements AutoCloseable {
       SandboxSpec spec,
       Path workspaces,
       @Nullable String noIdmap,
-      Function<SandboxSpec, Sandbox> start) {
+      PreStarted preStarted,
+      Function<SandboxSpec, Sandbox> fresh) {
     String why = unavailable != null ? "idmapped mounts are unavailable: " + unavailable : noIdmap;
     List<SandboxMount> ownerOnly =
         MountOwnership.prepareIdmapped(spec, workspaces, sandboxUid, why);
     if (ownerOnly.isEmpty()) {
-      return start.apply(spec);
+      return takeOrStart(spec, workspaces, preStarted, fresh);
     }
-    Path dir = instanceDir.resolve(spec.sandboxName());
+    Path dir = root.resolve(instanceId).resolve(spec.sandboxName());
     AtomicBoolean staged = new AtomicBoolean(true);
     Runnable unstage =
         () -> {
@@ -154,11 +142,20 @@ public final class IdmappedMounts implements AutoCloseable {
         };
     try {
       SandboxSpec restaged = stage(spec, ownerOnly, dir);
-      return new StagedSandbox(start.apply(restaged), unstage);
+      return new StagedSandbox(takeOrStart(restaged, workspaces, preStarted, fresh), unstage);
     } catch (RuntimeException e) {
       unstage.run();
       throw e;
     }
+  }
+
+  private Sandbox takeOrStart(
+      SandboxSpec spec,
+      Path workspaces,
+      PreStarted preStarted,
+      Function<SandboxSpec, Sandbox> fresh) {
+    Sandbox taken = preStarted.take(spec, workspaces, sandboxUid);
+    return taken != null ? taken : fresh.apply(spec);
   }
 
   /** {@code spec} with each of {@code ownerOnly} mounted idmapped under {@code dir}. */
@@ -187,20 +184,8 @@ public final class IdmappedMounts implements AutoCloseable {
     for (SandboxMount mount : spec.extraMounts()) {
       extras.add(staged.getOrDefault(mount, mount));
     }
-    return new SandboxSpec(
-        spec.sessionId(),
-        spec.sandboxName(),
-        spec.instanceId(),
-        spec.image(),
-        spec.network(),
-        workspace == null ? null : staged.getOrDefault(workspace, workspace),
-        extras,
-        spec.readOnlyRootfs(),
-        spec.cpus(),
-        spec.memoryMb(),
-        spec.pidsLimit(),
-        spec.egress(),
-        spec.persistent());
+    return spec.withMounts(
+        workspace == null ? null : staged.getOrDefault(workspace, workspace), extras);
   }
 
   /** Removes the staged mounts of the instances other than this one (left by a crash). */

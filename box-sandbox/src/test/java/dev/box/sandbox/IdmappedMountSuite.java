@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import dev.box.api.BoxValidationException;
+import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -36,6 +37,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 public abstract class IdmappedMountSuite {
   @TempDir protected Path dataDir;
   @TempDir protected Path hostDirs;
+
+  /** How many staged mounts there were while {@link #runWith}'s sandbox ran. */
+  private int stagedWhileRunning = -1;
 
   /** Opens {@code backend} with a pool of {@code poolSize}, skipping where it cannot run here. */
   private static SandboxBackend open(PooledBackend backend, Path dataDir, int poolSize) {
@@ -66,26 +70,10 @@ public abstract class IdmappedMountSuite {
 
   /** A spec with a new private workspace and {@code mounts}, not of the pooled shape. */
   protected SandboxSpec spec(String session, SandboxMount... mounts) throws IOException {
-    SandboxSpec pooled =
-        pooledSpec(
-            session,
-            new SandboxMount(privateWorkspace(dataDir, session), "/workspace", false, true),
-            SandboxShape.pooled().memoryMb() - 1,
-            false);
-    return new SandboxSpec(
-        pooled.sessionId(),
-        pooled.sandboxName(),
-        pooled.instanceId(),
-        pooled.image(),
-        pooled.network(),
-        pooled.workspace(),
-        List.of(mounts),
-        pooled.readOnlyRootfs(),
-        pooled.cpus(),
-        pooled.memoryMb(),
-        pooled.pidsLimit(),
-        pooled.egress(),
-        pooled.persistent());
+    SandboxMount workspace =
+        new SandboxMount(privateWorkspace(dataDir, session), "/workspace", false, true);
+    return pooledSpec(session, workspace, SandboxShape.pooled().memoryMb() - 1, false)
+        .withMounts(workspace, List.of(mounts));
   }
 
   /** The staged mounts of {@code backend}'s sandboxes on the host. */
@@ -102,45 +90,54 @@ public abstract class IdmappedMountSuite {
     return (Integer) Files.getAttribute(file, "unix:gid");
   }
 
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("pooledBackends")
-  void aRootOwned0700Folder_isReadReadOnly_andStaysReadOnly(PooledBackend pooled) throws Exception {
-    Path secret = folder("secret", 0, "rwx------");
+  /**
+   * Runs {@code script} in a sandbox of a new backend with {@code folder} at {@code /data}: its
+   * output and exit code. The sandbox is destroyed and the backend closed after; {@link
+   * #stagedWhileRunning} says how many staged mounts there were meanwhile.
+   */
+  private String runWith(PooledBackend pooled, Path folder, boolean readOnly, String script)
+      throws Exception {
     try (SandboxBackend backend = open(pooled, dataDir, 0)) {
-      inSandbox(
-          backend,
-          spec("ro", new SandboxMount(secret, "/data", true)),
-          sandbox -> {
-            assertThat(run(sandbox, "cat /data/given; id -u"))
-                .isEqualTo("from the host\n1000\nexit=0");
-            assertThat(run(sandbox, "touch /data/new 2>/dev/null || echo refused"))
-                .isEqualTo("refused\nexit=0");
-            assertThat(stagedMounts(pooled)).hasSize(1);
-          });
-      assertThat(secret.resolve("new")).doesNotExist();
-      assertThat(stagedMounts(pooled)).as("detached with its sandbox").isEmpty();
+      Sandbox sandbox = backend.start(spec("s", new SandboxMount(folder, "/data", readOnly)));
+      try {
+        stagedWhileRunning = stagedMounts(pooled).size();
+        return run(sandbox, script);
+      } finally {
+        sandbox.destroy();
+      }
     }
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void aRootOwned0755Folder_isWrittenReadWrite_andWhatTheSandboxWritesIsRoots(PooledBackend pooled)
-      throws Exception {
+  void aRootOwned0700Folder_isReadReadOnly_andStaysReadOnly(PooledBackend pooled) throws Exception {
+    Path secret = folder("secret", 0, "rwx------");
+    assertThat(runWith(pooled, secret, true, "cat /data/given; id -u; touch /data/new || echo no"))
+        .startsWith("from the host\n1000\n")
+        .endsWith("no\nexit=0");
+    assertThat(secret.resolve("new")).doesNotExist();
+    assertThat(stagedWhileRunning).isEqualTo(1);
+    assertThat(stagedMounts(pooled)).as("detached with its sandbox").isEmpty();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("pooledBackends")
+  void aRootOwned0755Folder_isWrittenReadWrite_asRoot_andNothingSetuidTakesEffect(
+      PooledBackend pooled) throws Exception {
     Path shared = folder("shared", 0, "rwxr-xr-x");
-    try (SandboxBackend backend = open(pooled, dataDir, 0)) {
-      inSandbox(
-          backend,
-          spec("rw", new SandboxMount(shared, "/data", false)),
-          sandbox ->
-              assertThat(run(sandbox, "echo made > /data/made; mkdir /data/dir; cat /data/made"))
-                  .isEqualTo("made\nexit=0"));
-      assertThat(Files.readString(shared.resolve("made"))).isEqualTo("made\n");
-      for (Path made : List.of(shared.resolve("made"), shared.resolve("dir"))) {
-        assertThat(uidOf(made)).as("owner of " + made).isZero();
-        assertThat(gidOf(made)).as("group of " + made).isZero();
-      }
-      assertThat(stagedMounts(pooled)).isEmpty();
+    String script =
+        "echo made > /data/made; mkdir /data/dir; grep ' /data ' /proc/self/mountinfo;"
+            + " cp \"$(command -v id)\" /data/id && chmod u+s /data/id && /data/id -u";
+    assertThat(runWith(pooled, shared, false, script))
+        .contains("nosuid")
+        .contains("nodev")
+        .endsWith("\n1000\nexit=0");
+    assertThat(Files.readString(shared.resolve("made"))).isEqualTo("made\n");
+    for (Path made : List.of(shared.resolve("made"), shared.resolve("dir"))) {
+      assertThat(uidOf(made)).as("owner of " + made).isZero();
+      assertThat(gidOf(made)).as("group of " + made).isZero();
     }
+    assertThat(stagedMounts(pooled)).isEmpty();
   }
 
   @ParameterizedTest(name = "{0}")
@@ -148,38 +145,19 @@ public abstract class IdmappedMountSuite {
   void aFolderOfAnotherUid_withMode0700_isUsableReadWrite_andFilesLandAsThatUid(
       PooledBackend pooled) throws Exception {
     Path theirs = folder("theirs", 4321, "rwx------");
-    try (SandboxBackend backend = open(pooled, dataDir, 0)) {
-      inSandbox(
-          backend,
-          spec("other", new SandboxMount(theirs, "/data", false)),
-          sandbox ->
-              assertThat(run(sandbox, "cat /data/given; echo made > /data/made; stat -c %u /data"))
-                  .isEqualTo("from the host\n1000\nexit=0"));
-      assertThat(uidOf(theirs.resolve("made"))).isEqualTo(4321);
-      assertThat(gidOf(theirs.resolve("made"))).isEqualTo(4321);
-    }
+    assertThat(runWith(pooled, theirs, false, "cat /data/given; echo made > /data/made"))
+        .isEqualTo("from the host\nexit=0");
+    assertThat(uidOf(theirs.resolve("made"))).isEqualTo(4321);
+    assertThat(gidOf(theirs.resolve("made"))).isEqualTo(4321);
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void aSetuidFile_madeThroughTheMount_runsAsTheSandboxUser_onANosuidMount(PooledBackend pooled)
-      throws Exception {
-    Path shared = folder("suid", 0, "rwxr-xr-x");
-    try (SandboxBackend backend = open(pooled, dataDir, 0)) {
-      inSandbox(
-          backend,
-          spec("suid", new SandboxMount(shared, "/data", false)),
-          sandbox -> {
-            assertThat(run(sandbox, "grep ' /data ' /proc/self/mountinfo"))
-                .contains("nosuid")
-                .contains("nodev");
-            assertThat(
-                    run(
-                        sandbox,
-                        "cp \"$(command -v id)\" /data/id && chmod u+s /data/id && /data/id -u"))
-                .isEqualTo("1000\nexit=0");
-          });
-    }
+  void aFolderTheSandboxUserCanUse_keepsItsPlainBind(PooledBackend pooled) throws Exception {
+    Path open = folder("open", 0, "rwxrwxrwx");
+    assertThat(runWith(pooled, open, false, "echo made > /data/made")).isEqualTo("exit=0");
+    assertThat(stagedWhileRunning).isZero();
+    assertThat(uidOf(open.resolve("made"))).isEqualTo(pooled.sandboxUid());
   }
 
   @ParameterizedTest(name = "{0}")
@@ -199,22 +177,6 @@ public abstract class IdmappedMountSuite {
           .hasMessageContaining("is not writable")
           .hasMessageContaining("or mount it read-only");
       assertThat(stagedMounts(pooled)).isEmpty();
-    }
-  }
-
-  @ParameterizedTest(name = "{0}")
-  @MethodSource("pooledBackends")
-  void aFolderTheSandboxUserCanUse_keepsItsPlainBind(PooledBackend pooled) throws Exception {
-    Path open = folder("open", 0, "rwxrwxrwx");
-    try (SandboxBackend backend = open(pooled, dataDir, 0)) {
-      inSandbox(
-          backend,
-          spec("plain", new SandboxMount(open, "/data", false)),
-          sandbox -> {
-            assertThat(run(sandbox, "echo made > /data/made")).isEqualTo("exit=0");
-            assertThat(stagedMounts(pooled)).isEmpty();
-          });
-      assertThat(uidOf(open.resolve("made"))).isEqualTo(pooled.sandboxUid());
     }
   }
 

@@ -91,7 +91,7 @@ public final class BwrapBackend implements SandboxBackend {
             spec -> true,
             this::startFresh);
     this.idmapped =
-        IdmappedMounts.open(
+        new IdmappedMounts(
             settings.dataDir(), name(), settings.instanceId(), settings.sandboxUid());
     log.info(
         "bwrap backend: {} ({})",
@@ -176,17 +176,7 @@ public final class BwrapBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    if (!status.available()) {
-      return startFresh(spec); // refused, saying why
-    }
-    return idmapped.start(
-        spec,
-        workspaces,
-        null,
-        staged -> {
-          Sandbox taken = preStarted.take(staged, workspaces, settings.sandboxUid());
-          return taken != null ? taken : startFresh(staged);
-        });
+    return idmapped.start(spec, workspaces, null, preStarted, this::startFresh);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {

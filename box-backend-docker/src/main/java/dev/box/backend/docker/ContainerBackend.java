@@ -169,7 +169,7 @@ public final class ContainerBackend implements SandboxBackend {
             spec -> startContainer(spec, true),
             parts.runtime());
     this.idmapped =
-        IdmappedMounts.open(data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID);
+        new IdmappedMounts(data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID);
   }
 
   /**
@@ -272,14 +272,9 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public Sandbox start(SandboxSpec spec) {
     checkCanStart(spec);
-    return idmapped.start(
-        spec,
-        workspaces,
-        spec.persistent() ? "a persistent session's container outlives the server's mounts" : null,
-        staged -> {
-          Sandbox taken = preStarted.take(staged, workspaces, ContainerCreateBody.SANDBOX_UID);
-          return taken != null ? taken : startContainer(staged, false);
-        });
+    String noIdmap =
+        spec.persistent() ? "a persistent session's container outlives the server's mounts" : null;
+    return idmapped.start(spec, workspaces, noIdmap, preStarted, s -> startContainer(s, false));
   }
 
   private Sandbox startContainer(SandboxSpec spec, boolean pooled) {

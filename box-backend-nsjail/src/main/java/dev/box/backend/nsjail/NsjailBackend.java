@@ -98,7 +98,7 @@ public final class NsjailBackend implements SandboxBackend {
             this::acceptsPooled,
             this::startFresh);
     this.idmapped =
-        IdmappedMounts.open(
+        new IdmappedMounts(
             settings.dataDir(), name(), settings.instanceId(), settings.sandboxUid());
     log.info(
         "nsjail backend: {} ({})",
@@ -218,19 +218,9 @@ public final class NsjailBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    if (!status.available()) {
-      return startFresh(spec); // refused, saying why
-    }
     // A folder only its owner can use comes from an idmapped mount. The slot, already the sandbox
     // user's, replaces the workspace directory.
-    return idmapped.start(
-        spec,
-        workspaces,
-        null,
-        staged -> {
-          Sandbox taken = preStarted.take(staged, workspaces, settings.sandboxUid());
-          return taken != null ? taken : startFresh(staged);
-        });
+    return idmapped.start(spec, workspaces, null, preStarted, this::startFresh);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {
