@@ -176,7 +176,18 @@ public abstract class IdmappedMountSuite {
           .isInstanceOf(BoxValidationException.class)
           .hasMessageContaining("is not writable")
           .hasMessageContaining("or mount it read-only");
+      // sysfs takes no idmapped mount: the refusal says so.
+      assertThatThrownBy(
+              () ->
+                  backend.start(spec("c3", new SandboxMount(Path.of("/sys/kernel"), "/k", false))))
+          .isInstanceOf(BoxValidationException.class)
+          .hasMessageContaining("host_path /sys/kernel is not writable")
+          .hasMessageContaining("cannot be mounted idmapped")
+          .hasMessageContaining("EINVAL");
       assertThat(stagedMounts(pooled)).isEmpty();
+      assertThat(dataDir.resolve(pooled.name() + "-idmapped").resolve(PooledBackendSuite.INSTANCE))
+          .as("nothing staged is left")
+          .isEmptyDirectory();
     }
   }
 
