@@ -101,21 +101,17 @@ class HostMounterTest {
       long pid = awaitChildOf(holder.pid());
       mounter.join(source, pid, target.toString());
 
-      Process read =
-          new ProcessBuilder(
-                  "nsenter",
-                  "--target",
-                  Long.toString(pid),
-                  "--mount",
-                  "--",
-                  "sh",
-                  "-c",
-                  "cat \"$0\"/file; grep \" $0 \" /proc/self/mountinfo",
-                  target.toString())
-              .redirectErrorStream(true)
-              .start();
-      String seen = new String(read.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(read.waitFor()).as(seen).isZero();
+      String seen =
+          run(
+              "nsenter",
+              "--target",
+              Long.toString(pid),
+              "--mount",
+              "--",
+              "sh",
+              "-c",
+              "cat \"$0\"/file; grep \" $0 \" /proc/self/mountinfo",
+              target.toString());
       assertThat(seen).startsWith("from the source").contains("nosuid").contains("nodev");
       assertThat(mountOptions(target)).as("the host's namespace is untouched").isNull();
       assertThat(target.resolve("file")).doesNotExist();
@@ -163,20 +159,15 @@ class HostMounterTest {
           .as("an id the mapping does not name is nobody")
           .isEqualTo(65534);
 
-      Process write =
-          new ProcessBuilder(
-                  "setpriv",
-                  "--reuid=2000000",
-                  "--regid=2000001",
-                  "--clear-groups",
-                  "sh",
-                  "-c",
-                  "echo made > \"$0\"/made",
-                  slot.toString())
-              .redirectErrorStream(true)
-              .start();
-      String said = new String(write.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(write.waitFor()).as(said).isZero();
+      run(
+          "setpriv",
+          "--reuid=2000000",
+          "--regid=2000001",
+          "--clear-groups",
+          "sh",
+          "-c",
+          "echo made > \"$0\"/made",
+          slot.toString());
       assertThat(Files.getAttribute(source.resolve("made"), "unix:uid")).isEqualTo(4321);
       assertThat(Files.getAttribute(source.resolve("made"), "unix:gid")).isEqualTo(4322);
     } finally {
@@ -213,6 +204,14 @@ class HostMounterTest {
         .isInstanceOf(IOException.class);
     assertThat(mountOptions(slot)).isNull();
     assertThat(mounter.usable()).isTrue();
+  }
+
+  /** Runs {@code argv} and asserts that it succeeded: what it printed, stderr included. */
+  private static String run(String... argv) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    String said = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor()).as(said).isZero();
+    return said;
   }
 
   /** The pid of the first child of {@code parent} (unshare's forked sleep). */
