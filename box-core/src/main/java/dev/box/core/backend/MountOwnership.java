@@ -29,24 +29,23 @@ public final class MountOwnership {
    *     it
    */
   public static void prepare(SandboxSpec spec, Path workspaces, int uid) {
-    check(spec, workspaces, uid, null);
+    check(spec, workspaces, uid, false, null);
   }
 
   /**
    * As {@link #prepare(SandboxSpec, Path, int)}, but a mount the sandbox user cannot use as it is
    * and its owner can is returned rather than refused: the caller mounts it idmapped. With {@code
-   * noIdmap} (why this server makes no idmapped mount) such a mount is refused too, saying why.
+   * noIdmap} (why this spec gets no idmapped mount) such a mount is refused too, saying why.
    *
    * @return the mounts that need the owner's identity, in the order of {@code spec}
    */
   public static List<SandboxMount> prepareIdmapped(
       SandboxSpec spec, Path workspaces, int uid, @Nullable String noIdmap) {
-    return check(spec, workspaces, uid, noIdmap == null ? "" : noIdmap);
+    return check(spec, workspaces, uid, true, noIdmap);
   }
 
-  /** {@code idmap}: null for none at all, "" when available, else why it is not. */
   private static List<SandboxMount> check(
-      SandboxSpec spec, Path workspaces, int uid, @Nullable String idmap) {
+      SandboxSpec spec, Path workspaces, int uid, boolean idmapping, @Nullable String noIdmap) {
     List<SandboxMount> mounts = new ArrayList<>(spec.extraMounts());
     SandboxMount workspace = spec.workspace();
     if (workspace != null) {
@@ -54,42 +53,49 @@ public final class MountOwnership {
     }
     List<SandboxMount> ownerOnly = new ArrayList<>();
     for (SandboxMount mount : mounts) {
-      Path host = mount.hostPath();
-      try {
-        if (!mount.readOnly() && (mount.boxOwned() || host.startsWith(workspaces))) {
-          Files.setAttribute(host, "unix:uid", uid);
-          Files.setAttribute(host, "unix:gid", uid);
-        }
-        int owner = (Integer) Files.getAttribute(host, "unix:uid");
-        int group = (Integer) Files.getAttribute(host, "unix:gid");
-        int mode = (Integer) Files.getAttribute(host, "unix:mode") & 07777;
-        int wanted = mount.readOnly() ? 05 : 03; // r-x to read a directory, -wx to write it
-        boolean usable =
-            owner == uid
-                ? (mode >> 6 & wanted) == wanted
-                : group == uid ? (mode >> 3 & wanted) == wanted : (mode & wanted) == wanted;
-        boolean ownerCan = owner != uid && (mode >> 6 & wanted) == wanted;
-        if (usable) {
-          continue;
-        }
-        if (ownerCan && "".equals(idmap)) {
-          ownerOnly.add(mount);
-          continue;
-        }
-        throw new BoxValidationException(
-            "host_path %s (owner uid %d, group %d, mode %04o) is not %s by the sandbox user, host"
-                    .formatted(host, owner, group, mode, mount.readOnly() ? "readable" : "writable")
-                + " uid %d%s: give that uid access (chown, chgrp or chmod; ACLs are not consulted)%s"
-                    .formatted(
-                        uid,
-                        ownerCan && idmap != null
-                            ? " (an idmapped mount would make it the owner, but " + idmap + ")"
-                            : "",
-                        mount.readOnly() ? "" : ", or mount it read-only"));
-      } catch (IOException | UnsupportedOperationException e) {
-        throw new BoxValidationException("host_path " + host + " cannot be checked: " + e);
+      if (needsOwner(mount, workspaces, uid, idmapping, noIdmap)) {
+        ownerOnly.add(mount);
       }
     }
     return ownerOnly;
+  }
+
+  /**
+   * Hands {@code mount} to {@code uid} when it is Box's; then false when {@code uid} can use it as
+   * it is, true when only its owner can and it may be mounted idmapped, else refuses it.
+   */
+  private static boolean needsOwner(
+      SandboxMount mount, Path workspaces, int uid, boolean idmapping, @Nullable String noIdmap) {
+    Path host = mount.hostPath();
+    try {
+      if (!mount.readOnly() && (mount.boxOwned() || host.startsWith(workspaces))) {
+        Files.setAttribute(host, "unix:uid", uid);
+        Files.setAttribute(host, "unix:gid", uid);
+      }
+      int owner = (Integer) Files.getAttribute(host, "unix:uid");
+      int group = (Integer) Files.getAttribute(host, "unix:gid");
+      int mode = (Integer) Files.getAttribute(host, "unix:mode") & 07777;
+      int wanted = mount.readOnly() ? 05 : 03; // r-x to read a directory, -wx to write it
+      boolean usable =
+          owner == uid
+              ? (mode >> 6 & wanted) == wanted
+              : group == uid ? (mode >> 3 & wanted) == wanted : (mode & wanted) == wanted;
+      if (usable) {
+        return false;
+      }
+      boolean ownerCan = idmapping && owner != uid && (mode >> 6 & wanted) == wanted;
+      if (ownerCan && noIdmap == null) {
+        return true;
+      }
+      String but =
+          ownerCan ? " (an idmapped mount would make it the owner, but " + noIdmap + ")" : "";
+      throw new BoxValidationException(
+          "host_path %s (owner uid %d, group %d, mode %04o) is not %s by the sandbox user, host"
+                  .formatted(host, owner, group, mode, mount.readOnly() ? "readable" : "writable")
+              + " uid %d%s: give that uid access (chown, chgrp or chmod; ACLs are not consulted)%s"
+                  .formatted(uid, but, mount.readOnly() ? "" : ", or mount it read-only"));
+    } catch (IOException | UnsupportedOperationException e) {
+      throw new BoxValidationException("host_path " + host + " cannot be checked: " + e);
+    }
   }
 }
