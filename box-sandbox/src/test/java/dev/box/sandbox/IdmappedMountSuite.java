@@ -27,9 +27,9 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * Host folders the sandbox user cannot use as they are, in real sandboxes of every backend that
  * mounts them idmapped: a folder of any owner whose owner can use it as the mount asks is used by
- * the sandbox as its owner, what the sandbox writes lands on disk as the owner's, nothing set-id
- * takes effect through it, a folder its owner cannot use either is refused, and no staged mount
- * outlives its sandbox.
+ * the sandbox as its owner, what the sandbox writes lands on disk as the owner's, but never with a
+ * set-id bit (box-guard's filter refuses every way to give one), a folder its owner cannot use
+ * either is refused, and no staged mount outlives its sandbox.
  *
  * <p>A backend's test extends this suite with a static {@code pooledBackends()} as for {@link
  * PooledBackendSuite}. Needs root (to own folders as others); a backend missing here is skipped.
@@ -90,6 +90,10 @@ public abstract class IdmappedMountSuite {
     return (Integer) Files.getAttribute(file, "unix:gid");
   }
 
+  private static int modeOf(Path file) throws IOException {
+    return (Integer) Files.getAttribute(file, "unix:mode");
+  }
+
   /**
    * Runs {@code script} in a sandbox of a new backend with {@code folder} at {@code /data}: its
    * output and exit code. The sandbox is destroyed and the backend closed after; {@link
@@ -122,12 +126,11 @@ public abstract class IdmappedMountSuite {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
-  void aRootOwned0755Folder_isWrittenReadWrite_asRoot_andNothingSetuidTakesEffect(
-      PooledBackend pooled) throws Exception {
+  void aRootOwned0755Folder_isWrittenReadWrite_asRoot_onANosuidMount(PooledBackend pooled)
+      throws Exception {
     Path shared = folder("shared", 0, "rwxr-xr-x");
     String script =
-        "echo made > /data/made; mkdir /data/dir; grep ' /data ' /proc/self/mountinfo;"
-            + " cp \"$(command -v id)\" /data/id && chmod u+s /data/id && /data/id -u";
+        "echo made > /data/made; mkdir /data/dir; grep ' /data ' /proc/self/mountinfo; id -u";
     assertThat(runWith(pooled, shared, false, script))
         .contains("nosuid")
         .contains("nodev")
@@ -138,6 +141,41 @@ public abstract class IdmappedMountSuite {
       assertThat(gidOf(made)).as("group of " + made).isZero();
     }
     assertThat(stagedMounts(pooled)).isEmpty();
+  }
+
+  /**
+   * The sandbox is the owner of a root-owned folder mounted read-write, but gives no file there a
+   * set-id bit, however it tries: such a file would run as root when run from the host's own mount.
+   * A plain mode still takes. Python where the sandbox has it, else Perl, for the raw calls.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("pooledBackends")
+  void aRootOwnedFolder_getsNoSetIdFileFromTheSandbox_butPlainModes(PooledBackend pooled)
+      throws Exception {
+    Path shared = folder("setid", 0, "rwxr-xr-x");
+    String script =
+        "cd /data; touch suid sgid plain; chmod u+s suid; chmod g+s sgid;"
+            + " install -m 4755 /dev/null installed;"
+            + " if command -v python3 >/dev/null; then"
+            + " python3 -c 'import os; os.open(\"created\", os.O_CREAT | os.O_WRONLY, 0o4755)';"
+            + " python3 -c 'import os; os.chmod(\"plain\", 0o6755)';"
+            + " else"
+            + " perl -e 'use Fcntl; sysopen(F, \"created\", O_CREAT | O_WRONLY, 04755)"
+            + " or die \"created: $!\\n\"';"
+            + " perl -e 'chmod(06755, \"plain\") or die \"plain: $!\\n\"';"
+            + " fi; chmod 755 plain && echo plain=ok";
+
+    String out = runWith(pooled, shared, false, script);
+
+    assertThat(out.split("Operation not permitted", -1)).as(out).hasSize(6);
+    assertThat(out).contains("plain=ok\n");
+    assertThat(shared.resolve("created")).as(out).doesNotExist();
+    for (String name : List.of("suid", "sgid", "installed", "plain")) {
+      Path file = shared.resolve(name);
+      assertThat(uidOf(file)).as("owner of " + name).isZero();
+      assertThat(modeOf(file) & 06000).as("set-id bits of " + name + " on the host").isZero();
+    }
+    assertThat(modeOf(shared.resolve("plain")) & 07777).isEqualTo(0755);
   }
 
   @ParameterizedTest(name = "{0}")
