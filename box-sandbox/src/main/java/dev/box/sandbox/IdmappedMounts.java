@@ -55,22 +55,30 @@ public final class IdmappedMounts implements AutoCloseable {
 
   /**
    * Starts the mounter and tries an idmapped mount on the data directory's file system; without
-   * one, it makes none and says why.
+   * one, or without box-guard's filter, it makes none and says why.
    *
    * @param backend the backend's name, of its staging directory
    * @param sandboxUid the host uid (and gid) of the sandbox user
+   * @param filtered whether every sandbox process runs under box-guard's filter, the one thing that
+   *     keeps a sandbox, the owner of such a folder on disk, from giving a file there a set-id bit
+   *     (a set-user-ID-root executable for any host user, for a root-owned folder)
    */
-  public IdmappedMounts(Path dataDir, String backend, String instanceId, int sandboxUid) {
+  public IdmappedMounts(
+      Path dataDir, String backend, String instanceId, int sandboxUid, boolean filtered) {
     this.root = dataDir.toAbsolutePath().normalize().resolve(backend + "-idmapped");
     this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
     HostMounter started = null;
     String why;
-    try {
-      started = HostMounter.start(dataDir);
-      why = probe(started, root.resolve(instanceId), sandboxUid);
-    } catch (IOException e) {
-      why = "box-mounter cannot run: " + e.getMessage();
+    if (!filtered) {
+      why = "no box-guard filter to keep set-id bits off the files a sandbox writes there";
+    } else {
+      try {
+        started = HostMounter.start(dataDir);
+        why = probe(started, root.resolve(instanceId), sandboxUid);
+      } catch (IOException e) {
+        why = "box-mounter cannot run: " + e.getMessage();
+      }
     }
     if (why != null && started != null) {
       started.close();

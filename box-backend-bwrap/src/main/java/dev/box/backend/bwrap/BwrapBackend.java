@@ -92,7 +92,11 @@ public final class BwrapBackend implements SandboxBackend {
             this::startFresh);
     this.idmapped =
         new IdmappedMounts(
-            settings.dataDir(), name(), settings.instanceId(), settings.sandboxUid());
+            settings.dataDir(),
+            name(),
+            settings.instanceId(),
+            settings.sandboxUid(),
+            guard != null);
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",

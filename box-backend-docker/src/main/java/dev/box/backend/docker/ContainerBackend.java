@@ -169,7 +169,8 @@ public final class ContainerBackend implements SandboxBackend {
             spec -> startContainer(spec, true),
             parts.runtime());
     this.idmapped =
-        new IdmappedMounts(data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID);
+        new IdmappedMounts(
+            data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID, guard.available());
   }
 
   /**

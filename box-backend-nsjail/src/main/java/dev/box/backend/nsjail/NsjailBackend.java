@@ -99,7 +99,11 @@ public final class NsjailBackend implements SandboxBackend {
             this::startFresh);
     this.idmapped =
         new IdmappedMounts(
-            settings.dataDir(), name(), settings.instanceId(), settings.sandboxUid());
+            settings.dataDir(),
+            name(),
+            settings.instanceId(),
+            settings.sandboxUid(),
+            guard != null);
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
