@@ -90,13 +90,7 @@ public final class BwrapBackend implements SandboxBackend {
             WorkspaceSlots.store(name(), data),
             spec -> true,
             this::startFresh);
-    this.idmapped =
-        new IdmappedMounts(
-            settings.dataDir(),
-            name(),
-            settings.instanceId(),
-            settings.sandboxUid(),
-            guard != null);
+    this.idmapped = settings.idmappedMounts(name());
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",

@@ -97,13 +97,7 @@ public final class NsjailBackend implements SandboxBackend {
             HandoverSlots.store(workspaces, data),
             this::acceptsPooled,
             this::startFresh);
-    this.idmapped =
-        new IdmappedMounts(
-            settings.dataDir(),
-            name(),
-            settings.instanceId(),
-            settings.sandboxUid(),
-            guard != null);
+    this.idmapped = settings.idmappedMounts(name());
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
