@@ -32,16 +32,11 @@ public final class AttackProgram {
    */
   public static final List<String> SET_ID =
       List.of(
-          "chmod_setuid",
-          "chmod_setgid",
-          "fchmod_setuid",
-          "fchmodat_setgid",
-          "fchmodat2_setuid",
-          "open_setuid",
-          "creat_setuid",
-          "openat_setgid",
-          "openat_tmpfile_setuid",
-          "mknodat_setuid");
+          new String[] {
+            "chmod_setuid", "chmod_setgid", "fchmod_setuid", "fchmodat_setgid",
+            "fchmodat2_setuid", "open_setuid", "creat_setuid", "openat_setgid",
+            "openat_tmpfile_setuid", "mknodat_setuid"
+          });
 
   /** The same calls with a plain mode, which the filter lets through. */
   public static final List<String> PLAIN_MODES =

@@ -144,28 +144,34 @@ public abstract class IdmappedMountSuite {
   }
 
   /**
+   * Every way a shell, Python (where the sandbox has it, else Perl) and coreutils have to give a
+   * file in {@code /data} a set-id mode, each of which must print "Operation not permitted", then a
+   * plain {@code chmod 755}, which must take.
+   */
+  private static final String SET_ID_ATTEMPTS =
+      "cd /data; touch suid sgid plain; chmod u+s suid; chmod g+s sgid;"
+          + " install -m 4755 /dev/null installed;"
+          + " if command -v python3 >/dev/null; then"
+          + " python3 -c 'import os; os.open(\"created\", os.O_CREAT | os.O_WRONLY, 0o4755)';"
+          + " python3 -c 'import os; os.chmod(\"plain\", 0o6755)';"
+          + " else"
+          + " perl -e 'use Fcntl; sysopen(F, \"created\", O_CREAT | O_WRONLY, 04755)"
+          + " or die \"created: $!\\n\"';"
+          + " perl -e 'chmod(06755, \"plain\") or die \"plain: $!\\n\"';"
+          + " fi; chmod 755 plain && echo plain=ok";
+
+  /**
    * The sandbox is the owner of a root-owned folder mounted read-write, but gives no file there a
    * set-id bit, however it tries: such a file would run as root when run from the host's own mount.
-   * A plain mode still takes. Python where the sandbox has it, else Perl, for the raw calls.
+   * A plain mode still takes.
    */
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
   void aRootOwnedFolder_getsNoSetIdFileFromTheSandbox_butPlainModes(PooledBackend pooled)
       throws Exception {
     Path shared = folder("setid", 0, "rwxr-xr-x");
-    String script =
-        "cd /data; touch suid sgid plain; chmod u+s suid; chmod g+s sgid;"
-            + " install -m 4755 /dev/null installed;"
-            + " if command -v python3 >/dev/null; then"
-            + " python3 -c 'import os; os.open(\"created\", os.O_CREAT | os.O_WRONLY, 0o4755)';"
-            + " python3 -c 'import os; os.chmod(\"plain\", 0o6755)';"
-            + " else"
-            + " perl -e 'use Fcntl; sysopen(F, \"created\", O_CREAT | O_WRONLY, 04755)"
-            + " or die \"created: $!\\n\"';"
-            + " perl -e 'chmod(06755, \"plain\") or die \"plain: $!\\n\"';"
-            + " fi; chmod 755 plain && echo plain=ok";
 
-    String out = runWith(pooled, shared, false, script);
+    String out = runWith(pooled, shared, false, SET_ID_ATTEMPTS);
 
     assertThat(out.split("Operation not permitted", -1)).as(out).hasSize(6);
     assertThat(out).contains("plain=ok\n");
