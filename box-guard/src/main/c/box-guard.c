@@ -51,6 +51,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -81,8 +82,8 @@
  * process_vm_readv and process_vm_writev, which Docker allows since Linux 4.8, are refused: a
  * process could otherwise drive one outside the filter, or rewrite another sandboxed process. The
  * io_uring calls are refused as Docker refuses them: their operations bypass seccomp entirely.
- * Names this arch lacks are skipped; clone, socket and personality are allowed with conditions
- * below.
+ * Names this arch lacks are skipped; clone, socket, personality and the calls that give a file
+ * its mode (SET_ID_FREE) are allowed with conditions below, openat2 answers ENOSYS.
  */
 static const char *const ALLOWED[] = {
 #if defined(__x86_64__)
@@ -91,12 +92,11 @@ static const char *const ALLOWED[] = {
     "arch_prctl",
 #endif
     "accept", "accept4", "access", "alarm", "bind", "brk", "cachestat", "capget", "capset", "chdir",
-    "chmod", "chown", "clock_getres", "clock_gettime", "clock_nanosleep", "close", "close_range",
-    "connect", "copy_file_range", "creat", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
+    "chown", "clock_getres", "clock_gettime", "clock_nanosleep", "close", "close_range",
+    "connect", "copy_file_range", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
     "epoll_ctl", "epoll_ctl_old", "epoll_pwait", "epoll_pwait2", "epoll_wait", "epoll_wait_old",
     "eventfd", "eventfd2", "execve", "execveat", "exit", "exit_group", "faccessat", "faccessat2",
-    "fadvise64", "fallocate", "fanotify_mark", "fchdir", "fchmod", "fchmodat", "fchmodat2",
-    "fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr", "flistxattr", "flock", "fork",
+    "fadvise64", "fallocate", "fanotify_mark", "fchdir", "fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr", "flistxattr", "flock", "fork",
     "fremovexattr", "fsetxattr", "fstat", "fstatfs", "fsync", "ftruncate", "futex", "futex_requeue",
     "futex_wait", "futex_waitv", "futex_wake", "futimesat", "getcpu", "getcwd", "getdents",
     "getdents64", "getegid", "geteuid", "getgid", "getgroups", "getitimer", "getpeername",
@@ -108,11 +108,10 @@ static const char *const ALLOWED[] = {
     "io_submit", "kill", "landlock_add_rule", "landlock_create_ruleset", "landlock_restrict_self",
     "lchown", "lgetxattr", "link", "linkat", "listen", "listmount", "listxattr", "listxattrat",
     "llistxattr", "lremovexattr", "lseek", "lsetxattr", "lstat", "madvise", "map_shadow_stack",
-    "membarrier", "memfd_create", "memfd_secret", "mincore", "mkdir", "mkdirat", "mknod", "mknodat",
+    "membarrier", "memfd_create", "memfd_secret", "mincore", "mkdir", "mkdirat",
     "mlock", "mlock2", "mlockall", "mmap", "mprotect", "mq_getsetattr", "mq_notify", "mq_open",
     "mq_timedreceive", "mq_timedsend", "mq_unlink", "mremap", "mseal", "msgctl", "msgget", "msgrcv",
-    "msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep", "newfstatat", "open",
-    "openat", "openat2", "pause", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2", "pkey_alloc",
+    "msgsnd", "msync", "munlock", "munlockall", "munmap", "nanosleep", "newfstatat", "pause", "pidfd_open", "pidfd_send_signal", "pipe", "pipe2", "pkey_alloc",
     "pkey_free", "pkey_mprotect", "poll", "ppoll", "prctl", "pread64", "preadv", "preadv2",
     "prlimit64", "process_mrelease", "pselect6", "pwrite64", "pwritev", "pwritev2", "read",
     "readahead", "readlink", "readlinkat", "readv", "recvfrom", "recvmmsg", "recvmsg",
@@ -156,6 +155,28 @@ static const struct {
  */
 #define FIRST_UNREVIEWED_NR 467
 #define LAST_UNREVIEWED_NR 511
+
+/*
+ * The calls that give a file its mode, allowed only when that mode has neither set-id bit: through
+ * a writable idmapped mount of a folder another user owns, the sandbox user is that owner on disk,
+ * and a set-user-ID or set-group-ID executable it made would run as that owner for anyone on the
+ * host (nosuid covers only the sandbox's own mount). Otherwise the default action refuses them
+ * with EPERM. open and openat take a mode only when they create (O_CREAT, or O_TMPFILE, whose
+ * __O_TMPFILE bit is the same on both arches), so they are also allowed whenever they do not;
+ * creat, mknod and mknodat always create. mkdir needs no rule: the kernel drops set-id bits from
+ * its mode. The index is that of the call's mode, then of its flags (-1: none).
+ */
+static const struct {
+  const char *name;
+  unsigned int mode_arg;
+  int flags_arg;
+} MODE_SETTERS[] = {
+    {"chmod", 1, -1},     {"fchmod", 1, -1}, {"fchmodat", 2, -1}, {"fchmodat2", 2, -1},
+    {"creat", 1, -1},     {"mknod", 1, -1},  {"mknodat", 2, -1},  {"open", 2, 1},
+    {"openat", 3, 2},
+};
+#define SET_ID_BITS ((scmp_datum_t)(S_ISUID | S_ISGID))
+#define CREATING_FLAGS ((scmp_datum_t)(O_CREAT | __O_TMPFILE))
 
 /* personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26 and query. */
 static const unsigned long PERSONALITIES[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffffUL};
@@ -282,6 +303,12 @@ static int generic_number(const char *name) {
   return -1;
 }
 
+/* The number of call `name` on this arch, or -1 where it has none. */
+static int syscall_number(const char *name) {
+  int nr = seccomp_syscall_resolve_name(name);
+  return nr == __NR_SCMP_ERROR ? generic_number(name) : nr;
+}
+
 static void add_rule(scmp_filter_ctx ctx, uint32_t action, int nr, const char *what,
                      unsigned int count, const struct scmp_arg_cmp *cmp) {
   int rc = seccomp_rule_add_array(ctx, action, nr, count, cmp);
@@ -310,14 +337,31 @@ static scmp_filter_ctx build_filter(void) {
   (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
 
   for (size_t i = 0; i < sizeof ALLOWED / sizeof ALLOWED[0]; i++) {
-    int nr = seccomp_syscall_resolve_name(ALLOWED[i]);
-    if (nr == __NR_SCMP_ERROR) {
-      nr = generic_number(ALLOWED[i]);
-    }
+    int nr = syscall_number(ALLOWED[i]);
     if (nr >= 0) {
       allow(ctx, nr, ALLOWED[i]);
     }
   }
+
+  /* No set-id bit on any file (MODE_SETTERS); openat2's mode sits in memory a filter cannot read:
+   * ENOSYS, so that a C library falls back to openat (glibc's open uses openat already). */
+  for (size_t i = 0; i < sizeof MODE_SETTERS / sizeof MODE_SETTERS[0]; i++) {
+    int nr = syscall_number(MODE_SETTERS[i].name);
+    if (nr < 0) {
+      continue;
+    }
+    struct scmp_arg_cmp no_set_id = {MODE_SETTERS[i].mode_arg, SCMP_CMP_MASKED_EQ, SET_ID_BITS,
+                                     0};
+    add_rule(ctx, SCMP_ACT_ALLOW, nr, "seccomp_rule_add set-id-free mode", 1, &no_set_id);
+    if (MODE_SETTERS[i].flags_arg >= 0) {
+      struct scmp_arg_cmp not_creating = {(unsigned int)MODE_SETTERS[i].flags_arg,
+                                          SCMP_CMP_MASKED_EQ, CREATING_FLAGS, 0};
+      add_rule(ctx, SCMP_ACT_ALLOW, nr, "seccomp_rule_add open without creating", 1,
+               &not_creating);
+    }
+  }
+  add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), syscall_number("openat2"), "seccomp_rule_add openat2", 0,
+           NULL);
 
   /* clone without any namespace flag; clone3's flags sit in memory a filter cannot read. */
   struct scmp_arg_cmp no_namespace = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NAMESPACES, 0);
@@ -387,6 +431,13 @@ static int probe(void) {
     }
     if (syscall(SYS_clone3, NULL, 0) != -1 || errno != ENOSYS) {
       fail("clone3 does not answer ENOSYS", EINVAL);
+    }
+    /* No descriptor -1: the kernel answers EBADF to what the filter lets through. */
+    if (syscall(SYS_fchmod, -1, S_ISUID | 0755) != -1 || errno != EPERM) {
+      fail("fchmod to a set-user-ID mode is not refused", EINVAL);
+    }
+    if (syscall(SYS_fchmod, -1, 0755) != -1 || errno != EBADF) {
+      fail("fchmod to a plain mode is refused", EINVAL);
     }
     _exit(0);
   }

@@ -96,16 +96,39 @@ public final class HostMounter implements AutoCloseable {
     request('J', source, namespace, Path.of(target));
   }
 
+  /**
+   * Attaches at {@code target} an idmapped recursive bind of the directory {@code folder} ({@code
+   * nosuid,nodev}, and read-only when asked): through it the folder's owner is the sandbox user
+   * ({@code sandboxUid}, its group {@code sandboxGid}), and what the sandbox user creates lands on
+   * disk as the owner's uid and gid. The folder is opened without following a symbolic link, and
+   * mounted only when it is still the one {@code folder} describes.
+   *
+   * @throws IOException with the failed step and its error: {@code ESTALE} when the folder changed
+   *     since it was checked, {@code EINVAL} or {@code EPERM} at step {@code idmap} when its file
+   *     system takes no idmapped mount
+   */
+  public void idmap(IdmappedFolder folder, Path target, int sandboxUid, int sandboxGid)
+      throws IOException {
+    ByteBuffer ids = ByteBuffer.allocate(36).order(ByteOrder.LITTLE_ENDIAN);
+    ids.putInt(folder.ownerUid()).putInt(folder.ownerGid()).putInt(sandboxUid).putInt(sandboxGid);
+    ids.putLong(folder.device()).putLong(folder.inode()).putInt(folder.readOnly() ? 1 : 0);
+    request('I', ids.array(), folder.path(), target);
+  }
+
   /** {@code umount --lazy point}. */
   public void detach(Path point) throws IOException {
     request('D', point);
   }
 
-  private synchronized void request(char op, Path... paths) throws IOException {
+  private void request(char op, Path... paths) throws IOException {
+    request(op, new byte[0], paths);
+  }
+
+  private synchronized void request(char op, byte[] tail, Path... paths) throws IOException {
     if (!usable()) {
       throw new IOException("box-mounter is not running");
     }
-    ByteBuffer request = ByteBuffer.allocate(1 + paths.length * (4 + MAX_PATH));
+    ByteBuffer request = ByteBuffer.allocate(1 + paths.length * (4 + MAX_PATH) + tail.length);
     request.order(ByteOrder.LITTLE_ENDIAN).put((byte) op);
     for (Path path : paths) {
       byte[] bytes = path.toString().getBytes(StandardCharsets.UTF_8);
@@ -119,6 +142,7 @@ public final class HostMounter implements AutoCloseable {
       }
       request.putInt(bytes.length).put(bytes);
     }
+    request.put(tail);
     // The watchdog kills a mounter that does not answer in time: the read below then ends. Once
     // cancelled, the future's task is skipped when its delay is over.
     CompletableFuture<Void> watchdog =
@@ -155,7 +179,18 @@ public final class HostMounter implements AutoCloseable {
   }
 
   private static final String[] STEPS = {
-    "mount", "bind", "remount", "move", "detach", "clone", "flags", "join", "attach"
+    "mount",
+    "bind",
+    "remount",
+    "move",
+    "detach",
+    "clone",
+    "flags",
+    "join",
+    "attach",
+    "check",
+    "user namespace",
+    "idmap"
   };
 
   private static Executor afterDeadline() {
@@ -170,6 +205,8 @@ public final class HostMounter implements AutoCloseable {
       case 16 -> "EBUSY";
       case 20 -> "ENOTDIR";
       case 22 -> "EINVAL";
+      case 95 -> "EOPNOTSUPP";
+      case 116 -> "ESTALE";
       default -> "errno " + errno;
     };
   }

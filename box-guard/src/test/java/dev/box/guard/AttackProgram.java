@@ -26,6 +26,22 @@ public final class AttackProgram {
   /** What a call of a foreign ABI prints: the process was killed by SIGSYS. */
   public static final String KILLED_BY_SIGSYS = "signal=31";
 
+  /**
+   * The attempts to give a file a set-user-ID or set-group-ID mode, each through another call: the
+   * filter refuses every one with EPERM.
+   */
+  public static final List<String> SET_ID =
+      List.of(
+          new String[] {
+            "chmod_setuid", "chmod_setgid", "fchmod_setuid", "fchmodat_setgid",
+            "fchmodat2_setuid", "open_setuid", "creat_setuid", "openat_setgid",
+            "openat_tmpfile_setuid", "mknodat_setuid"
+          });
+
+  /** The same calls with a plain mode, which the filter lets through. */
+  public static final List<String> PLAIN_MODES =
+      List.of("plain_chmod", "plain_creat", "plain_openat");
+
   private AttackProgram() {}
 
   /**

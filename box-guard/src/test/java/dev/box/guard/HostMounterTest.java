@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
@@ -100,21 +101,17 @@ class HostMounterTest {
       long pid = awaitChildOf(holder.pid());
       mounter.join(source, pid, target.toString());
 
-      Process read =
-          new ProcessBuilder(
-                  "nsenter",
-                  "--target",
-                  Long.toString(pid),
-                  "--mount",
-                  "--",
-                  "sh",
-                  "-c",
-                  "cat \"$0\"/file; grep \" $0 \" /proc/self/mountinfo",
-                  target.toString())
-              .redirectErrorStream(true)
-              .start();
-      String seen = new String(read.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      assertThat(read.waitFor()).as(seen).isZero();
+      String seen =
+          run(
+              "nsenter",
+              "--target",
+              Long.toString(pid),
+              "--mount",
+              "--",
+              "sh",
+              "-c",
+              "cat \"$0\"/file; grep \" $0 \" /proc/self/mountinfo",
+              target.toString());
       assertThat(seen).startsWith("from the source").contains("nosuid").contains("nodev");
       assertThat(mountOptions(target)).as("the host's namespace is untouched").isNull();
       assertThat(target.resolve("file")).doesNotExist();
@@ -144,6 +141,77 @@ class HostMounterTest {
         .hasMessageContaining("EINVAL");
     assertThat(mountOptions(target)).isNull();
     assertThat(mounter.usable()).isTrue();
+  }
+
+  @Test
+  void idmap_showsTheOwnersFilesAsTheSandboxUsers_andWhatItWritesLandsAsTheOwners()
+      throws Exception {
+    Files.setAttribute(source, "unix:uid", 4321);
+    Files.setAttribute(source, "unix:gid", 4322);
+    Files.setPosixFilePermissions(source, PosixFilePermissions.fromString("rwx------"));
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+    mounter.idmap(IdmappedFolder.of(source, false), slot, 2_000_000, 2_000_001);
+    try {
+      assertThat(mountOptions(slot)).contains("nosuid").contains("nodev").contains("idmapped");
+      assertThat(Files.getAttribute(slot, "unix:uid")).isEqualTo(2_000_000);
+      assertThat(Files.getAttribute(slot, "unix:gid")).isEqualTo(2_000_001);
+      assertThat(Files.getAttribute(slot.resolve("file"), "unix:uid"))
+          .as("an id the mapping does not name is nobody")
+          .isEqualTo(65534);
+
+      run(
+          "setpriv",
+          "--reuid=2000000",
+          "--regid=2000001",
+          "--clear-groups",
+          "sh",
+          "-c",
+          "echo made > \"$0\"/made",
+          slot.toString());
+      assertThat(Files.getAttribute(source.resolve("made"), "unix:uid")).isEqualTo(4321);
+      assertThat(Files.getAttribute(source.resolve("made"), "unix:gid")).isEqualTo(4322);
+    } finally {
+      mounter.detach(slot);
+    }
+    assertThat(mountOptions(slot)).isNull();
+  }
+
+  @Test
+  void idmap_readOnly_isReadOnly() throws IOException {
+    mounter.idmap(IdmappedFolder.of(source, true), slot, 2_000_000, 2_000_000);
+    try {
+      assertThat(mountOptions(slot)).startsWith("ro,");
+      assertThat(Files.readString(slot.resolve("file"))).isEqualTo("from the source");
+    } finally {
+      mounter.detach(slot);
+    }
+  }
+
+  @Test
+  void idmap_ofAFolderSwappedSinceItWasChecked_isRefused_andMountsNothing() throws IOException {
+    IdmappedFolder checked = IdmappedFolder.of(source, false);
+    Path moved = dir.resolve("moved");
+    Files.move(source, moved);
+    Files.createDirectories(source);
+
+    assertThatThrownBy(() -> mounter.idmap(checked, slot, 2_000_000, 2_000_000))
+        .hasMessageContaining("check failed")
+        .hasMessageContaining("ESTALE");
+    Files.delete(source);
+    Files.createSymbolicLink(source, moved);
+    assertThatThrownBy(() -> mounter.idmap(checked, slot, 2_000_000, 2_000_000))
+        .as("a symbolic link put where the checked folder was is not followed")
+        .isInstanceOf(IOException.class);
+    assertThat(mountOptions(slot)).isNull();
+    assertThat(mounter.usable()).isTrue();
+  }
+
+  /** Runs {@code argv} and asserts that it succeeded: what it printed, stderr included. */
+  private static String run(String... argv) throws IOException, InterruptedException {
+    Process process = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    String said = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor()).as(said).isZero();
+    return said;
   }
 
   /** The pid of the first child of {@code parent} (unshare's forked sleep). */

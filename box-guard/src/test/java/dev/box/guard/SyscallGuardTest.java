@@ -28,27 +28,33 @@ import org.junit.jupiter.api.io.TempDir;
 class SyscallGuardTest {
   private static final List<String> NOBODY = List.of("--uid", "65534", "--gid", "65534");
 
-  /** Calls that root may make without a filter but must not make with it (safe arguments). */
+  /**
+   * Calls that root may make without a filter but must not make with it (safe arguments), set-id
+   * modes included: no capability of a sandbox's root may give a file one.
+   */
   private static final List<String> PRIVILEGED =
-      List.of(
-          "unshare_user",
-          "unshare_net",
-          "mount_tmpfs",
-          "umount2",
-          "pivot_root",
-          "setns",
-          "chroot",
-          "bpf",
-          "kexec_load",
-          "init_module",
-          "finit_module",
-          "delete_module",
-          "swapon",
-          "reboot",
-          "acct",
-          "clock_settime",
-          "syslog",
-          "quotactl");
+      Stream.concat(
+              AttackProgram.SET_ID.stream(),
+              Stream.of(
+                  "unshare_user",
+                  "unshare_net",
+                  "mount_tmpfs",
+                  "umount2",
+                  "pivot_root",
+                  "setns",
+                  "chroot",
+                  "bpf",
+                  "kexec_load",
+                  "init_module",
+                  "finit_module",
+                  "delete_module",
+                  "swapon",
+                  "reboot",
+                  "acct",
+                  "clock_settime",
+                  "syslog",
+                  "quotactl"))
+          .toList();
 
   /** Calls the filter refuses with EPERM whoever makes them: the {@link #PRIVILEGED} ones too. */
   private static final List<String> REFUSED =
@@ -197,11 +203,25 @@ class SyscallGuardTest {
 
   @Test
   void clone3_answersEnosys_soThatTheCLibraryFallsBackToClone() throws Exception {
-    Ran ran = guarded(NOBODY, attacks.toString(), "clone3", "unreviewed");
+    Ran ran = guarded(NOBODY, attacks.toString(), "clone3", "openat2", "unreviewed");
 
     assertThat(AttackProgram.results(ran.stdout()))
         .containsEntry("clone3", AttackProgram.ENOSYS)
+        .containsEntry("openat2", AttackProgram.ENOSYS)
         .containsEntry("unreviewed", AttackProgram.ENOSYS);
+  }
+
+  @Test
+  void plainModes_areStillGiven_byChmodCreatAndOpenat() throws Exception {
+    List<String> program = new ArrayList<>(List.of(attacks.toString()));
+    program.addAll(AttackProgram.PLAIN_MODES);
+
+    Ran ran = guarded(NOBODY, program.toArray(String[]::new));
+
+    assertThat(AttackProgram.results(ran.stdout()))
+        .as(ran.stderr())
+        .containsOnlyKeys(AttackProgram.PLAIN_MODES)
+        .allSatisfy((call, result) -> assertThat(result).as(call).isEqualTo("allowed"));
   }
 
   @Test
@@ -238,6 +258,9 @@ class SyscallGuardTest {
                 "ptrace_seize",
                 "process_vm_readv",
                 "clone3",
+                "chmod_setuid",
+                "openat_setgid",
+                "openat2",
                 "int80"));
 
     Map<String, String> results = AttackProgram.results(ran.stdout());
@@ -249,7 +272,10 @@ class SyscallGuardTest {
         .containsEntry("kcmp", "allowed")
         .containsEntry("ptrace_seize", "allowed")
         .containsEntry("process_vm_readv", "allowed")
-        .containsEntry("clone3", "allowed");
+        .containsEntry("clone3", "allowed")
+        .containsEntry("chmod_setuid", "allowed")
+        .containsEntry("openat_setgid", "allowed")
+        .containsEntry("openat2", "allowed");
     if (AttackProgram.onX86_64()) {
       assertThat(results).containsEntry("int80", "allowed");
     }

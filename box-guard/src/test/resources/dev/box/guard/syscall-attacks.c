@@ -11,12 +11,16 @@
  * parent of each attempt).
  *
  * Arguments are chosen so that a call that is not refused changes nothing on the host (invalid
- * flags, missing paths, a no-op). Run it under a filter or as an unprivileged user all the same.
+ * flags, missing paths, a no-op). The set-id attempts give a file of the caller's own, in a
+ * directory they make under /tmp and remove, a set-user-ID or set-group-ID mode; the plain_*
+ * attempts do the same with a plain mode and must be allowed. Run it under a filter or as an
+ * unprivileged user all the same.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/openat2.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
@@ -28,6 +32,7 @@
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timex.h>
@@ -197,6 +202,109 @@ static long socket_alg_high_bits_it(void) {
   return syscall(SYS_socket, 0x100000000UL | 38 /* AF_ALG */, SOCK_SEQPACKET, 0);
 }
 
+/* A directory of its own under /tmp for the set-id attempts, and its file "f". */
+static char scratch[] = "/tmp/box-setid-XXXXXX";
+static char scratch_file[sizeof scratch + 2];
+
+static void make_scratch(int with_file) {
+  if (mkdtemp(scratch) == NULL) {
+    exit(254);
+  }
+  snprintf(scratch_file, sizeof scratch_file, "%s/f", scratch);
+  if (with_file) {
+    int fd = open(scratch_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      exit(254);
+    }
+    close(fd);
+  }
+}
+
+/* Removes the scratch directory, keeping `result` and errno. */
+static long drop_scratch(long result) {
+  int e = errno;
+  unlink(scratch_file);
+  rmdir(scratch);
+  errno = e;
+  return result;
+}
+
+/* Closes what an open that succeeded returned: 0, or -1 as it failed. */
+static long opened(long fd) {
+  if (fd >= 0) {
+    close((int)fd);
+  }
+  return drop_scratch(fd < 0 ? -1 : 0);
+}
+
+static long chmod_to(mode_t mode) {
+  make_scratch(1);
+  return drop_scratch(chmod(scratch_file, mode));
+}
+static long chmod_setuid_it(void) { return chmod_to(S_ISUID | 0755); }
+static long chmod_setgid_it(void) { return chmod_to(S_ISGID | 0755); }
+static long plain_chmod_it(void) { return chmod_to(0755); }
+
+static long fchmod_setuid_it(void) {
+  make_scratch(1);
+  int fd = open(scratch_file, O_RDONLY | O_CLOEXEC);
+  long result = fchmod(fd, S_ISUID | 0755);
+  close(fd);
+  return drop_scratch(result);
+}
+static long fchmodat_setgid_it(void) {
+  make_scratch(1);
+  return drop_scratch(syscall(SYS_fchmodat, AT_FDCWD, scratch_file, S_ISGID | 0755));
+}
+static long fchmodat2_setuid_it(void) {
+  make_scratch(1);
+  return drop_scratch(syscall(452 /* fchmodat2 */, AT_FDCWD, scratch_file, S_ISUID | 0755, 0));
+}
+
+static long open_setuid_it(void) {
+  make_scratch(0);
+#ifdef SYS_open
+  return opened(syscall(SYS_open, scratch_file, O_CREAT | O_WRONLY, S_ISUID | 0755));
+#else
+  return opened(syscall(SYS_openat, AT_FDCWD, scratch_file, O_CREAT | O_WRONLY, S_ISUID | 0755));
+#endif
+}
+static long creat_to(mode_t mode) {
+  make_scratch(0);
+#ifdef SYS_creat
+  return opened(syscall(SYS_creat, scratch_file, mode));
+#else
+  return opened(
+      syscall(SYS_openat, AT_FDCWD, scratch_file, O_CREAT | O_WRONLY | O_TRUNC, mode));
+#endif
+}
+static long creat_setuid_it(void) { return creat_to(S_ISUID | 0755); }
+static long plain_creat_it(void) { return creat_to(0755); }
+static long openat_to(mode_t mode) {
+  make_scratch(0);
+  return opened(syscall(SYS_openat, AT_FDCWD, scratch_file, O_CREAT | O_WRONLY, mode));
+}
+static long openat_setgid_it(void) { return openat_to(S_ISGID | 0755); }
+static long plain_openat_it(void) { return openat_to(0755); }
+static long openat_tmpfile_setuid_it(void) {
+  make_scratch(0);
+  return opened(syscall(SYS_openat, AT_FDCWD, scratch, O_TMPFILE | O_WRONLY, S_ISUID | 0755));
+}
+static long mknodat_setuid_it(void) {
+  make_scratch(0);
+  return drop_scratch(syscall(SYS_mknodat, AT_FDCWD, scratch_file, S_IFREG | S_ISUID | 0755, 0));
+}
+static long openat2_it(void) {
+  struct open_how how;
+  memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY;
+  long fd = syscall(SYS_openat2, AT_FDCWD, "/", &how, sizeof how);
+  if (fd >= 0) {
+    close((int)fd);
+  }
+  return fd < 0 ? -1 : 0;
+}
+
 static long int80_it(void) {
 #if defined(__x86_64__)
   long result;
@@ -275,6 +383,20 @@ static const struct {
     {"kcmp", kcmp_it},
     {"socket_vsock", socket_vsock_it},
     {"socket_alg_high_bits", socket_alg_high_bits_it},
+    {"chmod_setuid", chmod_setuid_it},
+    {"chmod_setgid", chmod_setgid_it},
+    {"fchmod_setuid", fchmod_setuid_it},
+    {"fchmodat_setgid", fchmodat_setgid_it},
+    {"fchmodat2_setuid", fchmodat2_setuid_it},
+    {"open_setuid", open_setuid_it},
+    {"creat_setuid", creat_setuid_it},
+    {"openat_setgid", openat_setgid_it},
+    {"openat_tmpfile_setuid", openat_tmpfile_setuid_it},
+    {"mknodat_setuid", mknodat_setuid_it},
+    {"openat2", openat2_it},
+    {"plain_chmod", plain_chmod_it},
+    {"plain_creat", plain_creat_it},
+    {"plain_openat", plain_openat_it},
     {"int80", int80_it},
     {"x32", x32_it},
     {"unreviewed", unreviewed_it},

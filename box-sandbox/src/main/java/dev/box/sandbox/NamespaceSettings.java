@@ -52,6 +52,14 @@ public record NamespaceSettings(
         backend, dataDir, instanceId, available ? poolSize : 0, store, accepts, starter, runtime);
   }
 
+  /**
+   * The idmapped mounts of {@code backend}'s sandboxes: none without the guard, whose filter alone
+   * keeps set-id bits off what a sandbox writes through them.
+   */
+  public IdmappedMounts idmappedMounts(String backend) {
+    return new IdmappedMounts(dataDir, backend, instanceId, sandboxUid, guard() != null);
+  }
+
   /** The guard's binary on the host, or null when the guard is not available. */
   public @Nullable Path guard() {
     return syscallGuard.available() ? syscallGuard.binary() : null;

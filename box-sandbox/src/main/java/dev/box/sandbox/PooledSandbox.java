@@ -1,12 +1,8 @@
 package dev.box.sandbox;
 
-import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxProcess;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.jspecify.annotations.Nullable;
 
 /**
  * A sandbox started ahead of its session by the {@link SandboxPool}; once taken, the session's
@@ -19,27 +15,7 @@ import org.jspecify.annotations.Nullable;
  * @param bound whether a session's workspace is bound at the slot
  */
 record PooledSandbox(Sandbox sandbox, Path slot, SandboxPool.Slots slots, AtomicBoolean bound)
-    implements Sandbox {
-
-  @Override
-  public String id() {
-    return sandbox.id();
-  }
-
-  @Override
-  public boolean isAlive() {
-    return sandbox.isAlive();
-  }
-
-  @Override
-  public SandboxProcess spawn(ProcessSpec spec) {
-    return sandbox.spawn(spec);
-  }
-
-  @Override
-  public @Nullable List<String> portPipe(int port) {
-    return sandbox.portPipe(port);
-  }
+    implements ForwardingSandbox {
 
   @Override
   public void pause() {

@@ -605,13 +605,14 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   }
 
   @Test
-  void aHostDirTheSandboxUserCannotEnter_isRefusedAtCreation_namingItsOwnerAndMode()
+  void aHostDirEvenItsOwnerCannotEnter_isRefusedAtCreation_namingItsOwnerAndMode()
       throws IOException {
-    // What mktemp -d makes as root: owner root, mode 0700.
+    // Mode 0000: neither the sandbox user nor the owner, which an idmapped mount would make the
+    // sandbox user, can enter it.
     Path dir = Files.createDirectory(hostDir().resolve("private-" + counter.incrementAndGet()));
-    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("---------"));
 
-    String id = session("host-0700");
+    String id = session("host-0000");
     if (!mountsHostPaths(id, hostPath(dir, "ro"))) {
       return;
     }
@@ -620,7 +621,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     assertThat(a.status()).as("%s", a).isEqualTo(400);
     assertThat(a.errorCode()).isEqualTo("validation_error");
     assertThat(a.errorMessage())
-        .startsWith("host_path " + dir.toRealPath() + " (owner uid 0, group 0, mode 0700)")
+        .startsWith("host_path " + dir.toRealPath() + " (owner uid 0, group 0, mode 0000)")
         .contains("is not readable by the sandbox user");
     assertThat(box().get("/v1/sessions/" + id).status()).as("no session was made").isEqualTo(404);
   }

@@ -128,6 +128,21 @@ public abstract class SyscallFilterSuite extends BackendSuite {
     assertThat(attacks().get("clone3")).isEqualTo(AttackProgram.ENOSYS);
   }
 
+  /**
+   * A set-id mode given through any call is refused (through an idmapped mount a file would land on
+   * the host as its owner's, set-id); openat2, whose mode the filter cannot read, answers ENOSYS.
+   */
+  @Test
+  void setIdModes_areRefused_plainModesAreNot() {
+    for (String call : AttackProgram.SET_ID) {
+      assertThat(attacks().get(call)).as(call).isEqualTo(AttackProgram.EPERM);
+    }
+    for (String call : AttackProgram.PLAIN_MODES) {
+      assertThat(attacks().get(call)).as(call).isEqualTo("allowed");
+    }
+    assertThat(attacks().get("openat2")).isEqualTo(AttackProgram.ENOSYS);
+  }
+
   @Test
   void a32BitSyscall_throughInt0x80_killsTheProcess() {
     assumeThat(AttackProgram.onX86_64()).as("int 0x80 is an x86-64 attack").isTrue();

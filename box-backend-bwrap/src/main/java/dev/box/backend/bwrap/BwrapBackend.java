@@ -10,6 +10,7 @@ import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.Launcher;
 import dev.box.sandbox.NamespaceHost;
 import dev.box.sandbox.NamespaceSettings;
@@ -66,6 +67,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final @Nullable Launcher launcher;
   private final BackendStatus status;
   private final PreStarted preStarted;
+  private final IdmappedMounts idmapped;
 
   /** Probes the host and prepares the backend. */
   public BwrapBackend(NamespaceSettings settings) {
@@ -88,6 +90,7 @@ public final class BwrapBackend implements SandboxBackend {
             WorkspaceSlots.store(name(), data),
             spec -> true,
             this::startFresh);
+    this.idmapped = settings.idmappedMounts(name());
     log.info(
         "bwrap backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -108,7 +111,9 @@ public final class BwrapBackend implements SandboxBackend {
   @Override
   public BackendStatus status() {
     return preStarted.reported(
-        status, "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)", "");
+        idmapped.reported(status),
+        "no pre-started sandboxes (pool_size 0, or the slots cannot be mounted)",
+        "");
   }
 
   @Override
@@ -164,13 +169,12 @@ public final class BwrapBackend implements SandboxBackend {
 
   /**
    * Takes a pre-started sandbox when {@code spec} is of the pool's shape and one waits, binding the
-   * workspace into it; otherwise starts one.
+   * workspace into it; otherwise starts one. A folder only its owner can use comes from an idmapped
+   * mount ({@link IdmappedMounts}).
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    Sandbox taken =
-        status.available() ? preStarted.take(spec, workspaces, settings.sandboxUid()) : null;
-    return taken != null ? taken : startFresh(spec);
+    return idmapped.start(spec, workspaces, null, preStarted, this::startFresh);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {
@@ -290,6 +294,7 @@ public final class BwrapBackend implements SandboxBackend {
     starts.cgroups().removeOthers(settings.instanceId() + "_");
     starts.removeOrphanAgents(settings.instanceId());
     preStarted.removeOthers();
+    idmapped.removeOthers();
   }
 
   private boolean isOrphanSandbox(ProcessHandle handle, String mine) {
@@ -314,6 +319,7 @@ public final class BwrapBackend implements SandboxBackend {
   public void close() {
     preStarted.close();
     starts.close();
+    idmapped.close();
   }
 
   private static String oneLine(String text) {

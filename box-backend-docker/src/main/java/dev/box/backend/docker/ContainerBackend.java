@@ -18,6 +18,7 @@ import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.PreStarted;
 import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
@@ -66,6 +67,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final ContainerAgents agents;
   private final ContainerLeftovers leftovers;
   private final PreStarted preStarted;
+  private final IdmappedMounts idmapped;
 
   /** The parts {@link #open} makes: the engine's client and what was read or probed before. */
   private record Parts(
@@ -166,6 +168,9 @@ public final class ContainerBackend implements SandboxBackend {
             this::poolable,
             spec -> startContainer(spec, true),
             parts.runtime());
+    this.idmapped =
+        new IdmappedMounts(
+            data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID, guard.available());
   }
 
   /**
@@ -240,7 +245,7 @@ public final class ContainerBackend implements SandboxBackend {
 
   @Override
   public BackendStatus status() {
-    BackendStatus probed = probe.status();
+    BackendStatus probed = idmapped.reported(probe.status());
     return preStarted.reported(
         probed.available() && agents.binary() != null
             ? probed.withCapability(BoxCapabilities.PORTS)
@@ -261,13 +266,16 @@ public final class ContainerBackend implements SandboxBackend {
 
   /**
    * Takes a pre-started container when {@code spec} is a non-persistent one of the pool's shape and
-   * image and one waits, binding the workspace into it; otherwise creates one.
+   * image and one waits, binding the workspace into it; otherwise creates one. A folder only its
+   * owner can use comes from an idmapped mount made here ({@link IdmappedMounts}): the engine binds
+   * that mount, as it does any host path.
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
     checkCanStart(spec);
-    Sandbox taken = preStarted.take(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
-    return taken != null ? taken : startContainer(spec, false);
+    String noIdmap =
+        spec.persistent() ? "a persistent session's container outlives the server's mounts" : null;
+    return idmapped.start(spec, workspaces, noIdmap, preStarted, s -> startContainer(s, false));
   }
 
   private Sandbox startContainer(SandboxSpec spec, boolean pooled) {
@@ -356,6 +364,7 @@ public final class ContainerBackend implements SandboxBackend {
       leftovers.removeOrphans(false);
     }
     preStarted.removeOthers();
+    idmapped.removeOthers();
   }
 
   @Override
@@ -382,6 +391,7 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public void close() {
     preStarted.close();
+    idmapped.close();
     // Connections are per request; the engine client's reader and poller threads end here.
     client.close();
     lease.close();

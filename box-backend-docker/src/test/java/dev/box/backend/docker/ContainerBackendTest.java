@@ -16,6 +16,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.SandboxTests;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -217,6 +218,9 @@ class ContainerBackendTest {
             SyscallGuard.unavailable("no box-guard binary for this arch"),
             BackendRuntime.system())) {
       assertThat(backend.status().enforced()).containsEntry("seccomp", "engine-default");
+      assertThat(backend.status().enforced().get(IdmappedMounts.HEALTH_KEY))
+          .as("nothing would keep set-id bits off an idmapped folder's files")
+          .startsWith("false: no box-guard filter");
       SandboxTests.inSandbox(
           backend,
           spec("unguarded", IMAGE),

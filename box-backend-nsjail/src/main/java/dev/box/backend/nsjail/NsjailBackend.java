@@ -12,6 +12,7 @@ import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.IdMaps;
+import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.Launcher;
 import dev.box.sandbox.NamespaceHost;
 import dev.box.sandbox.NamespaceSettings;
@@ -65,6 +66,7 @@ public final class NsjailBackend implements SandboxBackend {
   private final NamespaceStart starts;
   private final BackendStatus status;
   private final PreStarted preStarted;
+  private final IdmappedMounts idmapped;
 
   /**
    * Probes the host and prepares the backend. Jails and cgroups are tagged with the hash of the
@@ -95,6 +97,7 @@ public final class NsjailBackend implements SandboxBackend {
             HandoverSlots.store(workspaces, data),
             this::acceptsPooled,
             this::startFresh);
+    this.idmapped = settings.idmappedMounts(name());
     log.info(
         "nsjail backend: {} ({})",
         status.available() ? "available" : "unavailable",
@@ -117,7 +120,7 @@ public final class NsjailBackend implements SandboxBackend {
   @Override
   public BackendStatus status() {
     return preStarted.reported(
-        status,
+        idmapped.reported(status),
         "no pre-started jails (pool_size 0)",
         joinsHostPaths()
             ? ""
@@ -213,9 +216,9 @@ public final class NsjailBackend implements SandboxBackend {
    */
   @Override
   public Sandbox start(SandboxSpec spec) {
-    // The slot, already the sandbox user's, replaces the workspace directory.
-    Sandbox taken = preStarted.take(spec, workspaces, settings.sandboxUid());
-    return taken != null ? taken : startFresh(spec);
+    // A folder only its owner can use comes from an idmapped mount. The slot, already the sandbox
+    // user's, replaces the workspace directory.
+    return idmapped.start(spec, workspaces, null, preStarted, this::startFresh);
   }
 
   private Sandbox startFresh(SandboxSpec spec) {
@@ -274,6 +277,7 @@ public final class NsjailBackend implements SandboxBackend {
     starts.cgroups().removeOthers(settings.instanceId() + "_");
     starts.removeOrphanAgents(settings.instanceId());
     preStarted.removeOthers();
+    idmapped.removeOthers();
   }
 
   /** Whether a spec of the pooled shape can take a jail: its workspace can be given to one. */
@@ -290,5 +294,6 @@ public final class NsjailBackend implements SandboxBackend {
   public void close() {
     preStarted.close();
     starts.close();
+    idmapped.close();
   }
 }

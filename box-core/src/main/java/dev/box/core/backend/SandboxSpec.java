@@ -45,4 +45,22 @@ public record SandboxSpec(
   public SandboxSpec {
     extraMounts = List.copyOf(extraMounts);
   }
+
+  /** This spec with {@code workspace} and {@code extraMounts} in place of its own. */
+  public SandboxSpec withMounts(@Nullable SandboxMount workspace, List<SandboxMount> extraMounts) {
+    return new SandboxSpec(
+        this.sessionId,
+        this.sandboxName,
+        this.instanceId,
+        this.image,
+        this.network,
+        workspace,
+        extraMounts,
+        this.readOnlyRootfs,
+        this.cpus,
+        this.memoryMb,
+        this.pidsLimit,
+        this.egress,
+        this.persistent);
+  }
 }
