@@ -176,7 +176,9 @@ static const struct {
     {"openat", 3, 2},
 };
 #define SET_ID_BITS ((scmp_datum_t)(S_ISUID | S_ISGID))
-#define CREATING_FLAGS ((scmp_datum_t)(O_CREAT | __O_TMPFILE))
+/* __O_TMPFILE carries O_DIRECTORY with it: only its own bit, or every O_DIRECTORY open would be
+ * allowed by its mode register alone. */
+#define CREATING_FLAGS ((scmp_datum_t)(O_CREAT | (__O_TMPFILE & ~O_DIRECTORY)))
 
 /* personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26 and query. */
 static const unsigned long PERSONALITIES[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffffUL};

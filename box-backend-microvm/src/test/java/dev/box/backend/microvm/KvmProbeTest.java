@@ -28,10 +28,19 @@ class KvmProbeTest {
     return new MicrovmFiles(qemu, kernel, dir, dir.resolve("rootfs"), 1_000_000);
   }
 
+  private final AtomicInteger boots = new AtomicInteger();
+
+  /** The decision with a {@code /dev/kvm} that opens, kept in the test's directory. */
+  private KvmProbe.Decision decide(KvmProbe.TestBoot testBoot) throws Exception {
+    Path kvm = dir.resolve("kvm");
+    if (!Files.exists(kvm)) {
+      Files.writeString(kvm, "");
+    }
+    return KvmProbe.decide(files(), kvm, dir.resolve(KvmProbe.FILE), testBoot);
+  }
+
   @Test
   void withoutAUsableKvm_itIsTcg_andNothingBoots() throws Exception {
-    AtomicInteger boots = new AtomicInteger();
-
     KvmProbe.Decision decision =
         KvmProbe.decide(
             files(), dir.resolve("no-kvm"), dir.resolve(KvmProbe.FILE), boots::incrementAndGet);
@@ -43,39 +52,30 @@ class KvmProbeTest {
 
   @Test
   void aTestBootThatWorks_makesItKvm_andIsKeptForTheSameQemuAndKernel() throws Exception {
-    Path kvm = Files.writeString(dir.resolve("kvm"), "");
-    Path kept = dir.resolve(KvmProbe.FILE);
-    AtomicInteger boots = new AtomicInteger();
-
-    assertThat(KvmProbe.decide(files(), kvm, kept, boots::incrementAndGet).accel())
-        .isEqualTo(KvmProbe.Accel.KVM);
-    KvmProbe.Decision again = KvmProbe.decide(files(), kvm, kept, boots::incrementAndGet);
+    assertThat(decide(boots::incrementAndGet).accel()).isEqualTo(KvmProbe.Accel.KVM);
+    KvmProbe.Decision again = decide(boots::incrementAndGet);
 
     assertThat(again.accel()).isEqualTo(KvmProbe.Accel.KVM);
-    assertThat(again.why()).contains("kept in " + kept);
+    assertThat(again.why()).contains("kept in " + dir.resolve(KvmProbe.FILE));
     assertThat(boots).hasValue(1);
   }
 
   @Test
   void aTestBootThatFails_makesItTcg_sayingWhy_andAnotherKernelIsTriedAgain() throws Exception {
-    Path kvm = Files.writeString(dir.resolve("kvm"), "");
-    Path kept = dir.resolve(KvmProbe.FILE);
-    AtomicInteger boots = new AtomicInteger();
     KvmProbe.TestBoot hangs =
         () -> {
           boots.incrementAndGet();
           throw new IOException("the VM's agent did not answer\nwithin 30 s");
         };
 
-    KvmProbe.Decision decision = KvmProbe.decide(files(), kvm, kept, hangs);
+    KvmProbe.Decision decision = decide(hangs);
     assertThat(decision.accel()).isEqualTo(KvmProbe.Accel.TCG);
     assertThat(decision.why()).contains("did not reach", "did not answer within 30 s");
-    assertThat(KvmProbe.decide(files(), kvm, kept, hangs).accel()).isEqualTo(KvmProbe.Accel.TCG);
+    assertThat(decide(hangs).accel()).isEqualTo(KvmProbe.Accel.TCG);
     assertThat(boots).hasValue(1);
 
     Files.writeString(dir.resolve("vmlinuz"), "another kernel");
-    assertThat(KvmProbe.decide(files(), kvm, kept, boots::incrementAndGet).accel())
-        .isEqualTo(KvmProbe.Accel.KVM);
+    assertThat(decide(boots::incrementAndGet).accel()).isEqualTo(KvmProbe.Accel.KVM);
     assertThat(boots).hasValue(2);
   }
 }
