@@ -236,16 +236,19 @@ check(late.stdout === 'got hello\n' && heard.join('') === 'got hello\n', 'comman
 // A PTY: a terminal of the sandbox, typed into, resized, and left by exit.
 const typed = [];
 const seen = () => new TextDecoder().decode(Uint8Array.from(typed));
+// Waits until the terminal showed `text` (a string, or a RegExp to match): its output may come in
+// several chunks.
 async function untilSeen(text) {
-  for (let i = 0; i < 200 && !seen().includes(text); i++) {
+  const shown = () => (text instanceof RegExp ? text.test(seen()) : seen().includes(text));
+  for (let i = 0; i < 200 && !shown(); i++) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return seen().includes(text);
+  return shown();
 }
 const encode = (text) => new TextEncoder().encode(text);
 const terminal = await sbx.pty.create({ cols: 80, rows: 24, onData: (d) => typed.push(...d) });
 await sbx.pty.sendInput(terminal.pid, encode('stty size; tty\n'));
-check((await untilSeen('24 80')) && /\/dev\/pts\/[0-9]+/.test(seen()), 'pty: a terminal of 80x24');
+check((await untilSeen('24 80')) && (await untilSeen(/\/dev\/pts\/[0-9]+/)), 'pty: a terminal of 80x24');
 await sbx.pty.resize(terminal.pid, { cols: 100, rows: 30 });
 await sbx.pty.sendInput(terminal.pid, encode('stty size\n'));
 check(await untilSeen('30 100'), 'pty resize');
