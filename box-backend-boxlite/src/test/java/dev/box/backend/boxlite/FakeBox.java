@@ -1,6 +1,6 @@
 package dev.box.backend.boxlite;
 
-import dev.box.backend.e2b.FakeVm;
+import dev.box.fakemachine.FakeMachine;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -18,7 +18,7 @@ final class FakeBox {
   final Map<String, String> env;
   final boolean network;
   final Instant createdAt = Instant.now();
-  final FakeVm vm;
+  final FakeMachine vm;
   final Map<String, FakeExecution> executions = new ConcurrentHashMap<>();
   volatile String status = "configured";
   volatile Instant updatedAt = createdAt;
@@ -32,7 +32,7 @@ final class FakeBox {
       String workingDir,
       Map<String, String> env,
       boolean network,
-      FakeVm vm) {
+      FakeMachine vm) {
     this.id = id;
     this.name = name;
     this.image = image;

@@ -3,7 +3,7 @@ package dev.box.backend.boxlite;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.box.api.internal.FileTrees;
-import dev.box.backend.e2b.FakeVm;
+import dev.box.fakemachine.FakeMachine;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.HttpResponseException;
@@ -43,9 +43,9 @@ import org.eclipse.jetty.websocket.api.Session;
  *
  * <p>It is a fake because BoxLite needs KVM and libkrun, which the machines these tests run on do
  * not have. Each box is a private directory standing in for the VM's disk, its executions real
- * local processes under bubblewrap ({@link FakeVm}), with no network namespace of their own unless
- * the box's outbound network is disabled. What it does not model: VMs (the processes share the
- * host's kernel, process table and cgroups), images (none is pulled: every image name runs the
+ * local processes under bubblewrap ({@link FakeMachine}), with no network namespace of their own
+ * unless the box's outbound network is disabled. What it does not model: VMs (the processes share
+ * the host's kernel, process table and cgroups), images (none is pulled: every image name runs the
  * host's {@code /usr}), the box's {@code cpus} and {@code memory_mib} (recorded, not applied), the
  * {@code user} a box runs as (the fake's own), volumes, secrets, {@code allow_net}, snapshots,
  * clone, export, import, tunnels, metrics, images, API keys, file transfer ({@code /files}),
@@ -225,8 +225,7 @@ public final class FakeBoxlite implements AutoCloseable {
     String id = "bx" + hex(12);
     boolean network =
         !body.path("network").path("outbound").path("mode").asText("").equals("disabled");
-    FakeVm vm =
-        new FakeVm(id, "", image, Map.of(), network, Files.createDirectory(disks.resolve(id)));
+    FakeMachine vm = new FakeMachine(id, network, Files.createDirectory(disks.resolve(id)));
     Files.createDirectories(vm.root.resolve(workingDir.substring(1)));
     FakeBox box =
         new FakeBox(

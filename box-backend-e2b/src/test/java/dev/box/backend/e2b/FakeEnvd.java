@@ -184,7 +184,7 @@ final class FakeEnvd {
     } catch (IOException e) {
       // The client went away; the process goes on, as in envd.
     } finally {
-      vm.processes.remove(pid);
+      vm.forget(pid);
       try {
         out.close();
       } catch (IOException e) {
