@@ -160,7 +160,11 @@ record CreateRequest(
     return seconds;
   }
 
-  private static BoxEgress egress(JsonNode network, boolean internet) {
+  /**
+   * The egress rules of {@code network} ({@code allowOut}, {@code denyOut}; any other field is
+   * refused with 501), for a sandbox whose internet access is {@code internet}.
+   */
+  static BoxEgress egress(JsonNode network, boolean internet) {
     if (network.isMissingNode() || network.isNull()) {
       return BoxEgress.NONE;
     }
