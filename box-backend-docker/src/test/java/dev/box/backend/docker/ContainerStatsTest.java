@@ -12,40 +12,36 @@ import org.junit.jupiter.api.Test;
  * and v2 (taken from real answers, trimmed), and one that tells no memory.
  */
 class ContainerStatsTest {
-  private final ObjectMapper json = new ObjectMapper();
+
+  private static SandboxUsage usageOf(String stats) throws IOException {
+    return ContainerStats.usage(new ObjectMapper().readTree(stats));
+  }
 
   @Test
   void cgroupV2_subtractsTheFileCache() throws IOException {
-    SandboxUsage usage =
-        ContainerStats.usage(
-            json.readTree(
+    assertThat(
+            usageOf(
                 """
                 {"cpu_stats":{"cpu_usage":{"total_usage":81234000},"online_cpus":2},
                  "memory_stats":{"usage":5242880,"stats":{"anon":3145728,"file":2097152},
                                  "limit":268435456}}
-                """));
-
-    assertThat(usage).isEqualTo(new SandboxUsage(81_234_000, 3_145_728, 2_097_152));
+                """))
+        .isEqualTo(new SandboxUsage(81_234_000, 3_145_728, 2_097_152));
   }
 
   @Test
   void cgroupV1_subtractsTheTotalCache() throws IOException {
-    SandboxUsage usage =
-        ContainerStats.usage(
-            json.readTree(
+    assertThat(
+            usageOf(
                 """
                 {"cpu_stats":{"cpu_usage":{"total_usage":5}},
                  "memory_stats":{"usage":1048576,"stats":{"cache":4096,"total_cache":8192}}}
-                """));
-
-    assertThat(usage).isEqualTo(new SandboxUsage(5, 1_040_384, 8192));
+                """))
+        .isEqualTo(new SandboxUsage(5, 1_040_384, 8192));
   }
 
   @Test
   void aStoppedContainer_measuresNothing() throws IOException {
-    SandboxUsage usage =
-        ContainerStats.usage(json.readTree("{\"cpu_stats\":{},\"memory_stats\":{}}"));
-
-    assertThat(usage).isEqualTo(SandboxUsage.UNKNOWN);
+    assertThat(usageOf("{\"cpu_stats\":{},\"memory_stats\":{}}")).isEqualTo(SandboxUsage.UNKNOWN);
   }
 }

@@ -6,7 +6,6 @@ import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.Set;
 
 /**
@@ -27,15 +26,7 @@ record NetworkUpdate(BoxNetworkMode network, BoxEgress egress) {
 
   /** Reads {@code body}; throws E2B's 400 or 501 for what Box cannot take. */
   static NetworkUpdate read(JsonNode body) {
-    if (!body.isObject()) {
-      throw ApiError.badRequest("the body must be a JSON object");
-    }
-    for (Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
-      String name = names.next();
-      if (!FIELDS.contains(name)) {
-        throw ApiError.badRequest("unknown field '" + name + "'");
-      }
-    }
+    CreateRequest.requireFields(body, FIELDS);
     JsonNode internet = body.path("allow_internet_access");
     if (!internet.isMissingNode() && !internet.isBoolean()) {
       throw ApiError.badRequest("allow_internet_access must be true or false");
