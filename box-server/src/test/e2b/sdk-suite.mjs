@@ -9,6 +9,7 @@ const {
   AuthenticationError,
   CommandExitError,
   TimeoutError,
+  SandboxError,
 } = await import(process.env.E2B_MODULE);
 
 function check(condition, what) {
@@ -254,6 +255,34 @@ await sbx.pty.sendInput(terminal.pid, encode('stty size\n'));
 check(await untilSeen('30 100'), 'pty resize');
 await sbx.pty.sendInput(terminal.pid, encode('exit\n'));
 check((await terminal.wait()).exitCode === 0, 'pty exit');
+
+// Metrics: the sandbox's own usage, measured now. A background command holds 64 MiB (tail keeps
+// the unfinished last line of its input), which the memory used shows.
+const [metric] = await sbx.getMetrics();
+check(
+  metric.cpuCount >= 1 &&
+    metric.cpuUsedPct >= 0 &&
+    metric.cpuUsedPct <= 100 &&
+    metric.memUsed > 0 &&
+    metric.memTotal >= metric.memUsed &&
+    metric.diskUsed > 0 &&
+    metric.diskTotal >= metric.diskUsed &&
+    !Number.isNaN(metric.timestamp.getTime()),
+  'getMetrics: ' + JSON.stringify(metric),
+);
+const holder = await sbx.commands.run('(head -c 67108864 /dev/zero; sleep 300) | tail -n 1', {
+  background: true,
+  timeoutMs: 0,
+});
+const memUsed = async () => (await Sandbox.getMetrics(sbx.sandboxId))[0].memUsed;
+await until(async () => (await memUsed()) >= metric.memUsed + 48 * 1024 * 1024, 'getMetrics sees 64 MiB held');
+await holder.kill();
+
+// The network is set when a sandbox starts: an update to the network it has is served, a change
+// is refused.
+await sbx.updateNetwork({});
+check(true, 'updateNetwork to the network it has');
+await rejects(sbx.updateNetwork({ denyOut: ['192.0.2.1'] }), SandboxError, 'updateNetwork that changes it');
 
 const wrongKey = { apiKey: 'wrong-key' };
 await rejects(Sandbox.list(wrongKey).nextItems(), AuthenticationError, 'wrong API key (list)');

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.core.backend.SandboxUsage;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -54,6 +55,14 @@ public interface CgroupDriver {
      */
     default void thaw() {
       throw new IllegalStateException("the sandbox's cgroups cannot freeze");
+    }
+
+    /**
+     * What the sandbox's processes use, from its cgroups' counters; what no cgroup counts here is
+     * unmeasured. Never throws.
+     */
+    default SandboxUsage usage() {
+      return SandboxUsage.UNKNOWN;
     }
 
     /** Kills every process in the sandbox's cgroups (frozen ones included) and removes them. */

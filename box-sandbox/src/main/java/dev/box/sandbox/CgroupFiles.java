@@ -1,6 +1,7 @@
 package dev.box.sandbox;
 
 import dev.box.api.time.Ticker;
+import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -82,6 +83,48 @@ final class CgroupFiles {
 
   static void write(Path file, String value) throws IOException {
     Files.writeString(file, value, StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * The number {@code file} holds (a cgroup counter such as {@code memory.current}), or {@link
+   * SandboxUsage#UNMEASURED} when it cannot be read.
+   */
+  static long number(Path file) {
+    try {
+      return Long.parseLong(Files.readString(file, StandardCharsets.US_ASCII).strip());
+    } catch (IOException | NumberFormatException e) {
+      return SandboxUsage.UNMEASURED;
+    }
+  }
+
+  /**
+   * The value of {@code key} in the flat keyed file {@code file} ({@code memory.stat}, {@code
+   * cpu.stat}: a key and a number per line), or {@link SandboxUsage#UNMEASURED} when it has none or
+   * cannot be read.
+   */
+  static long keyed(Path file, String key) {
+    try {
+      for (String line : Files.readAllLines(file, StandardCharsets.US_ASCII)) {
+        String[] f = line.strip().split(" ");
+        if (f.length == 2 && f[0].equals(key)) {
+          return Long.parseLong(f[1]);
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      return SandboxUsage.UNMEASURED;
+    }
+    return SandboxUsage.UNMEASURED;
+  }
+
+  /**
+   * The usage of a sandbox from its counters: {@code memoryBytes} with the page cache, of which
+   * {@code cacheBytes} is cache; either unmeasured makes the memory unmeasured.
+   */
+  static SandboxUsage usage(long cpuNanos, long memoryBytes, long cacheBytes) {
+    if (memoryBytes < 0 || cacheBytes < 0) {
+      return new SandboxUsage(cpuNanos, SandboxUsage.UNMEASURED, SandboxUsage.UNMEASURED);
+    }
+    return new SandboxUsage(cpuNanos, Math.max(0, memoryBytes - cacheBytes), cacheBytes);
   }
 
   /** The pids in {@code dir}/cgroup.procs; empty when the directory is gone. */

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,12 +18,15 @@ import org.slf4j.LoggerFactory;
  * the server's own cgroup of that hierarchy (the memory one may itself be nested). Each spawned
  * process tree gets a child cgroup in the pids hierarchy, so that it can be killed as a whole while
  * the sandbox's limits cover all of them. Where the freezer hierarchy is writable, every process of
- * the sandbox joins the sandbox's cgroup there too, which freezes them all at once.
+ * the sandbox joins the sandbox's cgroup there too, which freezes them all at once; and where the
+ * cpuacct hierarchy is, there too, whose counter is the sandbox's CPU time.
  *
  * @param pidsBase the server's cgroup in the pids hierarchy
  * @param memoryBase the server's cgroup in the memory hierarchy, or null when it is not writable
  * @param cpuBase the server's cgroup in the cpu hierarchy, or null when it is not writable
  * @param freezerBase the server's cgroup in the freezer hierarchy, or null when it is not writable
+ * @param cpuacctBase the server's cgroup in the cpuacct hierarchy (which may be the cpu one), or
+ *     null when it is not writable
  * @param memsw whether the memory hierarchy accounts swap, so that it is limited with memory
  * @param files what removes from the cgroup filesystems
  */
@@ -31,12 +35,14 @@ public record CgroupV1Driver(
     @Nullable Path memoryBase,
     @Nullable Path cpuBase,
     @Nullable Path freezerBase,
+    @Nullable Path cpuacctBase,
     boolean memsw,
     CgroupFiles files)
     implements CgroupDriver {
   private static final Logger log = LoggerFactory.getLogger(CgroupV1Driver.class);
   private static final long CPU_PERIOD_US = 100_000;
   private static final String FREEZER_STATE = "freezer.state";
+  private static final String CPUACCT_USAGE = "cpuacct.usage";
 
   /**
    * The driver for this host, or null when the pids hierarchy (needed to track process trees) is
@@ -54,8 +60,9 @@ public record CgroupV1Driver(
     Path memory = prepare(layout.v1Dir("memory"), baseName, "memory.limit_in_bytes", files);
     Path cpu = prepare(layout.v1Dir("cpu"), baseName, "cpu.cfs_quota_us", files);
     Path freezer = prepare(layout.v1Dir("freezer"), baseName, FREEZER_STATE, files);
+    Path cpuacct = prepare(layout.v1Dir("cpuacct"), baseName, CPUACCT_USAGE, files);
     boolean memsw = memory != null && Files.exists(memory.resolve("memory.memsw.limit_in_bytes"));
-    return new CgroupV1Driver(pids, memory, cpu, freezer, memsw, files);
+    return new CgroupV1Driver(pids, memory, cpu, freezer, cpuacct, memsw, files);
   }
 
   private static @Nullable Path prepare(
@@ -124,7 +131,14 @@ public record CgroupV1Driver(
         freezer = Files.createDirectories(freezerBase.resolve(name));
         dirs.add(freezer);
       }
-      return new V1Session(pids, memory, cpu, freezer, files);
+      Path cpuacct = null;
+      if (cpuacctBase != null && cpuacctBase.equals(cpuBase)) {
+        cpuacct = cpu;
+      } else if (cpuacctBase != null) {
+        cpuacct = Files.createDirectories(cpuacctBase.resolve(name));
+        dirs.add(cpuacct);
+      }
+      return new V1Session(pids, memory, cpu, freezer, cpuacct, files);
     } catch (IOException e) {
       dirs.forEach(files::removeTree);
       throw new IllegalStateException("cannot create cgroups for " + name + ": " + e, e);
@@ -143,6 +157,7 @@ public record CgroupV1Driver(
     bases.add(pidsBase);
     if (memoryBase != null) bases.add(memoryBase);
     if (cpuBase != null) bases.add(cpuBase);
+    if (cpuacctBase != null && !cpuacctBase.equals(cpuBase)) bases.add(cpuacctBase);
     return bases;
   }
 
@@ -177,6 +192,7 @@ public record CgroupV1Driver(
     private final @Nullable Path memory;
     private final @Nullable Path cpu;
     private final @Nullable Path freezer;
+    private final @Nullable Path cpuacct;
     private final CgroupFiles files;
     private final AtomicLong counter = new AtomicLong();
 
@@ -185,11 +201,13 @@ public record CgroupV1Driver(
         @Nullable Path memory,
         @Nullable Path cpu,
         @Nullable Path freezer,
+        @Nullable Path cpuacct,
         CgroupFiles files) {
       this.pids = pids;
       this.memory = memory;
       this.cpu = cpu;
       this.freezer = freezer;
+      this.cpuacct = cpuacct;
       this.files = files;
     }
 
@@ -215,6 +233,8 @@ public record CgroupV1Driver(
         }
         if (cpu != null) procsFiles.add(cpu.resolve("cgroup.procs"));
         if (freezer != null) procsFiles.add(freezer.resolve("cgroup.procs"));
+        if (cpuacct != null && !cpuacct.equals(cpu))
+          procsFiles.add(cpuacct.resolve("cgroup.procs"));
         return new V1ProcessGroup(group, ownMemory, procsFiles, this.files);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
@@ -252,6 +272,24 @@ public record CgroupV1Driver(
       return freezer;
     }
 
+    /**
+     * {@code cpuacct.usage}, and {@code memory.usage_in_bytes} with {@code memory.stat}'s {@code
+     * total_cache}; both count the process groups below the sandbox's cgroups.
+     */
+    @Override
+    public SandboxUsage usage() {
+      Path acct = cpuacct;
+      Path mem = memory;
+      return CgroupFiles.usage(
+          acct == null ? SandboxUsage.UNMEASURED : CgroupFiles.number(acct.resolve(CPUACCT_USAGE)),
+          mem == null
+              ? SandboxUsage.UNMEASURED
+              : CgroupFiles.number(mem.resolve("memory.usage_in_bytes")),
+          mem == null
+              ? SandboxUsage.UNMEASURED
+              : CgroupFiles.keyed(mem.resolve("memory.stat"), "total_cache"));
+    }
+
     @Override
     public void destroy() {
       if (freezer != null) {
@@ -270,6 +308,10 @@ public record CgroupV1Driver(
       if (freezer != null) {
         files.killAll(freezer);
         files.removeTree(freezer);
+      }
+      if (cpuacct != null && !cpuacct.equals(cpu)) {
+        files.killAll(cpuacct);
+        files.removeTree(cpuacct);
       }
     }
   }

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -157,6 +158,19 @@ public final class CgroupV2Driver implements CgroupDriver {
     /** Whether cgroup.events says the cgroup is frozen. */
     private static boolean frozen(String events) {
       return events.lines().anyMatch(line -> line.strip().equals("frozen 1"));
+    }
+
+    /**
+     * {@code cpu.stat}'s {@code usage_usec}, {@code memory.current} and {@code memory.stat}'s file
+     * cache.
+     */
+    @Override
+    public SandboxUsage usage() {
+      long micros = CgroupFiles.keyed(dir.resolve("cpu.stat"), "usage_usec");
+      return CgroupFiles.usage(
+          micros < 0 ? SandboxUsage.UNMEASURED : micros * 1000,
+          CgroupFiles.number(dir.resolve("memory.current")),
+          CgroupFiles.keyed(dir.resolve("memory.stat"), "file"));
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.box.sandbox;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxUsage;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -27,6 +28,11 @@ interface ForwardingSandbox extends Sandbox {
   @Override
   default SandboxProcess spawn(ProcessSpec spec) {
     return sandbox().spawn(spec);
+  }
+
+  @Override
+  default SandboxUsage usage() {
+    return sandbox().usage();
   }
 
   @Override

@@ -6,6 +6,7 @@ import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxUsage;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
 import java.util.List;
@@ -100,6 +101,12 @@ public record NamespaceSandbox(
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "cannot resume sandbox " + name + ": " + e.getMessage(), e);
     }
+  }
+
+  /** The counters of the sandbox's cgroups; nothing where it has none. */
+  @Override
+  public SandboxUsage usage() {
+    return cgroup.usage();
   }
 
   /** The mounted exec agent's pipe; none when processes start through the launcher. */

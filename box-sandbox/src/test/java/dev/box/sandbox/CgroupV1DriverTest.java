@@ -3,6 +3,7 @@ package dev.box.sandbox;
 import static dev.box.sandbox.FakeCgroupFs.read;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -111,6 +112,46 @@ class CgroupV1DriverTest {
     writable(memory(), "memory.limit_in_bytes");
 
     assertThat(CgroupV1Driver.probe(layout(), BASE, fs.files)).isNull();
+  }
+
+  /**
+   * A cpuacct hierarchy of its own, as on hosts that mount it apart from cpu: the session's cgroup
+   * there counts its CPU time, and every process group joins it.
+   */
+  @Test
+  void usage_readsCpuacctAndMemoryWithoutTheCache() throws IOException {
+    Path cpuacct = root.resolve("cpuacct/box.service");
+    CgroupLayout layout =
+        CgroupLayout.parse(
+            List.of(
+                "cgroup " + root.resolve("pids") + " cgroup rw,relatime,pids 0 0",
+                "cgroup " + root.resolve("memory") + " cgroup rw,relatime,memory 0 0",
+                "cgroup " + root.resolve("cpuacct") + " cgroup rw,relatime,cpuacct 0 0"),
+            List.of("5:pids:/box.service", "4:memory:/box.service", "2:cpuacct:/box.service"));
+    writable(pids(), "pids.max");
+    writable(memory(), "memory.limit_in_bytes");
+    writable(cpuacct, "cpuacct.usage");
+    CgroupDriver.SessionCgroup session =
+        Objects.requireNonNull(CgroupV1Driver.probe(layout, BASE, fs.files))
+            .createSession("inst_s1", 256, 64, 1.5);
+    FakeCgroupFs.write(cpuacct.resolve(BASE + "/inst_s1/cpuacct.usage"), "123456789\n");
+    assertThat(session.createProcessGroup(0).procsFiles())
+        .contains(cpuacct.resolve(BASE + "/inst_s1/cgroup.procs"));
+    Path memory = memory().resolve(BASE + "/inst_s1");
+    FakeCgroupFs.write(memory.resolve("memory.usage_in_bytes"), "8388608\n");
+    FakeCgroupFs.write(memory.resolve("memory.stat"), "cache 1\ntotal_cache 2097152\n");
+
+    assertThat(session.usage()).isEqualTo(new SandboxUsage(123_456_789, 6_291_456, 2_097_152));
+  }
+
+  @Test
+  void usage_withoutACpuacctHierarchy_leavesCpuUnmeasured() throws IOException {
+    CgroupDriver.SessionCgroup session = session();
+    Path memory = memory().resolve(BASE + "/inst_s1");
+    FakeCgroupFs.write(memory.resolve("memory.usage_in_bytes"), "4096\n");
+    FakeCgroupFs.write(memory.resolve("memory.stat"), "total_cache 0\n");
+
+    assertThat(session.usage()).isEqualTo(new SandboxUsage(-1, 4096, 0));
   }
 
   @Test

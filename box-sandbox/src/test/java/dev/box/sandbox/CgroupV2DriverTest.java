@@ -4,6 +4,7 @@ import static dev.box.sandbox.FakeCgroupFs.read;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -63,6 +64,24 @@ class CgroupV2DriverTest {
     Process process = new ProcessBuilder("sleep", "600").start();
     processes.add(process);
     return process;
+  }
+
+  @Test
+  void usage_readsCpuTimeAndMemoryWithoutTheFileCache() throws IOException {
+    CgroupDriver.SessionCgroup session = session();
+    FakeCgroupFs.write(sessionDir().resolve("cpu.stat"), "usage_usec 2500\nuser_usec 2000\n");
+    FakeCgroupFs.write(sessionDir().resolve("memory.current"), "10485760\n");
+    FakeCgroupFs.write(sessionDir().resolve("memory.stat"), "anon 6291456\nfile 4194304\n");
+
+    assertThat(session.usage()).isEqualTo(new SandboxUsage(2_500_000, 6_291_456, 4_194_304));
+  }
+
+  @Test
+  void usage_withoutMemoryCounters_leavesMemoryUnmeasured() throws IOException {
+    CgroupDriver.SessionCgroup session = session();
+    FakeCgroupFs.write(sessionDir().resolve("cpu.stat"), "usage_usec 7\n");
+
+    assertThat(session.usage()).isEqualTo(new SandboxUsage(7000, -1, -1));
   }
 
   @Test

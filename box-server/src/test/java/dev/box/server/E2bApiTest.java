@@ -135,6 +135,120 @@ class E2bApiTest {
   }
 
   @Test
+  void metrics_measureTheSandboxesSessionNow() {
+    List<JsonNode> wrote =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"head -c 3000000 /dev/zero"
+                + " > metrics.bin\"]}}",
+            Map.of());
+    assertThat(endCode(wrote)).isEmpty();
+
+    Answer metrics = control("GET", "/e2b/sandboxes/" + sandboxId + "/metrics?start=1&end=2", "");
+
+    assertThat(metrics.status()).as(metrics.body().toString()).isEqualTo(200);
+    assertThat(metrics.body()).hasSize(1);
+    JsonNode metric = metrics.body().get(0);
+    assertThat(java.time.Instant.parse(metric.path("timestamp").asText()).getEpochSecond())
+        .isEqualTo(metric.path("timestampUnix").asLong());
+    assertThat(metric.path("cpuCount").asInt()).isEqualTo(1);
+    assertThat(metric.path("cpuUsedPct").asDouble()).isBetween(0.0, 100.0);
+    assertThat(metric.path("memTotal").asLong()).isEqualTo(512L * 1024 * 1024);
+    assertThat(metric.path("memUsed").asLong()).isPositive().isLessThan(512L * 1024 * 1024);
+    assertThat(metric.path("memCache").asLong()).isNotNegative();
+    assertThat(metric.path("diskUsed").asLong()).isGreaterThanOrEqualTo(3_000_000);
+    assertThat(metric.path("diskTotal").asLong())
+        .isGreaterThanOrEqualTo(metric.path("diskUsed").asLong());
+  }
+
+  @Test
+  void metrics_ofSeveralSandboxes_leaveUnknownOnesOut() {
+    Answer both = control("GET", "/e2b/sandboxes/metrics?sandbox_ids=" + sandboxId + ",nosuch", "");
+
+    assertThat(both.status()).as(both.body().toString()).isEqualTo(200);
+    assertThat(both.body().path("sandboxes").fieldNames()).toIterable().containsExactly(sandboxId);
+    assertThat(both.body().at("/sandboxes/" + sandboxId + "/cpuCount").asInt()).isEqualTo(1);
+    assertThat(control("GET", "/e2b/sandboxes/metrics", "").status()).isEqualTo(400);
+  }
+
+  @Test
+  void metrics_refuseAMissingKey_unknownSandboxes_andBadTimes() {
+    String path = "/e2b/sandboxes/" + sandboxId + "/metrics";
+    assertThat(box.send("GET", path, "", Map.of()).status()).isEqualTo(401);
+    assertThat(control("GET", "/e2b/sandboxes/nosuch/metrics", "").body().path("code").asInt())
+        .isEqualTo(404);
+    Answer bad = control("GET", path + "?start=yesterday", "");
+    assertThat(bad.status()).isEqualTo(400);
+    assertThat(bad.body().path("message").asText()).contains("start must be a whole number");
+    assertThat(control("GET", path + "?start=20&end=10", "").status()).isEqualTo(400);
+  }
+
+  @Test
+  void logs_tellTheCommandsStartedAndEnded() {
+    String marker = "logged" + System.nanoTime();
+    List<JsonNode> ran =
+        stream(
+            "Start",
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"exit 3\",\"" + marker + "\"]}}",
+            Map.of());
+    int pid = ran.get(0).at("/message/event/start/pid").asInt();
+    String v2 = "/e2b/v2/sandboxes/" + sandboxId + "/logs";
+
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        control("GET", v2 + "?search=process%20" + pid + "%20", "")
+                            .body()
+                            .path("logs")
+                            .findValuesAsText("message"))
+                    .containsExactly(
+                        "process " + pid + " started: /bin/sh -c exit 3 " + marker,
+                        "process " + pid + " ended: exit code 3"));
+    JsonNode newest = control("GET", v2 + "?direction=backward&limit=1", "").body().path("logs");
+    assertThat(newest).hasSize(1);
+    assertThat(newest.get(0).path("level").asText()).isEqualTo("info");
+    assertThat(newest.get(0).at("/fields/pid").asText()).isNotEmpty();
+    assertThat(control("GET", v2 + "?level=error", "").body().path("logs")).isEmpty();
+    JsonNode v1 = control("GET", "/e2b/sandboxes/" + sandboxId + "/logs?start=0", "").body();
+    assertThat(v1.path("logs").findValuesAsText("line"))
+        .contains("process " + pid + " ended: exit code 3");
+    assertThat(v1.path("logEntries").size()).isEqualTo(v1.path("logs").size());
+    assertThat(v1.path("logs").get(0).path("line").asText()).startsWith("sandbox created");
+  }
+
+  @Test
+  void logs_refuseBadQueries_andUnknownSandboxes() {
+    String v2 = "/e2b/v2/sandboxes/" + sandboxId + "/logs";
+    assertThat(control("GET", v2 + "?level=loud", "").status()).isEqualTo(400);
+    assertThat(control("GET", v2 + "?direction=sideways", "").status()).isEqualTo(400);
+    assertThat(control("GET", v2 + "?limit=1001", "").status()).isEqualTo(400);
+    assertThat(control("GET", "/e2b/v2/sandboxes/nosuch/logs", "").status()).isEqualTo(404);
+    assertThat(control("GET", "/e2b/sandboxes/nosuch/logs", "").status()).isEqualTo(404);
+    assertThat(box.send("GET", v2, "", Map.of()).status()).isEqualTo(401);
+  }
+
+  @Test
+  void networkUpdate_changingTheNetwork_isRefused_neverIgnored() {
+    String path = "/e2b/sandboxes/" + sandboxId + "/network";
+    assertThat(control("PUT", path, "{}").status()).as("the network it has").isEqualTo(204);
+    assertThat(control("PUT", path, "{\"allow_internet_access\":true}").status()).isEqualTo(204);
+
+    Answer change = control("PUT", path, "{\"denyOut\":[\"8.8.8.8/32\"]}");
+    assertThat(change.status()).isEqualTo(501);
+    assertThat(change.body().path("code").asInt()).isEqualTo(501);
+    assertThat(change.body().path("message").asText()).contains("cannot change while it runs");
+    assertThat(control("PUT", path, "{\"allow_internet_access\":false}").status()).isEqualTo(501);
+    assertThat(control("PUT", path, "{\"allowOut\":[\"example.com\"]}").status()).isEqualTo(400);
+    assertThat(control("PUT", path, "{\"surprise\":1}").status()).isEqualTo(400);
+    assertThat(control("PUT", path, "{\"egressProxy\":{\"address\":\"p:1\"}}").status())
+        .isEqualTo(501);
+    assertThat(control("PUT", "/e2b/sandboxes/nosuch/network", "{}").status()).isEqualTo(404);
+    assertThat(box.send("PUT", path, "{}", Map.of()).status()).isEqualTo(401);
+  }
+
+  @Test
   void pauseResumeAndConnect_freezeAndThawTheSession_asE2bAnswers() {
     Answer made = control("POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"paused\"}}");
     String id = made.text("sandboxID");

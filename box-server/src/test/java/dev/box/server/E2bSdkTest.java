@@ -57,6 +57,7 @@ class E2bSdkTest {
         .contains("ok commands.connect after disconnect")
         .contains("ok recursive watchDir sees a nested file", "ok stop() ends the watch process")
         .contains("ok download by a signed URL", "ok upload by a signed URL")
+        .contains("ok getMetrics sees 64 MiB held", "ok updateNetwork that changes it")
         .contains("ok wrong API key (list) (AuthenticationError");
   }
 

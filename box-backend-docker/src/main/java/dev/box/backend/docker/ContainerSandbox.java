@@ -7,6 +7,7 @@ import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxUsage;
 import dev.box.core.backend.TaggedTree;
 import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
@@ -46,6 +47,7 @@ final class ContainerSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(ContainerSandbox.class);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration KILL_TIMEOUT = Duration.ofSeconds(10);
+  private static final Duration STATS_TIMEOUT = Duration.ofSeconds(10);
 
   /** Signals the tree tagged {@code $__BOX_KILL} with {@code $__BOX_SIG}; fixed text, no input. */
   static final String SIGNAL_TREE = TaggedTree.SIGNAL_SCRIPT;
@@ -235,6 +237,26 @@ final class ContainerSandbox implements Sandbox {
       } catch (IOException e) {
         log.warn("cannot kill container {}: {}", name, e.toString());
       }
+    }
+  }
+
+  /**
+   * The engine's one-shot stats of the container ({@link ContainerStats}); nothing when it cannot
+   * be asked.
+   */
+  @Override
+  public SandboxUsage usage() {
+    try {
+      EngineClient.Response answer =
+          engine.call(
+              "GET",
+              "/containers/" + containerId + "/stats?stream=false&one-shot=true",
+              null,
+              STATS_TIMEOUT);
+      return answer.ok() ? ContainerStats.usage(answer.json()) : SandboxUsage.UNKNOWN;
+    } catch (IOException e) {
+      log.debug("cannot read the stats of container {}: {}", name, e.toString());
+      return SandboxUsage.UNKNOWN;
     }
   }
 

@@ -75,6 +75,15 @@ public interface Sandbox {
   }
 
   /**
+   * What the sandbox's processes use now: CPU time and memory, as the backend can measure them (a
+   * paused sandbox included). Never throws: what cannot be measured, or a sandbox that cannot be
+   * asked, is {@link SandboxUsage#UNMEASURED}. The default measures nothing.
+   */
+  default SandboxUsage usage() {
+    return SandboxUsage.UNKNOWN;
+  }
+
+  /**
    * Kills every process of the sandbox and removes what the backend created for it, except the
    * workspace; idempotent.
    */

@@ -512,6 +512,16 @@ public final class SessionManager implements AutoCloseable {
     shutdown();
   }
 
+  /**
+   * What the session {@code id} uses now: its sandbox's CPU time and memory, as the backend
+   * measures them, and its private workspace's disk. A paused session is measured as it is.
+   *
+   * @throws BoxSessionNotFoundException when it does not exist
+   */
+  public SessionUsage usage(String id) {
+    return SessionUsage.measure(require(id), clock.instant());
+  }
+
   /** Locks the session {@code id} once no start of it is in progress (bounded). */
   KeyedLocks.Held lock(String id) {
     return table.lockSettled(id);

@@ -18,18 +18,23 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * E2B's control plane at {@code /e2b}: a sandbox is created as a Box session on the server's
- * backend, listed, read, given a new timeout, paused, resumed and killed; what Box does not serve
- * (snapshots, fork, network updates, metrics, logs) is refused with E2B's error body and the
- * reason. Every request needs {@code X-API-Key}: one of the server's control tokens, or a key it
- * issued.
+ * backend, listed, read, given a new timeout, paused, resumed and killed; its metrics, logs and
+ * network update are {@link SandboxStatusRoutes}'; what Box does not serve (snapshots, fork) is
+ * refused with E2B's error body and the reason. Every request needs {@code X-API-Key}: one of the
+ * server's control tokens, or a key it issued.
  *
  * @param sandboxes the sandboxes
  * @param answers how answers are written
  * @param tokens the control tokens {@code X-API-Key} is checked against
  * @param keys the issued keys {@code X-API-Key} is checked against
+ * @param status the routes of a sandbox's metrics, logs and network
  */
 record ControlPlaneRoutes(
-    E2bSandboxes sandboxes, E2bAnswers answers, ControlTokens tokens, ApiKeys keys) {
+    E2bSandboxes sandboxes,
+    E2bAnswers answers,
+    ControlTokens tokens,
+    ApiKeys keys,
+    SandboxStatusRoutes status) {
   static final String PREFIX = "/e2b";
   private static final String SANDBOX = PREFIX + "/sandboxes/{id}";
   private static final int MAX_PAGE = 100;
@@ -50,6 +55,8 @@ record ControlPlaneRoutes(
     post(config, PREFIX + "/sandboxes", this::create);
     get(config, PREFIX + "/v2/sandboxes", this::list);
     get(config, PREFIX + "/sandboxes", this::list);
+    // Before the sandbox's own route, whose {id} it would otherwise be.
+    get(config, PREFIX + "/sandboxes/metrics", status::batchMetrics);
     post(config, PREFIX + "/v2/sandboxes/{id}/connect", this::connect);
     post(config, SANDBOX + "/connect", this::connect);
     get(config, SANDBOX, this::detail);
@@ -58,12 +65,13 @@ record ControlPlaneRoutes(
     post(config, SANDBOX + "/refreshes", this::refresh);
     post(config, SANDBOX + "/pause", this::pause);
     post(config, SANDBOX + "/resume", this::resume);
-    unsupported(config, "POST", SANDBOX + "/fork", "forking a sandbox");
-    unsupported(config, "POST", SANDBOX + "/snapshots", "snapshots");
-    unsupported(config, "PUT", SANDBOX + "/network", "changing a running sandbox's network");
-    unsupported(config, "GET", SANDBOX + "/metrics", "sandbox metrics");
-    unsupported(config, "GET", SANDBOX + "/logs", "sandbox logs");
-    unsupported(config, "GET", PREFIX + "/v2/sandboxes/{id}/logs", "sandbox logs");
+    unsupported(config, SANDBOX + "/fork", "forking a sandbox");
+    unsupported(config, SANDBOX + "/snapshots", "snapshots");
+    config.routes.put(
+        SANDBOX + "/network", ctx -> answers.control(ctx, this::authorize, status::network));
+    get(config, SANDBOX + "/metrics", status::metrics);
+    get(config, SANDBOX + "/logs", status::logs);
+    get(config, PREFIX + "/v2/sandboxes/{id}/logs", status::logsV2);
   }
 
   private void post(JavalinConfig config, String path, E2bAnswers.Action action) {
@@ -75,17 +83,14 @@ record ControlPlaneRoutes(
   }
 
   /** A route of a sandbox that answers 404 for an unknown sandbox, else 501 with the reason. */
-  private void unsupported(JavalinConfig config, String method, String path, String what) {
-    E2bAnswers.Action refuse =
+  private void unsupported(JavalinConfig config, String path, String what) {
+    post(
+        config,
+        path,
         ctx -> {
           sandbox(ctx);
           throw ApiError.notSupported(what);
-        };
-    switch (method) {
-      case "POST" -> post(config, path, refuse);
-      case "PUT" -> config.routes.put(path, ctx -> answers.control(ctx, this::authorize, refuse));
-      default -> get(config, path, refuse);
-    }
+        });
   }
 
   /**
@@ -124,7 +129,8 @@ record ControlPlaneRoutes(
             now,
             now.plusSeconds(request.timeoutSeconds()),
             new ProcessTable(),
-            new WatchTable());
+            new WatchTable(),
+            new SandboxLog());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
   }

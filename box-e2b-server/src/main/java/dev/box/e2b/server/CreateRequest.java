@@ -68,15 +68,7 @@ record CreateRequest(
 
   /** Reads {@code body}; throws a 400 {@link ApiError} naming what is wrong or not supported. */
   static CreateRequest read(JsonNode body) {
-    if (!body.isObject()) {
-      throw ApiError.badRequest("the body must be a JSON object");
-    }
-    for (Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
-      String name = names.next();
-      if (!FIELDS.contains(name)) {
-        throw ApiError.badRequest("unknown field '" + name + "'");
-      }
-    }
+    requireFields(body, FIELDS);
     refuseSet(body, "autoPause", "auto-pause");
     refuseSet(body, "autoPauseMemory", "auto-pause");
     refuseSet(body.path("autoResume"), "enabled", "auto-resume");
@@ -160,7 +152,11 @@ record CreateRequest(
     return seconds;
   }
 
-  private static BoxEgress egress(JsonNode network, boolean internet) {
+  /**
+   * The egress rules of {@code network} ({@code allowOut}, {@code denyOut}; any other field is
+   * refused with 501), for a sandbox whose internet access is {@code internet}.
+   */
+  static BoxEgress egress(JsonNode network, boolean internet) {
     if (network.isMissingNode() || network.isNull()) {
       return BoxEgress.NONE;
     }
@@ -187,6 +183,22 @@ record CreateRequest(
     } catch (BoxValidationException e) {
       throw ApiError.badRequest(
           e.getMessage() + " (Box's egress rules take IP addresses and CIDR blocks, not domains)");
+    }
+  }
+
+  /**
+   * Refuses with 400 a {@code body} that is not a JSON object, or has a field not in {@code
+   * fields}.
+   */
+  static void requireFields(JsonNode body, Set<String> fields) {
+    if (!body.isObject()) {
+      throw ApiError.badRequest("the body must be a JSON object");
+    }
+    for (Iterator<String> names = body.fieldNames(); names.hasNext(); ) {
+      String name = names.next();
+      if (!fields.contains(name)) {
+        throw ApiError.badRequest("unknown field '" + name + "'");
+      }
     }
   }
 

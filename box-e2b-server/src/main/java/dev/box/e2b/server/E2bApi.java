@@ -42,8 +42,10 @@ public final class E2bApi {
             sessions, new SandboxRecords(sessions.config().dataDir(), answers.mapper()));
     ApiKeys keys = ApiKeys.open(sessions.config().dataDir().resolve(KEYS_FILE), answers.mapper());
     new ApiKeyRoutes(keys, answers.mapper(), sessions.clock()).register(config);
-    new ControlPlaneRoutes(sandboxes, answers, tokens, keys).register(config);
-    ProcessRpc processes = new ProcessRpc(sessions.processes(), answers.mapper());
+    SandboxStatusRoutes status =
+        new SandboxStatusRoutes(sandboxes, answers, new SandboxMetrics(sessions, answers.mapper()));
+    new ControlPlaneRoutes(sandboxes, answers, tokens, keys, status).register(config);
+    ProcessRpc processes = new ProcessRpc(sessions.processes(), answers.mapper(), sessions.clock());
     new EnvdRoutes(
             sandboxes, answers, processes, sessions.config().dataDir().resolve("e2b-uploads"))
         .register(config);

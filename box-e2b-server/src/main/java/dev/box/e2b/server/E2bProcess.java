@@ -48,6 +48,7 @@ final class E2bProcess {
   private volatile boolean delivering;
   private volatile @Nullable String killedBy;
   private volatile boolean expired;
+  private volatile int exitCode = -1;
   private boolean ended;
   private @Nullable ScheduledFuture<?> deadline;
 
@@ -100,6 +101,16 @@ final class E2bProcess {
     }
     watchers.add(watcher);
     return true;
+  }
+
+  /** Its exit code once it ended, -1 before. */
+  int exitCode() {
+    return exitCode;
+  }
+
+  /** Why Box killed it ({@code signal: killed}, {@code context deadline exceeded}), or null. */
+  @Nullable String killedBy() {
+    return killedBy;
   }
 
   /** Whether its end was told. */
@@ -264,6 +275,7 @@ final class E2bProcess {
                     "deadline_exceeded",
                     "process " + pid + " ran out of time (Connect-Timeout-Ms): it was killed")
                 : null);
+    this.exitCode = exitCode;
     synchronized (this) {
       ended = true;
       if (deadline != null) {

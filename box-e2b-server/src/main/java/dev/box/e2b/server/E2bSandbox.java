@@ -19,6 +19,7 @@ import java.util.Map;
  * @param endAt when it is killed unless its timeout is set again
  * @param processes its running processes, the same table in every record of it
  * @param watches its directory watches, the same table in every record of it
+ * @param log what Box saw happen to it, the same log in every record of it
  */
 record E2bSandbox(
     String sandboxId,
@@ -30,7 +31,8 @@ record E2bSandbox(
     Instant startedAt,
     Instant endAt,
     ProcessTable processes,
-    WatchTable watches) {
+    WatchTable watches,
+    SandboxLog log) {
 
   /** Copies the maps. */
   E2bSandbox {
@@ -55,7 +57,8 @@ record E2bSandbox(
         startedAt,
         end,
         processes,
-        watches);
+        watches,
+        log);
   }
 
   @Override

@@ -75,6 +75,16 @@ final class E2bSandboxes implements AutoCloseable {
     records.save(sandbox);
     byId.put(sandbox.sandboxId(), sandbox);
     arm(sandbox);
+    sandbox
+        .log()
+        .info(
+            now(),
+            "sandbox created from template "
+                + sandbox.templateId()
+                + " as session "
+                + sandbox.sessionId()
+                + ", ending at "
+                + sandbox.endAt());
   }
 
   /** The live sandbox {@code id}, or null when it does not exist or its session is gone. */
@@ -126,6 +136,7 @@ final class E2bSandboxes implements AutoCloseable {
     }
     records.save(next);
     arm(next);
+    next.log().info(now(), "sandbox ends at " + end);
     return next;
   }
 
@@ -145,6 +156,7 @@ final class E2bSandboxes implements AutoCloseable {
       throw new ApiError(409, "sandbox " + sandbox.sandboxId() + " is already paused");
     }
     sessions.pause(sandbox.sessionId());
+    sandbox.log().info(now(), "sandbox paused");
   }
 
   /**
@@ -153,6 +165,7 @@ final class E2bSandboxes implements AutoCloseable {
    */
   E2bSandbox resume(E2bSandbox sandbox, long timeoutSeconds) {
     sessions.resume(sandbox.sessionId());
+    sandbox.log().info(now(), "sandbox resumed");
     return endAt(sandbox, now().plusSeconds(timeoutSeconds));
   }
 

@@ -9,6 +9,7 @@ import dev.box.core.backend.SandboxProcess;
 import dev.box.core.session.ProcessManager;
 import io.javalin.http.Context;
 import java.io.IOException;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Base64;
 import java.util.Set;
@@ -43,13 +44,15 @@ final class ProcessRpc implements AutoCloseable {
 
   private final ProcessManager processes;
   private final ObjectMapper mapper;
+  private final Clock clock;
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
           Thread.ofPlatform().name("box-e2b-process-timeouts").daemon().factory());
 
-  ProcessRpc(ProcessManager processes, ObjectMapper mapper) {
+  ProcessRpc(ProcessManager processes, ObjectMapper mapper, Clock clock) {
     this.processes = processes;
     this.mapper = mapper;
+    this.clock = clock;
   }
 
   /**
@@ -70,12 +73,23 @@ final class ProcessRpc implements AutoCloseable {
     try {
       if (method.equals("Start")) {
         ProcessConfig config = ProcessConfig.read(request);
+        SandboxLog log = sandbox.log();
         E2bProcess process =
             table.start(
                 pid -> {
                   SandboxProcess spawned =
                       processes.spawn(sandbox.sessionId(), config.spec(sandbox.envVars()));
-                  return E2bProcess.relay(pid, config, spawned, mapper, watcher, table::remove);
+                  log.started(clock.instant(), pid, config);
+                  return E2bProcess.relay(
+                      pid,
+                      config,
+                      spawned,
+                      mapper,
+                      watcher,
+                      ended -> {
+                        table.remove(ended);
+                        log.ended(clock.instant(), ended);
+                      });
                 });
         if (timeout != null) {
           process.expireAfter(timer, timeout);

@@ -121,7 +121,8 @@ final class SandboxRecords {
         Instant.parse(record.path("started_at").asText()),
         Instant.parse(record.path("end_at").asText()),
         new ProcessTable(),
-        new WatchTable());
+        new WatchTable(),
+        new SandboxLog());
   }
 
   private Path fileOf(String sandboxId) {
