@@ -8,16 +8,14 @@ import java.util.List;
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
  * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
- * limit, and only virtio-mmio devices: the console (to a log file), the shared root disk
- * (read-only), the VM's config disk (read-only: the agent's secret) and a network card on QEMU's
- * user-mode network with {@code restrict=on}, so that the guest reaches nothing outside, and the
- * agent's port forwarded from one host loopback port. QEMU's own seccomp sandbox is on. Nothing
- * from a request is on it but the memory size, a number.
+ * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestLimits}), and only
+ * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
+ * config disk (read-only: the agent's secret) and a network card on QEMU's user-mode network with
+ * {@code restrict=on}, so that the guest reaches nothing outside, and the agent's port forwarded
+ * from one host loopback port. QEMU's own seccomp sandbox is on. Nothing from a request is on it
+ * but the memory size, a number.
  */
 final class QemuCommand {
-  /** The RAM below which the guest kernel and its init do not start. */
-  static final int MIN_MEMORY_MB = 96;
-
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
   private static final int TRANSLATION_CACHE_MB = 64;
 
@@ -37,7 +35,7 @@ final class QemuCommand {
    *
    * @param vmDir the VM's own directory: its console log and config disk
    * @param initramfs the server's initramfs
-   * @param memoryMb the VM's RAM
+   * @param memoryMb the VM's RAM, in MiB
    * @param hostPort the host loopback port forwarded to the agent
    * @param accel KVM (with the host's CPU model) or TCG
    */

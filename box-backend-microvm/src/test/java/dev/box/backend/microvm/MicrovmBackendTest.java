@@ -171,13 +171,22 @@ class MicrovmBackendTest {
 
   @Test
   @Order(7)
-  void networkOnAndTooLittleMemory_areRefused() {
+  void networkOn_isRefused() {
     assertThatThrownBy(() -> backend.start(spec("s2", BoxNetworkMode.ON, 256)))
         .isInstanceOf(BoxValidationException.class)
         .hasMessageContaining("network on");
-    assertThatThrownBy(() -> backend.start(spec("s3", BoxNetworkMode.OFF, 32)))
-        .isInstanceOf(BoxValidationException.class)
-        .hasMessageContaining("memory_mb 32");
+  }
+
+  @Test
+  @Order(7)
+  void theSessionsLimits_areAGuestCgroupTheSandboxUserCannotLift() throws Exception {
+    String limits =
+        "cat /proc/self/cgroup; cd /sys/fs/cgroup/session; cat memory.max pids.max;"
+            + " (echo max > memory.max) 2>/dev/null || echo refused;"
+            + " (echo $$ > ../cgroup.procs) 2>/dev/null || echo stays";
+
+    assertThat(run(limits, 0))
+        .isEqualTo("0::/session\n" + 256L * 1024 * 1024 + "\n64\nrefused\nstays\n");
   }
 
   @Test
