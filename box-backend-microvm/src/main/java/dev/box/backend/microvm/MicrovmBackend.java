@@ -59,9 +59,12 @@ public final class MicrovmBackend implements SandboxBackend {
   /** How long a VM may take from QEMU's start to the agent's hello. */
   private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
 
-  /** The limits of the VMs the pool boots: a session that names no limits gets them. */
-  private static final GuestLimits POOLED =
-      new GuestLimits(SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit());
+  /**
+   * What the pool's VMs are booted with: the limits a session that names none gets, and the
+   * workspace in the VM's writable layer.
+   */
+  private static final GuestConfig POOLED =
+      new GuestConfig(SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit(), null);
 
   /** The file in a pooled VM's directory that names the session which took it. */
   public static final String TAKEN_BY = "taken-by";
@@ -75,7 +78,7 @@ public final class MicrovmBackend implements SandboxBackend {
               "memory",
               "the guest's memory cgroup around the agent and every process of the session"
                   + " (memory.max, no swap); the VM's RAM is that and "
-                  + GuestLimits.HEADROOM_MB
+                  + GuestConfig.HEADROOM_MB
                   + " MiB for the guest kernel"),
           // One vCPU whatever the session's cpus asks: not a limit the session chose.
           Map.entry("cpu", "none"),
@@ -88,7 +91,12 @@ public final class MicrovmBackend implements SandboxBackend {
                   + " loopback; on: refused"),
           Map.entry("timeout", "kill (the guest's agent ends the whole tree)"),
           Map.entry("output", "bounded"),
-          Map.entry("host_mounts", "refused: the workspace lives in the VM's writable layer"));
+          Map.entry(
+              "host_mounts",
+              "refused; a persistent session's workspace is its host directory, shared into the"
+                  + " VM over virtio-9p (QEMU's mapped-xattr model: the host files are QEMU's,"
+                  + " owners and modes in extended attributes, a symlink the guest makes a plain"
+                  + " file on the host); any other session's lives in the VM's writable layer"));
 
   private final Path vmsDir;
   private final Path initramfs;
@@ -230,11 +238,12 @@ public final class MicrovmBackend implements SandboxBackend {
       throw new BoxValidationException(
           "network on is not available on the microvm backend yet: its VMs have no way out");
     }
-    GuestLimits limits = new GuestLimits(spec.memoryMb(), spec.pidsLimit());
-    VmPool.Booted booted = limits.equals(POOLED) ? pool.take() : null;
+    GuestConfig config =
+        new GuestConfig(spec.memoryMb(), spec.pidsLimit(), SharedWorkspace.of(spec));
+    VmPool.Booted booted = config.equals(POOLED) ? pool.take() : null;
     try {
       if (booted == null) {
-        booted = boot(found, spec.sandboxName(), limits, BOOT_TIMEOUT);
+        booted = boot(found, spec.sandboxName(), config, BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
         markTaken(booted, spec.sessionId());
@@ -265,9 +274,9 @@ public final class MicrovmBackend implements SandboxBackend {
     }
   }
 
-  private VmPool.Booted boot(MicrovmFiles found, String name, GuestLimits limits, Duration timeout)
+  private VmPool.Booted boot(MicrovmFiles found, String name, GuestConfig config, Duration timeout)
       throws IOException, InterruptedException {
-    return boot(found, name, acceleration.accel(), limits, timeout);
+    return boot(found, name, acceleration.accel(), config, timeout);
   }
 
   /**
@@ -275,14 +284,14 @@ public final class MicrovmBackend implements SandboxBackend {
    * left.
    */
   private VmPool.Booted boot(
-      MicrovmFiles found, String name, KvmProbe.Accel accel, GuestLimits limits, Duration timeout)
+      MicrovmFiles found, String name, KvmProbe.Accel accel, GuestConfig config, Duration timeout)
       throws IOException, InterruptedException {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
     try {
       long started = ticker.read();
-      vm = Vm.start(found, vmsDir.resolve(name), initramfs, limits, secret, accel, launcher);
+      vm = Vm.start(found, vmsDir.resolve(name), initramfs, config, secret, accel, launcher);
       running.put(name, vm);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);

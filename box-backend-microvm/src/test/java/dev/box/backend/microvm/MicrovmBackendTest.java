@@ -9,6 +9,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxValidationException;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.sandbox.BackendRuntime;
@@ -83,12 +84,19 @@ class MicrovmBackendTest {
   }
 
   private SandboxProcess spawn(String script, boolean stdin) {
-    return sandbox.spawn(
-        new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), stdin));
+    return spawn(sandbox, script, stdin);
+  }
+
+  private static SandboxProcess spawn(Sandbox in, String script, boolean stdin) {
+    return in.spawn(new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), stdin));
   }
 
   private String run(String script, int exitCode) throws Exception {
-    SandboxProcess p = spawn(script, false);
+    return run(sandbox, script, exitCode);
+  }
+
+  private static String run(Sandbox in, String script, int exitCode) throws Exception {
+    SandboxProcess p = spawn(in, script, false);
     String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor(Duration.ofSeconds(60))).hasValue(exitCode);
     p.release();
@@ -178,7 +186,7 @@ class MicrovmBackendTest {
   }
 
   @Test
-  @Order(7)
+  @Order(8)
   void theSessionsLimits_areAGuestCgroupTheSandboxUserCannotLift() throws Exception {
     String limits =
         "cat /proc/self/cgroup; cd /sys/fs/cgroup/session; cat memory.max pids.max;"
@@ -190,7 +198,44 @@ class MicrovmBackendTest {
   }
 
   @Test
-  @Order(8)
+  @Order(9)
+  void aPersistentSessionsWorkspace_isItsHostDirectory_whereNoSymlinkLeadsOut(
+      @TempDir Path workspace) throws Exception {
+    Path hostOnly = Files.writeString(state.resolve("host-only"), "host-only\n");
+    Files.createSymbolicLink(workspace.resolve("planted"), hostOnly);
+    SandboxSpec persistent =
+        new SandboxSpec(
+            "p1",
+            "i_p1",
+            "i",
+            "ignored",
+            BoxNetworkMode.OFF,
+            new SandboxMount(workspace, "/workspace", false, true),
+            List.of(),
+            false,
+            1,
+            256,
+            64,
+            BoxEgress.NONE,
+            true);
+    Sandbox kept = backend.start(persistent);
+    try {
+      String script =
+          "echo kept > note; stat -c %u note; ln -s /etc/shadow shadow;"
+              + " cat shadow 2>/dev/null || echo no-shadow; cat planted 2>/dev/null || echo no-host";
+
+      assertThat(run(kept, script, 0)).isEqualTo("1000\nno-shadow\nno-host\n");
+      assertThat(Files.isSymbolicLink(workspace.resolve("shadow")))
+          .as("the guest's symlink is a plain file on the host")
+          .isFalse();
+    } finally {
+      kept.destroy();
+    }
+    assertThat(workspace.resolve("note")).as("the file outlives the VM").hasContent("kept\n");
+  }
+
+  @Test
+  @Order(10)
   void destroy_killsQemuAndRemovesTheVmsFiles() {
     long pid = java.util.Objects.requireNonNull(backend.pids().get(sandbox.id()));
     Path dir = state.resolve("microvm/vms").resolve(sandbox.id());
