@@ -67,6 +67,10 @@ class MicrovmBackendTest {
   }
 
   static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb) {
+    return spec(session, network, memoryMb, 64);
+  }
+
+  static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb, int pidsLimit) {
     return new SandboxSpec(
         session,
         "i_" + session,
@@ -78,7 +82,7 @@ class MicrovmBackendTest {
         false,
         1,
         memoryMb,
-        64,
+        pidsLimit,
         BoxEgress.NONE,
         false);
   }
