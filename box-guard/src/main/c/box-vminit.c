@@ -8,7 +8,7 @@
  * box-agent in /box. In order:
  *   - mounts /dev (devtmpfs), /proc and /sys, and makes the console its stdin, stdout and stderr;
  *   - loads every module in /modules in the order of their names (the host names them so: the
- *     virtio-mmio transport first, then block, console, network and overlay drivers), and opens
+ *     virtio-mmio transport first, then block, console, network, ext4, overlay and 9p drivers), and opens
  *     the console again, now the virtio console's;
  *   - mounts the root disk, /dev/vda, read-only, under an overlay whose writable layer is a tmpfs
  *     (the VM's RAM bounds it, and it is gone with the VM);
@@ -16,9 +16,16 @@
  *     /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent): the
  *     secret never goes on the kernel's command line, which the host shows every user (QEMU's
  *     arguments);
+ *   - reads the session's limits, the line "<memory bytes> <pids> <share>\n" after the secret, mounts
+ *     cgroup2 at /sys/fs/cgroup and moves itself into a cgroup "session" with memory.max,
+ *     memory.swap.max 0 and pids.max set: the agent and every process of the session inherit it,
+ *     its files stay root's, so the sandbox user cannot lift the limits, and a command that
+ *     outgrows the memory meets the guest's OOM killer;
  *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.2.15/24), on which the host
  *     forwards one loopback port to the agent;
- *   - makes /workspace (the sandbox user's), binds /box at /.box, moves the overlay onto /;
+ *   - makes /workspace: when <share> is 1, the host's directory over virtio-9p (tag "workspace",
+ *     whose owner and mode QEMU reports as the host set them: the sandbox user's), else a directory
+ *     of the overlay that the sandbox user owns; binds /box at /.box, moves the overlay onto /;
  *   - becomes the sandbox user, uid and gid 1000, with no supplementary group and an empty
  *     capability bounding set, and execs, as PID 1:
  *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
@@ -58,6 +65,8 @@
 #define GUEST_NETMASK "255.255.255.0"
 #define NEWROOT "/newroot"
 #define SECRET_PATH "/run/box/secret"
+#define CONFIG_SIZE 512
+#define SESSION_CGROUP "/sys/fs/cgroup/session"
 
 static void die(const char *what) {
   fprintf(stderr, "box-vminit: %s: %s\n", what, strerror(errno));
@@ -114,20 +123,72 @@ static void await_device(const char *path) {
   if (access(path, F_OK) < 0) die(path);
 }
 
-static void write_secret(void) {
-  unsigned char secret[SECRET_SIZE];
+/* Reads the config disk's one sector: the secret, then the limits' line. */
+static void read_config(unsigned char config[CONFIG_SIZE]) {
   int in = open("/dev/vdb", O_RDONLY | O_CLOEXEC);
   if (in < 0) die("/dev/vdb");
-  if (read(in, secret, sizeof secret) != (ssize_t)sizeof secret) die("the secret on /dev/vdb");
+  if (read(in, config, CONFIG_SIZE) != CONFIG_SIZE) die("the config on /dev/vdb");
   close(in);
+}
+
+static void write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) die(path);
+  size_t length = strlen(text);
+  if (write(fd, text, length) != (ssize_t)length) die(path);
+  close(fd);
+}
+
+/* The session's cgroup, with the limits of the config's line, and this process in it; returns
+   whether the workspace is the host's 9p share. */
+static int limit_session(const unsigned char config[CONFIG_SIZE]) {
+  char line[64] = {0};
+  memcpy(line, config + SECRET_SIZE, sizeof line - 1);
+  unsigned long long memory = 0;
+  unsigned long pids = 0;
+  int share = -1;
+  errno = EINVAL;
+  if (sscanf(line, "%llu %lu %d", &memory, &pids, &share) != 3 || memory == 0 || pids == 0 ||
+      (share != 0 && share != 1)) {
+    die("the limits on /dev/vdb");
+  }
+  do_mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+  write_file("/sys/fs/cgroup/cgroup.subtree_control", "+memory +pids");
+  make_dir(SESSION_CGROUP, 0755);
+  char value[32];
+  snprintf(value, sizeof value, "%llu", memory);
+  write_file(SESSION_CGROUP "/memory.max", value);
+  /* The guest has no swap; the file is there only where the kernel accounts swap. */
+  if (access(SESSION_CGROUP "/memory.swap.max", F_OK) == 0) {
+    write_file(SESSION_CGROUP "/memory.swap.max", "0");
+  }
+  snprintf(value, sizeof value, "%lu", pids);
+  write_file(SESSION_CGROUP "/pids.max", value);
+  snprintf(value, sizeof value, "%d", (int)getpid());
+  write_file(SESSION_CGROUP "/cgroup.procs", value);
+  return share;
+}
+
+static void make_workspace(int share) {
+  make_dir(NEWROOT "/workspace", 0755);
+  if (share) {
+    if (mount("workspace", NEWROOT "/workspace", "9p", MS_NOSUID | MS_NODEV,
+              "trans=virtio,version=9p2000.L,msize=262144") < 0) {
+      die("the 9p workspace");
+    }
+  } else if (chown(NEWROOT "/workspace", atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) {
+    die("/workspace");
+  }
+}
+
+static void write_secret(const unsigned char *secret) {
   do_mount("tmpfs", NEWROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755");
   make_dir(NEWROOT "/run/box", 0755);
   int out = open(NEWROOT SECRET_PATH, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
   if (out < 0) die(SECRET_PATH);
-  if (write(out, secret, sizeof secret) != (ssize_t)sizeof secret) die(SECRET_PATH);
+  if (write(out, secret, SECRET_SIZE) != SECRET_SIZE) die(SECRET_PATH);
   if (fchown(out, atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) die(SECRET_PATH);
   close(out);
-  memset(secret, 0, sizeof secret);
 }
 
 static void set_address(int sock, const char *name, unsigned long request, const char *address) {
@@ -189,10 +250,13 @@ int main(void) {
   make_dir("/rw/upper", 0755);
   make_dir("/rw/work", 0755);
   do_mount("overlay", NEWROOT, "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work");
-  write_secret();
+  unsigned char config[CONFIG_SIZE];
+  read_config(config);
+  write_secret(config);
+  int share = limit_session(config);
+  memset(config, 0, sizeof config);
   network();
-  make_dir(NEWROOT "/workspace", 0755);
-  if (chown(NEWROOT "/workspace", atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) die("/workspace");
+  make_workspace(share);
   do_mount("/box", NEWROOT "/.box", NULL, MS_BIND, NULL);
   if (mount(NULL, NEWROOT "/.box", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0) die("/.box");
   move_to("/dev", NEWROOT "/dev");

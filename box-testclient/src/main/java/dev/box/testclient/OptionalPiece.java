@@ -37,7 +37,11 @@ public enum OptionalPiece {
    */
   E2B_SDK("e2b-sdk"),
   /** Debian's chromium, for the test that opens a preview link in a real (headless) browser. */
-  CHROMIUM("chromium");
+  CHROMIUM("chromium"),
+  /**
+   * QEMU, the guest kernel and the default root of the microvm backend ({@code scripts/microvm}).
+   */
+  MICROVM("microvm");
 
   /** The variable that turns a missing piece into a failure. */
   public static final String REQUIRE_VARIABLE = "BOX_TEST_REQUIRE";

@@ -59,8 +59,15 @@ public final class MicrovmBackend implements SandboxBackend {
   /** How long a VM may take from QEMU's start to the agent's hello. */
   private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
 
-  /** The RAM of the VMs the pool boots: a session that names no memory size gets it. */
-  private static final int POOLED_MEMORY_MB = SandboxShape.pooled().memoryMb();
+  /**
+   * What the pool's VMs are booted with: the limits a session that names none gets, and the
+   * workspace in the VM's writable layer.
+   */
+  private static final GuestConfig POOLED =
+      new GuestConfig(SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit(), null);
+
+  /** The file in a pooled VM's directory that names the session which took it. */
+  public static final String TAKEN_BY = "taken-by";
 
   /** How long one attempt to reach the agent may take while the guest boots. */
   private static final Duration DIAL_ATTEMPT = Duration.ofSeconds(1);
@@ -68,10 +75,14 @@ public final class MicrovmBackend implements SandboxBackend {
   private static final Map<String, String> ENFORCED =
       Map.ofEntries(
           Map.entry(
-              "memory", "the VM's RAM (QEMU -m, at least " + QemuCommand.MIN_MEMORY_MB + " MiB)"),
+              "memory",
+              "the guest's memory cgroup around the agent and every process of the session"
+                  + " (memory.max, no swap); the VM's RAM is that and "
+                  + GuestConfig.HEADROOM_MB
+                  + " MiB for the guest kernel"),
           // One vCPU whatever the session's cpus asks: not a limit the session chose.
           Map.entry("cpu", "none"),
-          Map.entry("pids", "none"),
+          Map.entry("pids", "the guest's pids cgroup around the agent and the session (pids.max)"),
           Map.entry(
               "network",
               "off: the session's processes in a network namespace with only loopback (box-guard"
@@ -80,7 +91,12 @@ public final class MicrovmBackend implements SandboxBackend {
                   + " loopback; on: refused"),
           Map.entry("timeout", "kill (the guest's agent ends the whole tree)"),
           Map.entry("output", "bounded"),
-          Map.entry("host_mounts", "refused: the workspace lives in the VM's writable layer"));
+          Map.entry(
+              "host_mounts",
+              "refused; a persistent session's workspace is its host directory, shared into the"
+                  + " VM over virtio-9p (QEMU's mapped-xattr model: the host files are QEMU's,"
+                  + " owners and modes in extended attributes, a symlink the guest makes a plain"
+                  + " file on the host); any other session's lives in the VM's writable layer"));
 
   private final Path vmsDir;
   private final Path initramfs;
@@ -131,7 +147,7 @@ public final class MicrovmBackend implements SandboxBackend {
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
-            name -> boot(requireNonNull(files), name, POOLED_MEMORY_MB, BOOT_TIMEOUT),
+            name -> boot(requireNonNull(files), name, POOLED, BOOT_TIMEOUT),
             booted -> destroy(booted.name(), booted.vm(), booted.link()));
     pool.fill();
   }
@@ -151,7 +167,7 @@ public final class MicrovmBackend implements SandboxBackend {
           keptIn,
           () -> {
             String name = "kvm-probe-" + HexFormat.of().formatHex(random.generateSeed(6));
-            VmPool.Booted probe = boot(found, name, KvmProbe.Accel.KVM, 128, KvmProbe.TIMEOUT);
+            VmPool.Booted probe = boot(found, name, KvmProbe.Accel.KVM, POOLED, KvmProbe.TIMEOUT);
             destroy(name, probe.vm(), probe.link());
           });
     } catch (InterruptedException e) {
@@ -202,8 +218,10 @@ public final class MicrovmBackend implements SandboxBackend {
                 + " of "
                 + level.size()
                 + " VMs booted and idle ("
-                + POOLED_MEMORY_MB
-                + " MiB: a session of another memory size boots its own)");
+                + POOLED.memoryMb()
+                + " MiB, "
+                + POOLED.pidsLimit()
+                + " pids: a session of other limits boots its own)");
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
     return new BackendStatus(name(), files != null, reason, enforced, Set.of());
@@ -220,19 +238,15 @@ public final class MicrovmBackend implements SandboxBackend {
       throw new BoxValidationException(
           "network on is not available on the microvm backend yet: its VMs have no way out");
     }
-    if (spec.memoryMb() < QemuCommand.MIN_MEMORY_MB) {
-      throw new BoxValidationException(
-          "memory_mb "
-              + spec.memoryMb()
-              + " is too small for a VM: at least "
-              + QemuCommand.MIN_MEMORY_MB);
-    }
-    VmPool.Booted booted = spec.memoryMb() == POOLED_MEMORY_MB ? pool.take() : null;
+    GuestConfig config =
+        new GuestConfig(spec.memoryMb(), spec.pidsLimit(), SharedWorkspace.of(spec));
+    VmPool.Booted booted = config.equals(POOLED) ? pool.take() : null;
     try {
       if (booted == null) {
-        booted = boot(found, spec.sandboxName(), spec.memoryMb(), BOOT_TIMEOUT);
+        booted = boot(found, spec.sandboxName(), config, BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
+        markTaken(booted, spec.sessionId());
       }
     } catch (IOException e) {
       throw new BoxException(
@@ -246,9 +260,23 @@ public final class MicrovmBackend implements SandboxBackend {
     return new MicrovmSandbox(booted.name(), booted.link(), booted.vm(), running::remove);
   }
 
-  private VmPool.Booted boot(MicrovmFiles found, String name, int memoryMb, Duration timeout)
+  /**
+   * Writes which session took the pooled VM into its directory, so that one can tell from outside a
+   * VM that waits in the pool from one that serves a session; a VM that cannot be marked is not
+   * handed out.
+   */
+  private void markTaken(VmPool.Booted booted, String sessionId) throws IOException {
+    try {
+      Files.writeString(booted.vm().dir().resolve(TAKEN_BY), sessionId + "\n");
+    } catch (IOException e) {
+      destroy(booted.name(), booted.vm(), booted.link());
+      throw e;
+    }
+  }
+
+  private VmPool.Booted boot(MicrovmFiles found, String name, GuestConfig config, Duration timeout)
       throws IOException, InterruptedException {
-    return boot(found, name, acceleration.accel(), memoryMb, timeout);
+    return boot(found, name, acceleration.accel(), config, timeout);
   }
 
   /**
@@ -256,14 +284,14 @@ public final class MicrovmBackend implements SandboxBackend {
    * left.
    */
   private VmPool.Booted boot(
-      MicrovmFiles found, String name, KvmProbe.Accel accel, int memoryMb, Duration timeout)
+      MicrovmFiles found, String name, KvmProbe.Accel accel, GuestConfig config, Duration timeout)
       throws IOException, InterruptedException {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
     try {
       long started = ticker.read();
-      vm = Vm.start(found, vmsDir.resolve(name), initramfs, memoryMb, secret, accel, launcher);
+      vm = Vm.start(found, vmsDir.resolve(name), initramfs, config, secret, accel, launcher);
       running.put(name, vm);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);

@@ -8,15 +8,17 @@ import java.util.List;
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
  * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
- * limit, and only virtio-mmio devices: the console (to a log file), the shared root disk
- * (read-only), the VM's config disk (read-only: the agent's secret) and a network card on QEMU's
- * user-mode network with {@code restrict=on}, so that the guest reaches nothing outside, and the
- * agent's port forwarded from one host loopback port. QEMU's own seccomp sandbox is on. Nothing
- * from a request is on it but the memory size, a number.
+ * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
+ * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
+ * config disk (read-only: the agent's secret) and a network card on QEMU's user-mode network with
+ * {@code restrict=on}, so that the guest reaches nothing outside, and the agent's port forwarded
+ * from one host loopback port; for a persistent session, its workspace directory over virtio-9p.
+ * QEMU's own seccomp sandbox is on. Nothing from a request is on it but the memory size, a number,
+ * and the workspace's path, which the server made.
  */
 final class QemuCommand {
-  /** The RAM below which the guest kernel and its init do not start. */
-  static final int MIN_MEMORY_MB = 96;
+  /** The 9p tag the guest's init mounts at /workspace. */
+  static final String WORKSPACE_TAG = "workspace";
 
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
   private static final int TRANSLATION_CACHE_MB = 64;
@@ -37,7 +39,7 @@ final class QemuCommand {
    *
    * @param vmDir the VM's own directory: its console log and config disk
    * @param initramfs the server's initramfs
-   * @param memoryMb the VM's RAM
+   * @param config the session's limits (the VM's RAM) and its shared workspace, if any
    * @param hostPort the host loopback port forwarded to the agent
    * @param accel KVM (with the host's CPU model) or TCG
    */
@@ -45,7 +47,7 @@ final class QemuCommand {
       MicrovmFiles files,
       Path vmDir,
       Path initramfs,
-      int memoryMb,
+      GuestConfig config,
       int hostPort,
       KvmProbe.Accel accel) {
     List<String> argv = new ArrayList<>();
@@ -58,7 +60,7 @@ final class QemuCommand {
       add(argv, "-accel", "tcg,tb-size=" + TRANSLATION_CACHE_MB);
     }
     add(argv, "-smp", "1");
-    add(argv, "-m", memoryMb + "M");
+    add(argv, "-m", config.vmMemoryMb() + "M");
     argv.addAll(List.of("-nodefaults", "-no-user-config", "-nographic", "-no-reboot"));
     add(
         argv,
@@ -82,6 +84,17 @@ final class QemuCommand {
             + ":"
             + GuestInit.AGENT_PORT);
     add(argv, "-device", "virtio-net-device,netdev=net");
+    Path workspace = config.workspace();
+    if (workspace != null) {
+      // QEMU's 9p server resolves every path itself, below this directory, never following a
+      // symlink; mapped-xattr keeps the guest's owners, modes and symlinks in extended attributes
+      // and plain files, so that nothing the guest makes is a set-id file or a symlink on the host.
+      add(
+          argv,
+          "-fsdev",
+          "local,id=workspace,path=" + option(workspace) + ",security_model=mapped-xattr");
+      add(argv, "-device", "virtio-9p-device,fsdev=workspace,mount_tag=" + WORKSPACE_TAG);
+    }
     return argv;
   }
 

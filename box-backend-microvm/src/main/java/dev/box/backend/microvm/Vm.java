@@ -36,7 +36,7 @@ record Vm(Path dir, Process process, int hostPort) {
 
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
-   * secret}.
+   * secret} and what the guest is told of its session ({@code guest}).
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
    */
@@ -44,7 +44,7 @@ record Vm(Path dir, Process process, int hostPort) {
       MicrovmFiles files,
       Path dir,
       Path initramfs,
-      int memoryMb,
+      GuestConfig guest,
       byte[] secret,
       KvmProbe.Accel accel,
       ExecutorService launcher)
@@ -56,10 +56,12 @@ record Vm(Path dir, Process process, int hostPort) {
     // A disk is at least one sector.
     byte[] sector = new byte[512];
     System.arraycopy(secret, 0, sector, 0, secret.length);
+    byte[] line = guest.configLine();
+    System.arraycopy(line, 0, sector, secret.length, line.length);
     Files.write(config, sector);
     int port = freeLoopbackPort();
     List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
-    argv.addAll(QemuCommand.of(files, dir, initramfs, memoryMb, port, accel));
+    argv.addAll(QemuCommand.of(files, dir, initramfs, guest, port, accel));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

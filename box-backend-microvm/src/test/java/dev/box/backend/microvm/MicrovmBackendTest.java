@@ -9,6 +9,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxValidationException;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.sandbox.BackendRuntime;
@@ -66,6 +67,10 @@ class MicrovmBackendTest {
   }
 
   static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb) {
+    return spec(session, network, memoryMb, 64);
+  }
+
+  static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb, int pidsLimit) {
     return new SandboxSpec(
         session,
         "i_" + session,
@@ -77,18 +82,25 @@ class MicrovmBackendTest {
         false,
         1,
         memoryMb,
-        64,
+        pidsLimit,
         BoxEgress.NONE,
         false);
   }
 
   private SandboxProcess spawn(String script, boolean stdin) {
-    return sandbox.spawn(
-        new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), stdin));
+    return spawn(sandbox, script, stdin);
+  }
+
+  private static SandboxProcess spawn(Sandbox in, String script, boolean stdin) {
+    return in.spawn(new ProcessSpec(new ProcessSpec.Shell(script), "/workspace", Map.of(), stdin));
   }
 
   private String run(String script, int exitCode) throws Exception {
-    SandboxProcess p = spawn(script, false);
+    return run(sandbox, script, exitCode);
+  }
+
+  private static String run(Sandbox in, String script, int exitCode) throws Exception {
+    SandboxProcess p = spawn(in, script, false);
     String out = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.waitFor(Duration.ofSeconds(60))).hasValue(exitCode);
     p.release();
@@ -171,17 +183,63 @@ class MicrovmBackendTest {
 
   @Test
   @Order(7)
-  void networkOnAndTooLittleMemory_areRefused() {
+  void networkOn_isRefused() {
     assertThatThrownBy(() -> backend.start(spec("s2", BoxNetworkMode.ON, 256)))
         .isInstanceOf(BoxValidationException.class)
         .hasMessageContaining("network on");
-    assertThatThrownBy(() -> backend.start(spec("s3", BoxNetworkMode.OFF, 32)))
-        .isInstanceOf(BoxValidationException.class)
-        .hasMessageContaining("memory_mb 32");
   }
 
   @Test
   @Order(8)
+  void theSessionsLimits_areAGuestCgroupTheSandboxUserCannotLift() throws Exception {
+    String limits =
+        "cat /proc/self/cgroup; cd /sys/fs/cgroup/session; cat memory.max pids.max;"
+            + " (echo max > memory.max) 2>/dev/null || echo refused;"
+            + " (echo $$ > ../cgroup.procs) 2>/dev/null || echo stays";
+
+    assertThat(run(limits, 0))
+        .isEqualTo("0::/session\n" + 256L * 1024 * 1024 + "\n64\nrefused\nstays\n");
+  }
+
+  @Test
+  @Order(9)
+  void aPersistentSessionsWorkspace_isItsHostDirectory_whereNoSymlinkLeadsOut(
+      @TempDir Path workspace) throws Exception {
+    Path hostOnly = Files.writeString(state.resolve("host-only"), "host-only\n");
+    Files.createSymbolicLink(workspace.resolve("planted"), hostOnly);
+    SandboxSpec persistent =
+        new SandboxSpec(
+            "p1",
+            "i_p1",
+            "i",
+            "ignored",
+            BoxNetworkMode.OFF,
+            new SandboxMount(workspace, "/workspace", false, true),
+            List.of(),
+            false,
+            1,
+            256,
+            64,
+            BoxEgress.NONE,
+            true);
+    Sandbox kept = backend.start(persistent);
+    try {
+      String script =
+          "echo kept > note; stat -c %u note; ln -s /etc/shadow shadow;"
+              + " cat shadow 2>/dev/null || echo no-shadow; cat planted 2>/dev/null || echo no-host";
+
+      assertThat(run(kept, script, 0)).isEqualTo("1000\nno-shadow\nno-host\n");
+      assertThat(Files.isSymbolicLink(workspace.resolve("shadow")))
+          .as("the guest's symlink is a plain file on the host")
+          .isFalse();
+    } finally {
+      kept.destroy();
+    }
+    assertThat(workspace.resolve("note")).as("the file outlives the VM").hasContent("kept\n");
+  }
+
+  @Test
+  @Order(10)
   void destroy_killsQemuAndRemovesTheVmsFiles() {
     long pid = java.util.Objects.requireNonNull(backend.pids().get(sandbox.id()));
     Path dir = state.resolve("microvm/vms").resolve(sandbox.id());

@@ -22,9 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The backend's pool with real VMs: a session of the pooled memory size takes a VM that booted
- * before it was asked for, the pool boots its replacement, and closing the backend leaves no QEMU.
- * Needs what {@code scripts/microvm} prepares; without it the class is skipped.
+ * The backend's pool with real VMs: a session of the pooled limits takes a VM that booted before it
+ * was asked for, the pool boots its replacement, and closing the backend leaves no QEMU. Needs what
+ * {@code scripts/microvm} prepares; without it the class is skipped.
  */
 class VmPoolTest {
   private static final Duration BOOTS = Duration.ofMinutes(3);
@@ -44,7 +44,11 @@ class VmPoolTest {
 
       Sandbox sandbox =
           backend.start(
-              MicrovmBackendTest.spec("s1", BoxNetworkMode.OFF, SandboxShape.pooled().memoryMb()));
+              MicrovmBackendTest.spec(
+                  "s1",
+                  BoxNetworkMode.OFF,
+                  SandboxShape.pooled().memoryMb(),
+                  SandboxShape.pooled().pidsLimit()));
 
       assertThat(sandbox.id()).isEqualTo(pooled);
       SandboxProcess p =
