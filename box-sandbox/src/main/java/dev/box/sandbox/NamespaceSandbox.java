@@ -100,10 +100,8 @@ public record NamespaceSandbox(
     try {
       step.run();
     } catch (IllegalStateException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "cannot " + what + " sandbox " + name + ": " + e.getMessage(),
-          e);
+      String message = "cannot " + what + " sandbox " + name + ": " + e.getMessage();
+      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, message, e);
     }
   }
 
