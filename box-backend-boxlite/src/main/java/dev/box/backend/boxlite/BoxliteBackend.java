@@ -73,13 +73,8 @@ public final class BoxliteBackend extends RemoteBackend {
    * @param instanceId the running server instance, which names its boxes
    */
   public BoxliteBackend(BoxliteSettings settings, Path dataDir, String instanceId) {
-    super(dataDir, instanceId, Duration.ofSeconds(10), "BoxLite boxes");
+    super("boxlite", dataDir, instanceId, Duration.ofSeconds(10), "BoxLite boxes");
     this.settings = settings;
-  }
-
-  @Override
-  public String name() {
-    return "boxlite";
   }
 
   @Override
@@ -248,27 +243,21 @@ public final class BoxliteBackend extends RemoteBackend {
     return null;
   }
 
-  /**
-   * The boxes that an earlier server on this data directory left behind, but for the persistent
-   * sessions' when {@code sparePersistent}; none without a token, as nothing could have been made.
-   */
+  /** The boxes whose name says they are Box's; a box this server adopted is its own. */
   @Override
-  protected List<String> leftBehind(boolean sparePersistent) throws IOException {
+  protected List<Machine> machines() throws IOException {
     if (settings.token() == null) {
       return List.of();
     }
-    List<String> left = new ArrayList<>();
+    List<Machine> found = new ArrayList<>();
     for (BoxliteApi.Listed box : api(settings).list()) {
       BoxNames.Owner owner = BoxNames.owner(box.name());
-      if (owner != null
-          && owner.dataLabel().equals(dataLabel)
-          && !BoxNames.isInstance(owner, instanceId)
-          && !adopted.contains(box.boxId())
-          && !(sparePersistent && owner.persistent())) {
-        left.add(box.boxId());
+      if (owner != null) {
+        boolean ours = BoxNames.isInstance(owner, instanceId) || adopted.contains(box.boxId());
+        found.add(new Machine(box.boxId(), owner.dataLabel(), ours, owner.persistent()));
       }
     }
-    return left;
+    return found;
   }
 
   @Override

@@ -25,14 +25,16 @@ final class BoxliteSandbox extends RemoteSandbox {
   /** The states of a box that still holds its processes. */
   private static final Set<String> LIVE = Set.of("configured", "running", "paused");
 
+  private static final Kind KIND =
+      new Kind(
+          "BoxLite box",
+          "the boxlite backend gives no terminal: its processes are BoxLite executions without a"
+              + " pseudo-terminal");
+
   private final BoxliteApi api;
 
   BoxliteSandbox(String id, BoxliteApi api) {
-    super(
-        id,
-        "BoxLite box",
-        "the boxlite backend gives no terminal: its processes are BoxLite executions without a"
-            + " pseudo-terminal");
+    super(id, KIND);
     this.api = api;
   }
 

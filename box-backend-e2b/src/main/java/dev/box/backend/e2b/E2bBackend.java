@@ -67,16 +67,11 @@ public final class E2bBackend extends RemoteBackend {
       String instanceId,
       int sandboxUid,
       ScheduledExecutorService timer) {
-    super(dataDir, instanceId, Duration.ofSeconds(20), "E2B sandboxes");
+    super("e2b", dataDir, instanceId, Duration.ofSeconds(20), "E2B sandboxes");
     this.settings = settings;
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
     this.sandboxUid = sandboxUid;
     this.timer = timer;
-  }
-
-  @Override
-  public String name() {
-    return "e2b";
   }
 
   @Override
@@ -213,27 +208,21 @@ public final class E2bBackend extends RemoteBackend {
     return metadata;
   }
 
-  /**
-   * The sandboxes that an earlier server on this data directory left running (found by their
-   * metadata), but for the persistent sessions' when {@code sparePersistent}; none without an API
-   * key, as nothing could have been made.
-   */
+  /** The running sandboxes whose metadata marks them as this data directory's. */
   @Override
-  protected List<String> leftBehind(boolean sparePersistent) throws IOException {
+  protected List<Machine> machines() throws IOException {
     if (settings.apiKey() == null) {
       return List.of();
     }
-    List<String> left = new ArrayList<>();
-    for (ControlPlane.Listed listed :
-        controlPlane(settings).list(Map.of(LABEL_BOX, "true", LABEL_DATA, dataLabel))) {
-      Map<String, String> metadata = listed.metadata();
-      if (dataLabel.equals(metadata.get(LABEL_DATA))
-          && !instanceId.equals(metadata.get(LABEL_INSTANCE))
-          && !(sparePersistent && "true".equals(metadata.get(LABEL_PERSISTENT)))) {
-        left.add(listed.sandboxId());
-      }
-    }
-    return left;
+    return controlPlane(settings).list(Map.of(LABEL_BOX, "true", LABEL_DATA, dataLabel)).stream()
+        .map(
+            listed ->
+                new Machine(
+                    listed.sandboxId(),
+                    listed.metadata().get(LABEL_DATA),
+                    instanceId.equals(listed.metadata().get(LABEL_INSTANCE)),
+                    "true".equals(listed.metadata().get(LABEL_PERSISTENT))))
+        .toList();
   }
 
   @Override

@@ -30,17 +30,19 @@ final class E2bSandbox extends RemoteSandbox {
   private static final Logger log = LoggerFactory.getLogger(E2bSandbox.class);
   private static final int HELPER_OUTPUT_BYTES = 1 << 20;
 
+  private static final Kind KIND =
+      new Kind(
+          "E2B sandbox",
+          "the e2b backend gives no terminal: its processes start through E2B's process API, not"
+              + " Box's exec agent");
+
   private final ControlPlane controlPlane;
   private final Envd envd;
   private final MountSync mounts;
   private volatile @Nullable ScheduledFuture<?> refresher;
 
   E2bSandbox(String id, ControlPlane controlPlane, Envd envd, MountSync.Factory mounts) {
-    super(
-        id,
-        "E2B sandbox",
-        "the e2b backend gives no terminal: its processes start through E2B's process API, not"
-            + " Box's exec agent");
+    super(id, KIND);
     this.controlPlane = controlPlane;
     this.envd = envd;
     this.mounts = mounts.create(this);

@@ -34,20 +34,25 @@ public abstract class RemoteSandbox implements Sandbox {
   protected static final String PATH =
       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-  private final String id;
-  private final String kind;
-  private final String noTerminal;
+  /**
+   * What a backend's machines are, the same for all of them.
+   *
+   * @param noun what the service calls a machine, for messages ({@code "E2B sandbox"})
+   * @param noTerminal why a terminal is refused
+   */
+  public record Kind(String noun, String noTerminal) {}
+
   private final AtomicBoolean destroyed = new AtomicBoolean();
+  private final String id;
+  private final Kind kind;
 
   /**
    * @param id the service's id of the machine
-   * @param kind what the service calls it, for messages ({@code "E2B sandbox"})
-   * @param noTerminal why a terminal is refused
+   * @param kind what the machine is
    */
-  protected RemoteSandbox(String id, String kind, String noTerminal) {
+  protected RemoteSandbox(String id, Kind kind) {
     this.id = id;
     this.kind = kind;
-    this.noTerminal = noTerminal;
   }
 
   @Override
@@ -63,21 +68,21 @@ public abstract class RemoteSandbox implements Sandbox {
     try {
       return running();
     } catch (IOException e) {
-      log.warn("cannot tell whether {} {} runs: {}", kind, id, e.toString());
+      log.warn("cannot tell whether {} {} runs: {}", kind.noun(), id, e.toString());
       return true;
     }
   }
 
   @Override
   public final SandboxProcess spawn(ProcessSpec spec) {
-    spec.refuseTerminal(noTerminal);
+    spec.refuseTerminal(kind.noTerminal());
     String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
     try {
       return start(spec, tag);
     } catch (IOException e) {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE,
-          "cannot start a process in " + kind + " " + id + ": " + e.getMessage(),
+          "cannot start a process in " + kind.noun() + " " + id + ": " + e.getMessage(),
           e);
     }
   }
