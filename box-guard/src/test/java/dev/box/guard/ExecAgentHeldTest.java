@@ -42,7 +42,7 @@ class ExecAgentHeldTest extends ListeningAgentCase {
   @Test
   void heldCat_echoesItsStdin_andInputEndEndsIt_afterTheLastByte() throws Exception {
     Control control = helloed();
-    Started cat = client.startHeld(control, 1, token, true, "/bin/cat");
+    Started cat = heldCat(control);
     Socket stdin = Objects.requireNonNull(cat.in());
     OutputStream in = stdin.getOutputStream();
 
@@ -108,7 +108,7 @@ class ExecAgentHeldTest extends ListeningAgentCase {
   @Test
   void heldCat_survivesItsControl_andLosesNoInputWrittenJustBeforeItEnded() throws Exception {
     Control first = helloed();
-    Started cat = client.startHeld(first, 1, token, true, "/bin/cat");
+    Started cat = heldCat(first);
     Socket oldIn = Objects.requireNonNull(cat.in());
     oldIn.getOutputStream().write(ascii("one\n"));
     assertThat(read(cat.out(), 4)).isEqualTo("one\n");
@@ -138,7 +138,7 @@ class ExecAgentHeldTest extends ListeningAgentCase {
   @Test
   void inputEnd_sentRightAfterAReattach_waitsForTheNewStdinConnection() throws Exception {
     Control first = helloed();
-    Started cat = client.startHeld(first, 1, token, true, "/bin/cat");
+    Started cat = heldCat(first);
     first.close();
     NetworkAgentClient.readAll(cat.out());
     Control second = helloed();
@@ -314,5 +314,10 @@ class ExecAgentHeldTest extends ListeningAgentCase {
 
   private static boolean exists(long pid) {
     return Files.exists(Path.of("/proc", Long.toString(pid)));
+  }
+
+  /** Starts {@code /bin/cat} as held process 1 of {@code control}, its stdin open. */
+  private Started heldCat(Control control) throws IOException {
+    return client.startHeld(control, 1, token, true, "/bin/cat");
   }
 }

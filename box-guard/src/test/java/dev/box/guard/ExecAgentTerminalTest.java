@@ -26,13 +26,11 @@ class ExecAgentTerminalTest extends ListeningAgentCase {
   void aTerminalProcess_hasATtyOfTheAskedSize_asItsControllingTerminal_withTerm() throws Exception {
     Control control = helloed();
     Started p =
-        client.startTerminal(
+        shell(
             control,
             1,
             132,
             43,
-            "/bin/sh",
-            "-c",
             "tty; stty size; echo TERM=$TERM; [ -t 0 ] && [ -t 2 ] && echo all-ttys;"
                 + " : </dev/tty && echo controlling; exit 3");
 
@@ -48,9 +46,7 @@ class ExecAgentTerminalTest extends ListeningAgentCase {
   @Test
   void input_reachesTheTerminal_andResizeChangesItsSize() throws Exception {
     Control control = helloed();
-    Started p =
-        client.startTerminal(
-            control, 2, 80, 24, "/bin/sh", "-c", "stty size; read line; echo got-$line; stty size");
+    Started p = shell(control, 2, 80, 24, "stty size; read line; echo got-$line; stty size");
     Socket in = Objects.requireNonNull(p.in());
 
     assertThat(readUntil(p.out(), "24 80\r\n")).endsWith("24 80\r\n");
@@ -66,13 +62,11 @@ class ExecAgentTerminalTest extends ListeningAgentCase {
   void resize_sendsSigwinchToTheForegroundGroup() throws Exception {
     Control control = helloed();
     Started p =
-        client.startTerminal(
+        shell(
             control,
             3,
             80,
             24,
-            "/bin/sh",
-            "-c",
             "trap 'stty size; exit 5' WINCH; echo ready; while :; do sleep 0.1; done");
 
     readUntil(p.out(), "ready\r\n");
@@ -85,9 +79,7 @@ class ExecAgentTerminalTest extends ListeningAgentCase {
   @Test
   void kill_endsTheWholeTreeOfATerminal_andItsOutput() throws Exception {
     Control control = helloed();
-    Started p =
-        client.startTerminal(
-            control, 4, 80, 24, "/bin/sh", "-c", "setsid sleep 1000 & echo child=$!; wait");
+    Started p = shell(control, 4, 80, 24, "setsid sleep 1000 & echo child=$!; wait");
     String line = readUntil(p.out(), "\r\n");
     long child = Long.parseLong(line.substring(line.indexOf("child=") + 6).strip());
     assertThat(exists(child)).isTrue();
@@ -107,6 +99,14 @@ class ExecAgentTerminalTest extends ListeningAgentCase {
         5, NetworkAgentClient.token(), 4, NetworkAgentClient.terminalSize(80, 24), "/bin/true");
 
     assertThat(control.closedByAgent()).isTrue();
+  }
+
+  /**
+   * Starts {@code script} under {@code /bin/sh -c} on a terminal of {@code cols} by {@code rows}.
+   */
+  private Started shell(Control control, int id, int cols, int rows, String script)
+      throws IOException {
+    return client.startTerminal(control, id, cols, rows, "/bin/sh", "-c", script);
   }
 
   /** What {@code stream} carries up to and including the first {@code end}, read byte by byte. */

@@ -15,6 +15,18 @@ final class ToolSchemas {
       "The sandbox session (default 'default'). Sessions are isolated sandboxes with a /workspace"
           + " directory that persists between calls.";
 
+  private static final Map<String, Object> SESSION = prop("string", SESSION_DESCRIPTION);
+  private static final Map<String, Object> FILE =
+      prop("string", "The file, absolute or relative to /workspace.");
+  private static final Map<String, Object> ENV =
+      Map.of(
+          "type",
+          "object",
+          "additionalProperties",
+          Map.of("type", "string"),
+          "description",
+          "Environment variables for the command.");
+
   static McpSchema.Tool exec(int defaultTimeout, int maxTimeout) {
     return tool(
         "exec",
@@ -23,16 +35,10 @@ final class ToolSchemas {
             + " 4,000 characters (head and tail kept); *_truncated says whether it was.",
         Map.of(
             "cmd", prop("string", "The shell command to run."),
-            "session_id", prop("string", SESSION_DESCRIPTION),
+            "session_id", SESSION,
             "timeout_sec",
-                prop(
-                    "integer",
-                    "Seconds before the command is killed (default "
-                        + defaultTimeout
-                        + ", at most "
-                        + maxTimeout
-                        + ")."),
-            "env", envProp(),
+                bounded("Seconds before the command is killed", defaultTimeout, maxTimeout),
+            "env", ENV,
             "workdir",
                 prop("string", "Absolute directory to run in (default /workspace; created).")),
         List.of("cmd"));
@@ -44,8 +50,8 @@ final class ToolSchemas {
         "Reads a text file from an existing sandbox session. The content is cut to 4,000"
             + " characters (head and tail kept); content_truncated says whether it was.",
         Map.of(
-            "path", prop("string", "The file, absolute or relative to /workspace."),
-            "session_id", prop("string", SESSION_DESCRIPTION)),
+            "path", FILE,
+            "session_id", SESSION),
         List.of("path"));
   }
 
@@ -55,9 +61,9 @@ final class ToolSchemas {
         "Writes a text file (UTF-8) in a sandbox session, creating parent directories and the"
             + " session when missing, and replacing any file there.",
         Map.of(
-            "path", prop("string", "The file, absolute or relative to /workspace."),
+            "path", FILE,
             "content", prop("string", "The whole content of the file."),
-            "session_id", prop("string", SESSION_DESCRIPTION)),
+            "session_id", SESSION),
         List.of("path", "content"));
   }
 
@@ -69,8 +75,7 @@ final class ToolSchemas {
             + maxEntries
             + " (entries_truncated says whether there were more).",
         Map.of(
-            "path", prop("string", "The directory (default /workspace)."),
-            "session_id", prop("string", SESSION_DESCRIPTION)),
+            "path", prop("string", "The directory (default /workspace)."), "session_id", SESSION),
         List.of());
   }
 
@@ -82,13 +87,13 @@ final class ToolSchemas {
             + " merged; read them with process_output, end it with stop_process.",
         Map.of(
             "cmd", prop("string", "The shell command to run (/bin/sh -c)."),
-            "session_id", prop("string", SESSION_DESCRIPTION),
+            "session_id", SESSION,
             "process_id",
                 prop(
                     "string",
                     "An id for the process (default: a new one). Starting an id that runs"
                         + " replaces that process."),
-            "env", envProp(),
+            "env", ENV,
             "workdir", prop("string", "Absolute directory to run in (default /workspace).")),
         List.of("cmd"));
   }
@@ -119,16 +124,9 @@ final class ToolSchemas {
             + " a TCP port inside the sandbox (start it with start_process first), WebSockets"
             + " included. The link expires after ttl_sec seconds and dies with the session.",
         Map.of(
-            "session_id", prop("string", SESSION_DESCRIPTION),
+            "session_id", SESSION,
             "port", prop("integer", "The TCP port inside the sandbox, 1 to 65535."),
-            "ttl_sec",
-                prop(
-                    "integer",
-                    "How long the link works, in seconds (default "
-                        + defaultTtl
-                        + ", at most "
-                        + maxTtl
-                        + ").")),
+            "ttl_sec", bounded("How long the link works, in seconds", defaultTtl, maxTtl)),
         List.of("port"));
   }
 
@@ -153,21 +151,15 @@ final class ToolSchemas {
   /** The arguments naming a process that start_process started. */
   private static Map<String, Object> processArguments() {
     return Map.of(
-        "process_id", prop("string", "The id start_process returned."),
-        "session_id", prop("string", SESSION_DESCRIPTION));
+        "process_id", prop("string", "The id start_process returned."), "session_id", SESSION);
   }
 
   private static Map<String, Object> prop(String type, String description) {
     return Map.of("type", type, "description", description);
   }
 
-  private static Map<String, Object> envProp() {
-    return Map.of(
-        "type",
-        "object",
-        "additionalProperties",
-        Map.of("type", "string"),
-        "description",
-        "Environment variables for the command.");
+  /** An integer argument described as {@code what}, with its default and its most. */
+  private static Map<String, Object> bounded(String what, int defaultValue, int most) {
+    return prop("integer", what + " (default " + defaultValue + ", at most " + most + ").");
   }
 }

@@ -235,7 +235,8 @@ public record CgroupV1Driver(
         if (freezer != null) procsFiles.add(freezer.resolve("cgroup.procs"));
         if (cpuacct != null && !cpuacct.equals(cpu))
           procsFiles.add(cpuacct.resolve("cgroup.procs"));
-        return new V1ProcessGroup(group, ownMemory, procsFiles, this.files);
+        return new LeafProcessGroup(
+            group, ownMemory, procsFiles, this.files, () -> this.files.killAll(group));
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
@@ -243,12 +244,7 @@ public record CgroupV1Driver(
 
     @Override
     public void freeze() {
-      Path state = requireFreezer().resolve(FREEZER_STATE);
-      try {
-        CgroupFiles.write(state, "FROZEN");
-      } catch (IOException e) {
-        throw new IllegalStateException("cannot freeze " + state + ": " + e, e);
-      }
+      Path state = writeFreezerState("FROZEN");
       if (!files.await(state, content -> content.strip().equals("FROZEN"))) {
         thaw();
         throw new IllegalStateException("the processes of " + state + " did not all freeze");
@@ -257,12 +253,18 @@ public record CgroupV1Driver(
 
     @Override
     public void thaw() {
+      writeFreezerState("THAWED");
+    }
+
+    /** Writes {@code value} to the session's freezer state file, which it returns. */
+    private Path writeFreezerState(String value) {
       Path state = requireFreezer().resolve(FREEZER_STATE);
       try {
-        CgroupFiles.write(state, "THAWED");
+        CgroupFiles.write(state, value);
       } catch (IOException e) {
-        throw new IllegalStateException("cannot thaw " + state + ": " + e, e);
+        throw new IllegalStateException("cannot write " + value + " to " + state + ": " + e, e);
       }
+      return state;
     }
 
     private Path requireFreezer() {
@@ -313,25 +315,6 @@ public record CgroupV1Driver(
         files.killAll(cpuacct);
         files.removeTree(cpuacct);
       }
-    }
-  }
-
-  private record V1ProcessGroup(
-      Path dir, @Nullable Path memory, List<Path> procsFiles, CgroupFiles files)
-      implements ProcessCgroup {
-    @Override
-    public void kill() {
-      files.killAll(dir);
-    }
-
-    @Override
-    public void terminate(long launcherPid) {
-      CgroupFiles.terminateAll(dir, launcherPid);
-    }
-
-    @Override
-    public void releaseIfEmpty() {
-      files.releaseIfEmpty(dir, memory);
     }
   }
 }

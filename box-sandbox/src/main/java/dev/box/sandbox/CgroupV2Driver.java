@@ -127,7 +127,8 @@ public final class CgroupV2Driver implements CgroupDriver {
           CgroupFiles.write(dir.resolve("cgroup.subtree_control"), "+memory");
           CgroupFiles.write(group.resolve("memory.max"), Long.toString(memoryMb * 1024L * 1024L));
         }
-        return new V2ProcessGroup(group, files);
+        return new LeafProcessGroup(
+            group, null, List.of(group.resolve("cgroup.procs")), files, () -> kill(group, files));
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
@@ -178,28 +179,6 @@ public final class CgroupV2Driver implements CgroupDriver {
       // cgroup.kill kills frozen processes too.
       kill(dir, files);
       files.removeTree(dir);
-    }
-  }
-
-  private record V2ProcessGroup(Path dir, CgroupFiles files) implements ProcessCgroup {
-    @Override
-    public List<Path> procsFiles() {
-      return List.of(dir.resolve("cgroup.procs"));
-    }
-
-    @Override
-    public void kill() {
-      CgroupV2Driver.kill(dir, files);
-    }
-
-    @Override
-    public void terminate(long launcherPid) {
-      CgroupFiles.terminateAll(dir, launcherPid);
-    }
-
-    @Override
-    public void releaseIfEmpty() {
-      files.releaseIfEmpty(dir, null);
     }
   }
 }

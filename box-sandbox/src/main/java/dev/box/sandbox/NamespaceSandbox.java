@@ -85,21 +85,24 @@ public record NamespaceSandbox(
   /** Freezes every process of the sandbox, its exec agent included, through its cgroup. */
   @Override
   public void pause() {
-    try {
-      cgroup.freeze();
-    } catch (IllegalStateException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "cannot pause sandbox " + name + ": " + e.getMessage(), e);
-    }
+    onCgroup("pause", cgroup::freeze);
   }
 
   @Override
   public void resume() {
+    onCgroup("resume", cgroup::thaw);
+  }
+
+  /**
+   * Runs {@code step} on the sandbox's cgroup, its failure an internal error that says {@code
+   * what}.
+   */
+  private void onCgroup(String what, Runnable step) {
     try {
-      cgroup.thaw();
+      step.run();
     } catch (IllegalStateException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR, "cannot resume sandbox " + name + ": " + e.getMessage(), e);
+      String message = "cannot " + what + " sandbox " + name + ": " + e.getMessage();
+      throw new BoxException(BoxErrorCode.INTERNAL_ERROR, message, e);
     }
   }
 

@@ -1,18 +1,9 @@
 package dev.box.testkit;
 
-import dev.box.api.BoxDataDir;
 import dev.box.backend.boxlite.FakeBoxlite;
-import dev.box.core.Hashes;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
-import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterAll;
+import java.util.stream.Stream;
 
 /**
  * The conformance suite against the BoxLite backend, over {@link FakeBoxlite}: a fake, because
@@ -23,37 +14,20 @@ import org.junit.jupiter.api.AfterAll;
  * for one of the suite's state directories. Boxes outlive their server, so a persistent session's
  * box is adopted after a crash.
  */
-class BoxliteConformanceTest extends BackendConformanceSuite {
-  private final String token = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
-  private @Nullable FakeBoxlite fake;
-
+class BoxliteConformanceTest extends FakeServiceConformance<FakeBoxlite> {
   @Override
   protected String backendName() {
     return "boxlite";
   }
 
   @Override
+  protected FakeBoxlite start(String token) throws IOException {
+    return FakeBoxlite.start(token);
+  }
+
+  @Override
   protected Map<String, String> serverSettings() {
-    FakeBoxlite running = fake();
-    return Map.of("boxlite_url", running.url(), "boxlite_token", token, "image", "box-testkit");
-  }
-
-  private synchronized FakeBoxlite fake() {
-    if (fake == null) {
-      try {
-        fake = FakeBoxlite.start(token);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-    return fake;
-  }
-
-  @AfterAll
-  void stopFake() {
-    if (fake != null) {
-      fake.close();
-    }
+    return Map.of("boxlite_url", fake().url(), "boxlite_token", secret, "image", "box-testkit");
   }
 
   @Override
@@ -62,13 +36,8 @@ class BoxliteConformanceTest extends BackendConformanceSuite {
   }
 
   @Override
-  protected Set<String> leftovers() {
-    Set<String> found = new TreeSet<>();
-    for (Path dataDir : dataDirs()) {
-      String label = Hashes.shortSha256(BoxDataDir.stateDir(dataDir).toString());
-      fake().boxesOf(label).forEach(box -> found.add("box " + box));
-    }
-    return found;
+  protected Stream<String> machinesOf(FakeBoxlite fake, String label) {
+    return fake.boxesOf(label).stream().map(box -> "box " + box);
   }
 
   @Override

@@ -7,21 +7,20 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
-import dev.box.core.Hashes;
+import dev.box.backend.remote.RemoteBackend;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,7 +38,7 @@ import org.slf4j.LoggerFactory;
  * not a limit on the session's processes, so it is reported as {@code none}; network off is the
  * box's {@code outbound.mode: disabled}.
  */
-public final class BoxliteBackend implements SandboxBackend {
+public final class BoxliteBackend extends RemoteBackend {
   private static final Logger log = LoggerFactory.getLogger(BoxliteBackend.class);
 
   /** BoxLite's bounds on a box's size (CreateBoxRequest). */
@@ -65,9 +64,6 @@ public final class BoxliteBackend implements SandboxBackend {
   private static final String NO_TOKEN =
       "no BoxLite token configured (boxlite_token or BOX_BOXLITE_TOKEN)";
 
-  private final String dataLabel;
-  private final String instanceId;
-  private final HttpClient http;
   private final Set<String> adopted = ConcurrentHashMap.newKeySet();
   private volatile BoxliteSettings settings;
 
@@ -77,20 +73,8 @@ public final class BoxliteBackend implements SandboxBackend {
    * @param instanceId the running server instance, which names its boxes
    */
   public BoxliteBackend(BoxliteSettings settings, Path dataDir, String instanceId) {
+    super("boxlite", dataDir, instanceId, Duration.ofSeconds(10), "BoxLite boxes");
     this.settings = settings;
-    this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
-    this.instanceId = instanceId;
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10))
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
-  }
-
-  @Override
-  public String name() {
-    return "boxlite";
   }
 
   @Override
@@ -259,42 +243,26 @@ public final class BoxliteBackend implements SandboxBackend {
     return null;
   }
 
+  /** The boxes whose name says they are Box's; a box this server adopted is its own. */
   @Override
-  public void removeOrphans() {
-    removeBoxes(owner -> true);
-  }
-
-  @Override
-  public void removeOrphansSparingPersistent() {
-    removeBoxes(owner -> !owner.persistent());
-  }
-
-  /**
-   * Removes the boxes that an earlier server on this data directory left behind, of those whose
-   * owner {@code which} accepts; nothing without a token, as nothing could have been made.
-   */
-  private void removeBoxes(Predicate<BoxNames.Owner> which) {
-    BoxliteSettings s = settings;
-    String token = s.token();
-    if (token == null) {
-      return;
+  protected List<Machine> machines() throws IOException {
+    if (settings.token() == null) {
+      return List.of();
     }
-    BoxliteApi api = new BoxliteApi(http, s.url(), token);
-    try {
-      for (BoxliteApi.Listed box : api.list()) {
-        BoxNames.Owner owner = BoxNames.owner(box.name());
-        if (owner != null
-            && owner.dataLabel().equals(dataLabel)
-            && !BoxNames.isInstance(owner, instanceId)
-            && !adopted.contains(box.boxId())
-            && which.test(owner)) {
-          log.info("removing BoxLite box {} left by an earlier server", box.boxId());
-          api.remove(box.boxId());
-        }
+    List<Machine> found = new ArrayList<>();
+    for (BoxliteApi.Listed box : api(settings).list()) {
+      BoxNames.Owner owner = BoxNames.owner(box.name());
+      if (owner != null) {
+        boolean ours = BoxNames.isInstance(owner, instanceId) || adopted.contains(box.boxId());
+        found.add(new Machine(box.boxId(), owner.dataLabel(), ours, owner.persistent()));
       }
-    } catch (IOException e) {
-      log.warn("cannot look for BoxLite boxes left by an earlier server: {}", e.toString());
     }
+    return found;
+  }
+
+  @Override
+  protected void remove(String boxId) throws IOException {
+    api(settings).remove(boxId);
   }
 
   private BoxliteApi api(BoxliteSettings s) {
@@ -303,10 +271,5 @@ public final class BoxliteBackend implements SandboxBackend {
       throw new BoxBackendUnavailableException(NO_TOKEN);
     }
     return new BoxliteApi(http, s.url(), token);
-  }
-
-  @Override
-  public void close() {
-    http.close();
   }
 }

@@ -1,22 +1,15 @@
 package dev.box.backend.boxlite;
 
-import dev.box.api.BoxErrorCode;
-import dev.box.api.BoxException;
+import dev.box.backend.remote.RemoteSandbox;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
-import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.TaggedTree;
 import java.io.IOException;
-import java.time.Duration;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,57 +19,33 @@ import org.slf4j.LoggerFactory;
  * on a command line; each carries a tag ({@link TaggedTree}) by which its whole tree is signalled
  * inside the box.
  */
-final class BoxliteSandbox implements Sandbox {
+final class BoxliteSandbox extends RemoteSandbox {
   private static final Logger log = LoggerFactory.getLogger(BoxliteSandbox.class);
-  private static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
-  private static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
   /** The states of a box that still holds its processes. */
   private static final Set<String> LIVE = Set.of("configured", "running", "paused");
 
-  private final String id;
+  private static final Kind KIND =
+      new Kind(
+          "BoxLite box",
+          "the boxlite backend gives no terminal: its processes are BoxLite executions without a"
+              + " pseudo-terminal");
+
   private final BoxliteApi api;
-  private final AtomicBoolean destroyed = new AtomicBoolean();
 
   BoxliteSandbox(String id, BoxliteApi api) {
-    this.id = id;
+    super(id, KIND);
     this.api = api;
   }
 
   @Override
-  public String id() {
-    return id;
+  protected boolean running() throws IOException {
+    return LIVE.contains(String.valueOf(api.status(id())));
   }
 
   @Override
-  public boolean isAlive() {
-    try {
-      return !destroyed.get() && LIVE.contains(String.valueOf(api.status(id)));
-    } catch (IOException e) {
-      // Unknown is not dead: a box is recreated only when BoxLite says it is gone.
-      log.warn("cannot tell whether BoxLite box {} runs: {}", id, e.toString());
-      return true;
-    }
-  }
-
-  @Override
-  public SandboxProcess spawn(ProcessSpec spec) {
-    spec.refuseTerminal(
-        "the boxlite backend gives no terminal: its processes are BoxLite executions without a"
-            + " pseudo-terminal");
-    String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-    Map<String, String> env = new LinkedHashMap<>();
-    env.put("PATH", PATH);
-    env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
-    env.put(TaggedTree.TAG_VARIABLE, tag);
-    try {
-      return start(ProcessPrelude.SCRIPT, env, tag, spec.stdin());
-    } catch (IOException e) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "cannot start a process in BoxLite box " + id + ": " + e.getMessage(),
-          e);
-    }
+  protected BoxliteProcess start(ProcessSpec spec, String tag) throws IOException {
+    return start(ProcessPrelude.SCRIPT, environment(spec, tag, Map.of()), tag, spec.stdin());
   }
 
   private BoxliteProcess start(String script, Map<String, String> env, String tag, boolean stdin)
@@ -87,7 +56,7 @@ final class BoxliteSandbox implements Sandbox {
     body.put("env", env);
     body.put("working_dir", "/");
     body.put("tty", false);
-    String execId = api.exec(id, body);
+    String execId = api.exec(id(), body);
     try {
       return BoxliteProcess.attach(this, api, execId, tag, stdin);
     } catch (IOException e) {
@@ -96,27 +65,23 @@ final class BoxliteSandbox implements Sandbox {
     }
   }
 
-  /**
-   * Signals the process tree tagged {@code tag} with {@code signal} ({@code TERM} or {@code KILL})
-   * by running {@link TaggedTree#SIGNAL_SCRIPT} in the box, waiting for it up to {@link
-   * #HELPER_TIMEOUT}.
-   */
-  void signalTree(String tag, String signal) {
-    if (destroyed.get()) {
+  @Override
+  public void signalTree(String tag, String signal) {
+    if (destroyed()) {
       return;
     }
-    Map<String, String> env = Map.of("__BOX_KILL", tag, "__BOX_SIG", signal, "PATH", PATH);
     try {
-      BoxliteProcess helper = start(TaggedTree.SIGNAL_SCRIPT, env, "", false);
+      BoxliteProcess helper =
+          start(TaggedTree.SIGNAL_SCRIPT, signalEnvironment(tag, signal), "", false);
       helper.stdout().close();
       helper.stderr().close();
       OptionalInt code = helper.waitFor(HELPER_TIMEOUT);
       if (code.isEmpty() || code.getAsInt() != 0) {
-        log.warn("signalling a process tree in {} failed (exit {})", id, code);
+        log.warn("signalling a process tree in {} failed (exit {})", id(), code);
         helper.release();
       }
     } catch (IOException e) {
-      log.warn("signalling a process tree in {} failed: {}", id, e.toString());
+      log.warn("signalling a process tree in {} failed: {}", id(), e.toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -125,30 +90,27 @@ final class BoxliteSandbox implements Sandbox {
   /** Sends {@code signal} to the execution through BoxLite. */
   void signalExecution(String execId, int signal) {
     try {
-      api.signal(id, execId, signal);
+      api.signal(id(), execId, signal);
     } catch (IOException e) {
-      log.debug("signal {} to {} in {} failed: {}", signal, execId, id, e.toString());
+      log.debug("signal {} to {} in {} failed: {}", signal, execId, id(), e.toString());
     }
   }
 
   /** Kills the execution with SIGKILL through BoxLite, which evicts it. */
   void killExecution(String execId) {
     try {
-      api.kill(id, execId);
+      api.kill(id(), execId);
     } catch (IOException e) {
-      log.debug("killing {} in {} failed: {}", execId, id, e.toString());
+      log.debug("killing {} in {} failed: {}", execId, id(), e.toString());
     }
   }
 
   @Override
-  public void destroy() {
-    if (!destroyed.compareAndSet(false, true)) {
-      return;
-    }
+  protected void remove() {
     try {
-      api.remove(id);
+      api.remove(id());
     } catch (IOException e) {
-      log.warn("removing BoxLite box {} failed: {}", id, e.toString());
+      log.warn("removing BoxLite box {} failed: {}", id(), e.toString());
     }
   }
 }

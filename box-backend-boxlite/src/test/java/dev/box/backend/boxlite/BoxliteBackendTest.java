@@ -24,7 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,16 +38,11 @@ class BoxliteBackendTest {
   private static final String TOKEN = "token-" + Long.toHexString(System.nanoTime());
 
   @TempDir Path temp;
-  private FakeBoxlite fake;
+  @AutoClose private FakeBoxlite fake;
 
   @BeforeEach
   void startFake() throws IOException {
     fake = FakeBoxlite.start(TOKEN);
-  }
-
-  @AfterEach
-  void stopFake() {
-    fake.close();
   }
 
   @Test

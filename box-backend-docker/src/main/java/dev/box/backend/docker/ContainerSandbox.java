@@ -13,7 +13,6 @@ import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URLEncoder;
 import java.nio.channels.Channel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -307,11 +306,7 @@ final class ContainerSandbox implements Sandbox {
     }
     try {
       EngineClient.Response answer =
-          engine.call(
-              "DELETE",
-              "/containers/" + URLEncoder.encode(containerId, StandardCharsets.UTF_8) + "?force=1",
-              null,
-              CALL_TIMEOUT);
+          engine.call("DELETE", EnginePaths.forceRemove(containerId), null, CALL_TIMEOUT);
       if (!answer.ok() && answer.status() != 404) {
         log.warn("cannot remove container {}: {}", name, answer.message());
       }

@@ -6,8 +6,6 @@ import dev.box.api.BoxException;
 import dev.box.core.session.SandboxNames;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,7 +53,7 @@ record EngineContainers(
 
   /** Creates the container, pulling the image first when the engine does not have it; its id. */
   String create(String name, Map<String, Object> body, String image) throws IOException {
-    String path = "/containers/create?name=" + URLEncoder.encode(name, StandardCharsets.UTF_8);
+    String path = EnginePaths.createContainer(name);
     EngineClient.Response created = client.call("POST", path, body, callTimeout);
     if (created.status() == 404) {
       puller.pull(image);
@@ -84,11 +82,7 @@ record EngineContainers(
   /** Removes the container {@code nameOrId}, running or not; a failure is only logged. */
   void remove(String nameOrId) {
     try {
-      client.call(
-          "DELETE",
-          "/containers/" + URLEncoder.encode(nameOrId, StandardCharsets.UTF_8) + "?force=1",
-          null,
-          callTimeout);
+      client.call("DELETE", EnginePaths.forceRemove(nameOrId), null, callTimeout);
     } catch (IOException e) {
       log.warn("cannot remove container {}: {}", nameOrId, e.toString());
     }
@@ -167,12 +161,7 @@ record EngineContainers(
     String filters = "{\"label\":[\"langbot.box=true\",\"dev.box.data=" + dataLabel + "\"]}";
     try {
       EngineClient.Response list =
-          client.call(
-              "GET",
-              "/containers/json?all=1&filters="
-                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
-              null,
-              callTimeout);
+          client.call("GET", EnginePaths.listContainers(filters), null, callTimeout);
       if (!list.ok()) {
         log.warn("cannot list the containers of this data dir: {}", list.message());
         return List.of();

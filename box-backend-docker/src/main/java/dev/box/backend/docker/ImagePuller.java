@@ -5,7 +5,6 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
-import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +29,7 @@ record ImagePuller(EngineClient client, String engine, Duration timeout) {
    */
   void pull(String image) {
     log.info("image {} is not present in {}; pulling it", image, engine);
-    String path = "/images/create?fromImage=" + URLEncoder.encode(image, StandardCharsets.UTF_8);
+    String path = EnginePaths.pullImage(image);
     EngineClient.Response answer;
     try {
       answer = client.call("POST", path, null, timeout);

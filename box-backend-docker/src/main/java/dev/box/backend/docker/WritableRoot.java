@@ -2,8 +2,6 @@ package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -93,32 +91,18 @@ final class WritableRoot {
     String driver = info.path("Driver").asText("?");
     String backing = backingFilesystem(info);
     String limit = "writable_root_mb=" + megabytes;
-    switch (driver) {
-      case "btrfs" -> {
-        if (engine.equals("docker")) {
-          bound = Bound.WITH_IMAGE;
-          description = "btrfs quota: " + limit + " beyond the image (storage driver btrfs)";
-        } else {
-          unbounded(driver, backing);
-        }
-      }
-      case "zfs" -> {
-        if (engine.equals("docker")) {
-          bound = Bound.WRITES;
-          description = "zfs quota: " + limit + " (storage driver zfs)";
-        } else {
-          unbounded(driver, backing);
-        }
-      }
-      case "overlay2", "overlay" -> {
-        if (backing.equals("xfs")) {
-          bound = Bound.TRIAL;
-          description = "xfs project quota: " + limit + " (storage driver " + driver + " on xfs)";
-        } else {
-          unbounded(driver, backing);
-        }
-      }
-      default -> unbounded(driver, backing);
+    boolean docker = engine.equals("docker");
+    if (driver.equals("btrfs") && docker) {
+      bound = Bound.WITH_IMAGE;
+      description = "btrfs quota: " + limit + " beyond the image (storage driver btrfs)";
+    } else if (driver.equals("zfs") && docker) {
+      bound = Bound.WRITES;
+      description = "zfs quota: " + limit + " (storage driver zfs)";
+    } else if ((driver.equals("overlay2") || driver.equals("overlay")) && backing.equals("xfs")) {
+      bound = Bound.TRIAL;
+      description = "xfs project quota: " + limit + " (storage driver " + driver + " on xfs)";
+    } else {
+      unbounded(driver, backing);
     }
   }
 
@@ -195,11 +179,7 @@ final class WritableRoot {
   /** The size in bytes of {@code image} as the engine reports it, or empty when it has none. */
   static OptionalLong imageBytes(EngineClient client, String image) throws IOException {
     EngineClient.Response inspected =
-        client.call(
-            "GET",
-            "/images/" + URLEncoder.encode(image, StandardCharsets.UTF_8) + "/json",
-            null,
-            CALL_TIMEOUT);
+        client.call("GET", EnginePaths.inspectImage(image), null, CALL_TIMEOUT);
     if (!inspected.ok()) {
       return OptionalLong.empty();
     }

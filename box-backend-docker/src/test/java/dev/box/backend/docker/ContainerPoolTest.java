@@ -11,8 +11,6 @@ import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -121,12 +119,7 @@ class ContainerPoolTest extends PooledBackendSuite {
     try (EngineClient client =
         new EngineClient(Path.of(ContainerBackendTest.socket(engine)), BackendRuntime.system())) {
       EngineClient.Response listed =
-          client.call(
-              "GET",
-              "/containers/json?all=1&filters="
-                  + URLEncoder.encode(filters, StandardCharsets.UTF_8),
-              null,
-              Duration.ofSeconds(30));
+          client.call("GET", EnginePaths.listContainers(filters), null, Duration.ofSeconds(30));
       List<JsonNode> found = new ArrayList<>();
       listed.json().forEach(found::add);
       return found;

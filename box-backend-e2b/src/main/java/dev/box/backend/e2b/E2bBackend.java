@@ -6,15 +6,13 @@ import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
-import dev.box.core.Hashes;
+import dev.box.backend.remote.RemoteBackend;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
-import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,8 +23,6 @@ import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Sessions as E2B sandboxes (or sandboxes of a self-hosted service that speaks E2B's API): each
@@ -38,9 +34,7 @@ import org.slf4j.LoggerFactory;
  * <p>What E2B does not let a client set per sandbox (memory, CPU, process count: the template's VM
  * size decides) is reported as {@code none}; network off is E2B's {@code allow_internet_access}.
  */
-public final class E2bBackend implements SandboxBackend {
-  private static final Logger log = LoggerFactory.getLogger(E2bBackend.class);
-
+public final class E2bBackend extends RemoteBackend {
   /** The sandbox timeout set at creation and at each refresh. */
   static final Duration SANDBOX_TIMEOUT = Duration.ofSeconds(300);
 
@@ -54,11 +48,8 @@ public final class E2bBackend implements SandboxBackend {
   static final String LABEL_PERSISTENT = "dev.box.persistent";
   static final String LABEL_HOST_MOUNT = "host-mount";
 
-  private final String dataLabel;
   private final Path workspaces;
-  private final String instanceId;
   private final int sandboxUid;
-  private final HttpClient http;
   private final ScheduledExecutorService timer;
   private volatile E2bSettings settings;
 
@@ -76,23 +67,11 @@ public final class E2bBackend implements SandboxBackend {
       String instanceId,
       int sandboxUid,
       ScheduledExecutorService timer) {
+    super("e2b", dataDir, instanceId, Duration.ofSeconds(20), "E2B sandboxes");
     this.settings = settings;
-    this.dataLabel = Hashes.shortSha256(dataDir.toAbsolutePath().normalize().toString());
     this.workspaces = dataDir.toAbsolutePath().normalize().resolve("workspaces");
-    this.instanceId = instanceId;
     this.sandboxUid = sandboxUid;
-    this.http =
-        HttpClient.newBuilder()
-            .version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(20))
-            .followRedirects(HttpClient.Redirect.NEVER)
-            .build();
     this.timer = timer;
-  }
-
-  @Override
-  public String name() {
-    return "e2b";
   }
 
   @Override
@@ -229,37 +208,26 @@ public final class E2bBackend implements SandboxBackend {
     return metadata;
   }
 
+  /** The running sandboxes whose metadata marks them as this data directory's. */
   @Override
-  public void removeOrphans() {
-    removeOrphans(false);
+  protected List<Machine> machines() throws IOException {
+    if (settings.apiKey() == null) {
+      return List.of();
+    }
+    return controlPlane(settings).list(Map.of(LABEL_BOX, "true", LABEL_DATA, dataLabel)).stream()
+        .map(
+            listed ->
+                new Machine(
+                    listed.sandboxId(),
+                    listed.metadata().get(LABEL_DATA),
+                    instanceId.equals(listed.metadata().get(LABEL_INSTANCE)),
+                    "true".equals(listed.metadata().get(LABEL_PERSISTENT))))
+        .toList();
   }
 
   @Override
-  public void removeOrphansSparingPersistent() {
-    removeOrphans(true);
-  }
-
-  private void removeOrphans(boolean sparePersistent) {
-    E2bSettings s = settings;
-    if (s.apiKey() == null) {
-      return;
-    }
-    ControlPlane controlPlane = controlPlane(s);
-    try {
-      for (ControlPlane.Listed listed :
-          controlPlane.list(Map.of(LABEL_BOX, "true", LABEL_DATA, dataLabel))) {
-        Map<String, String> metadata = listed.metadata();
-        if (!dataLabel.equals(metadata.get(LABEL_DATA))
-            || instanceId.equals(metadata.get(LABEL_INSTANCE))
-            || (sparePersistent && "true".equals(metadata.get(LABEL_PERSISTENT)))) {
-          continue;
-        }
-        log.info("killing E2B sandbox {} left by an earlier server", listed.sandboxId());
-        controlPlane.kill(listed.sandboxId());
-      }
-    } catch (IOException e) {
-      log.warn("cannot look for E2B sandboxes left by an earlier server: {}", e.toString());
-    }
+  protected void remove(String sandboxId) throws IOException {
+    controlPlane(settings).kill(sandboxId);
   }
 
   private ControlPlane controlPlane(E2bSettings s) {
@@ -275,6 +243,6 @@ public final class E2bBackend implements SandboxBackend {
   @Override
   public void close() {
     timer.shutdownNow();
-    http.close();
+    super.close();
   }
 }

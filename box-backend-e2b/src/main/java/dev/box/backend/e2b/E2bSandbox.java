@@ -1,26 +1,21 @@
 package dev.box.backend.e2b;
 
-import dev.box.api.BoxErrorCode;
-import dev.box.api.BoxException;
+import dev.box.backend.remote.Printable;
+import dev.box.backend.remote.RemoteSandbox;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
-import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.TaggedTree;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,21 +26,23 @@ import org.slf4j.LoggerFactory;
  * before each process starts and the read-write ones copied back when it ends ({@link MountSync}),
  * because an E2B sandbox is a remote VM that cannot see the host.
  */
-final class E2bSandbox implements Sandbox {
+final class E2bSandbox extends RemoteSandbox {
   private static final Logger log = LoggerFactory.getLogger(E2bSandbox.class);
-  private static final Duration HELPER_TIMEOUT = Duration.ofSeconds(30);
   private static final int HELPER_OUTPUT_BYTES = 1 << 20;
-  private static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-  private final String id;
+  private static final Kind KIND =
+      new Kind(
+          "E2B sandbox",
+          "the e2b backend gives no terminal: its processes start through E2B's process API, not"
+              + " Box's exec agent");
+
   private final ControlPlane controlPlane;
   private final Envd envd;
   private final MountSync mounts;
-  private final AtomicBoolean destroyed = new AtomicBoolean();
   private volatile @Nullable ScheduledFuture<?> refresher;
 
   E2bSandbox(String id, ControlPlane controlPlane, Envd envd, MountSync.Factory mounts) {
-    this.id = id;
+    super(id, KIND);
     this.controlPlane = controlPlane;
     this.envd = envd;
     this.mounts = mounts.create(this);
@@ -62,83 +59,49 @@ final class E2bSandbox implements Sandbox {
   }
 
   @Override
-  public String id() {
-    return id;
+  protected boolean running() throws IOException {
+    return controlPlane.isRunning(id());
   }
 
   @Override
-  public boolean isAlive() {
-    if (destroyed.get()) {
-      return false;
-    }
-    try {
-      return controlPlane.isRunning(id);
-    } catch (IOException e) {
-      log.warn("cannot tell whether E2B sandbox {} runs: {}", id, e.toString());
-      return true;
-    }
-  }
-
-  @Override
-  public SandboxProcess spawn(ProcessSpec spec) {
-    spec.refuseTerminal(
-        "the e2b backend gives no terminal: its processes start through E2B's process API, not"
-            + " Box's exec agent");
-    try {
-      mounts.upload();
-      String tag = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
-      Map<String, String> env = new LinkedHashMap<>();
-      env.put("PATH", PATH);
-      env.put("HOME", "/home/" + Envd.USER);
-      env.putAll(
-          ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
-      env.put(TaggedTree.TAG_VARIABLE, tag);
-      Envd.Stream stream =
-          envd.start(
-              Envd.USER,
-              "/bin/sh",
-              List.of("-c", ProcessPrelude.SCRIPT, "sh"),
-              env,
-              "/",
-              spec.stdin());
-      return E2bProcess.attach(this, envd, stream, tag, spec.stdin());
-    } catch (IOException e) {
-      throw new BoxException(
-          BoxErrorCode.BACKEND_UNAVAILABLE,
-          "cannot start a process in E2B sandbox " + id + ": " + e.getMessage(),
-          e);
-    }
+  protected SandboxProcess start(ProcessSpec spec, String tag) throws IOException {
+    mounts.upload();
+    Envd.Stream stream =
+        envd.start(
+            Envd.USER,
+            "/bin/sh",
+            List.of("-c", ProcessPrelude.SCRIPT, "sh"),
+            environment(spec, tag, Map.of("HOME", "/home/" + Envd.USER)),
+            "/",
+            spec.stdin());
+    return E2bProcess.attach(this, envd, stream, tag, spec.stdin());
   }
 
   /** Copies the read-write mounts back to the host once a process has ended. */
   void afterExit() {
-    if (destroyed.get()) {
+    if (destroyed()) {
       return;
     }
     try {
       mounts.download();
     } catch (IOException | RuntimeException e) {
-      log.warn("copying files back from E2B sandbox {} failed: {}", id, e.toString());
+      log.warn("copying files back from E2B sandbox {} failed: {}", id(), e.toString());
     }
   }
 
-  /**
-   * Signals the process tree tagged {@code tag} with {@code signal} ({@code TERM} or {@code KILL})
-   * by running {@link TaggedTree#SIGNAL_SCRIPT} in the sandbox.
-   */
-  void signalTree(String tag, String signal) {
-    Map<String, String> env = Map.of("__BOX_KILL", tag, "__BOX_SIG", signal, "PATH", PATH);
+  @Override
+  public void signalTree(String tag, String signal) {
     try {
-      Helper result = helper(Envd.USER, TaggedTree.SIGNAL_SCRIPT, env);
+      Helper result = helper(Envd.USER, TaggedTree.SIGNAL_SCRIPT, signalEnvironment(tag, signal));
       if (result.exitCode() != 0) {
         log.warn(
             "signalling a process tree in {} failed (exit {}): {}",
-            id,
+            id(),
             result.exitCode(),
             Printable.excerpt(result.output()));
       }
     } catch (IOException e) {
-      log.warn("signalling a process tree in {} failed: {}", id, e.toString());
+      log.warn("signalling a process tree in {} failed: {}", id(), e.toString());
     }
   }
 
@@ -154,7 +117,7 @@ final class E2bSandbox implements Sandbox {
     Envd.Stream stream = envd.start(user, "/bin/sh", List.of("-c", script), env, "/", false);
     CompletableFuture<Helper> result = new CompletableFuture<>();
     Thread.ofVirtual()
-        .name("e2b-helper-" + id)
+        .name("e2b-helper-" + id())
         .start(
             () -> {
               try {
@@ -168,7 +131,7 @@ final class E2bSandbox implements Sandbox {
     } catch (TimeoutException e) {
       closeQuietly(stream);
       throw new IOException(
-          "a helper script in E2B sandbox " + id + " did not end within " + HELPER_TIMEOUT);
+          "a helper script in E2B sandbox " + id() + " did not end within " + HELPER_TIMEOUT);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
     } catch (InterruptedException e) {
@@ -197,30 +160,27 @@ final class E2bSandbox implements Sandbox {
   }
 
   @Override
-  public void destroy() {
-    if (!destroyed.compareAndSet(false, true)) {
-      return;
-    }
+  protected void remove() {
     ScheduledFuture<?> task = refresher;
     if (task != null) {
       task.cancel(false);
     }
     try {
-      controlPlane.kill(id);
+      controlPlane.kill(id());
     } catch (IOException e) {
-      log.warn("killing E2B sandbox {} failed (it expires by its timeout): {}", id, e.toString());
+      log.warn("killing E2B sandbox {} failed (it expires by its timeout): {}", id(), e.toString());
     }
   }
 
   /** Sets the sandbox's timeout again; run periodically while the session lives. */
   void refreshTimeout(Duration timeout) {
-    if (destroyed.get()) {
+    if (destroyed()) {
       return;
     }
     try {
-      controlPlane.setTimeout(id, timeout);
+      controlPlane.setTimeout(id(), timeout);
     } catch (IOException e) {
-      log.warn("refreshing the timeout of E2B sandbox {} failed: {}", id, e.toString());
+      log.warn("refreshing the timeout of E2B sandbox {} failed: {}", id(), e.toString());
     }
   }
 

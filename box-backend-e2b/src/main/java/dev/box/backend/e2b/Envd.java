@@ -2,6 +2,7 @@ package dev.box.backend.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.box.backend.remote.Printable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -160,13 +161,7 @@ final class Envd {
       answer = in.readNBytes(4096);
     }
     if (response.statusCode() != 200) {
-      throw new IOException(
-          "upload of "
-              + path
-              + " answered "
-              + response.statusCode()
-              + ": "
-              + Printable.excerpt(answer));
+      throw answered("upload of " + path, response.statusCode(), answer);
     }
   }
 
@@ -183,13 +178,7 @@ final class Envd {
       }
       byte[] content = in.readNBytes(maxBytes + 1);
       if (response.statusCode() != 200) {
-        throw new IOException(
-            "download of "
-                + path
-                + " answered "
-                + response.statusCode()
-                + ": "
-                + Printable.excerpt(content));
+        throw answered("download of " + path, response.statusCode(), content);
       }
       if (content.length > maxBytes) {
         throw new IOException(path + " holds more than " + maxBytes + " bytes");
@@ -212,14 +201,13 @@ final class Envd {
       answer = in.readNBytes(64 * 1024);
     }
     if (response.statusCode() != 200) {
-      throw new IOException(
-          "envd "
-              + method
-              + " answered "
-              + response.statusCode()
-              + ": "
-              + Printable.excerpt(answer));
+      throw answered("envd " + method, response.statusCode(), answer);
     }
+  }
+
+  /** The failure of {@code what}, which envd answered with {@code status} and {@code answer}. */
+  private static IOException answered(String what, int status, byte[] answer) {
+    return new IOException(what + " answered " + status + ": " + Printable.excerpt(answer));
   }
 
   private HttpRequest.Builder rpc(String user, String method) {

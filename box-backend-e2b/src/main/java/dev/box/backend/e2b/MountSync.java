@@ -1,6 +1,7 @@
 package dev.box.backend.e2b;
 
 import dev.box.api.internal.ShellScript;
+import dev.box.backend.remote.Printable;
 import dev.box.core.backend.SandboxMount;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -24,7 +24,7 @@ import java.util.Map;
 import java.util.OptionalInt;
 import java.util.concurrent.Executors;
 import org.jspecify.annotations.Nullable;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,16 +38,11 @@ class E2bBackendTest {
   private static final String KEY = "test-key-" + Long.toHexString(System.nanoTime());
 
   @TempDir Path temp;
-  private FakeE2b fake;
+  @AutoClose private FakeE2b fake;
 
   @BeforeEach
   void startFake() throws IOException {
     fake = FakeE2b.start(KEY);
-  }
-
-  @AfterEach
-  void stopFake() throws IOException {
-    fake.close();
   }
 
   @Test
