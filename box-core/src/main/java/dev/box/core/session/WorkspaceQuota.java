@@ -137,8 +137,18 @@ final class WorkspaceQuota {
     return images.resolve(name + ".img");
   }
 
-  /** Whether {@code dir} is on another device than its parent: a mount point. */
+  /**
+   * Whether {@code dir} is a workspace's mount point: on another device than its parent, and not a
+   * btrfs subvolume (which has a device of its own too, and is the root of none of Box's mounts).
+   */
   static boolean isMountPoint(Path dir) throws IOException {
+    return onOtherDevice(dir)
+        && !Long.valueOf(BtrfsStore.SUBVOLUME_INODE)
+            .equals(Files.getAttribute(dir, "unix:ino", LinkOption.NOFOLLOW_LINKS));
+  }
+
+  /** Whether {@code dir} is a directory on another device than its parent. */
+  static boolean onOtherDevice(Path dir) throws IOException {
     if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       return false;
     }
