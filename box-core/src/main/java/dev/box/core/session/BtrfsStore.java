@@ -37,7 +37,7 @@ final class BtrfsStore implements AutoCloseable {
   private final Path root;
   private final Path image;
   private final long imageBytes;
-  private final boolean native_;
+  private final boolean dataDirOnBtrfs;
   private final @Nullable Path btrfs;
   private final @Nullable Path mkfs;
   private final @Nullable String unavailable;
@@ -53,7 +53,7 @@ final class BtrfsStore implements AutoCloseable {
     this.imageBytes = imageGib * GIB;
     this.btrfs = HostCommand.find("btrfs");
     this.mkfs = HostCommand.find("mkfs.btrfs");
-    this.native_ = onBtrfs(stateDir);
+    this.dataDirOnBtrfs = onBtrfs(stateDir);
     this.unavailable = whyUnavailable();
   }
 
@@ -69,20 +69,11 @@ final class BtrfsStore implements AutoCloseable {
     if (btrfs == null) {
       return "btrfs is not installed (Debian: btrfs-progs)";
     }
-    if (native_) {
+    if (dataDirOnBtrfs) {
       return null;
     }
-    if (!"root".equals(System.getProperty("user.name"))) {
-      return "the data dir is not on btrfs, and mounting a btrfs image needs a server running as"
-          + " root";
-    }
-    if (mkfs == null) {
-      return "the data dir is not on btrfs, and mkfs.btrfs is not installed (Debian: btrfs-progs)";
-    }
-    if (!Files.exists(Path.of("/dev/loop-control"))) {
-      return "the data dir is not on btrfs, and the kernel offers no loop devices";
-    }
-    return null;
+    String why = WorkspaceQuota.whyNoImage(mkfs, "mkfs.btrfs", "btrfs-progs");
+    return why == null ? null : "the data dir is not on btrfs, and " + why;
   }
 
   /** Why no btrfs store can be had here, or null when it can. */
@@ -95,7 +86,7 @@ final class BtrfsStore implements AutoCloseable {
     if (unavailable != null) {
       return "full copy: " + unavailable;
     }
-    return native_
+    return dataDirOnBtrfs
         ? "copy-on-write (btrfs subvolumes of the data dir)"
         : "copy-on-write (btrfs subvolumes in a sparse image)";
   }
@@ -110,7 +101,7 @@ final class BtrfsStore implements AutoCloseable {
     if (unavailable != null) {
       throw new IOException("no btrfs store: " + unavailable);
     }
-    if (!native_ && !mounted) {
+    if (!dataDirOnBtrfs && !mounted) {
       mount();
     }
     Path dir = root.resolve(area);
@@ -121,7 +112,9 @@ final class BtrfsStore implements AutoCloseable {
   /** The directory {@code area} when the store exists already (mounted if needed), else null. */
   synchronized @Nullable Path existingArea(String area) throws IOException {
     if (unavailable != null
-        || (native_ ? !Files.isDirectory(root) : !Files.exists(image, LinkOption.NOFOLLOW_LINKS))) {
+        || (dataDirOnBtrfs
+            ? !Files.isDirectory(root)
+            : !Files.exists(image, LinkOption.NOFOLLOW_LINKS))) {
       return null;
     }
     return area(area);

@@ -39,11 +39,19 @@ final class WorkspaceQuota {
   }
 
   private static @Nullable String whyUnavailable(@Nullable Path mkfs) {
+    return whyNoImage(mkfs, "mkfs.ext4", "e2fsprogs");
+  }
+
+  /**
+   * Why this server cannot make and loop-mount a file system image with {@code mkfs} (the program
+   * {@code program}, of the Debian package {@code debianPackage}), or null when it can.
+   */
+  static @Nullable String whyNoImage(@Nullable Path mkfs, String program, String debianPackage) {
     if (!"root".equals(System.getProperty("user.name"))) {
-      return "mounting a workspace file system needs a server running as root";
+      return "mounting a file system image needs a server running as root";
     }
     if (mkfs == null) {
-      return "mkfs.ext4 is not installed (Debian: e2fsprogs)";
+      return program + " is not installed (Debian: " + debianPackage + ")";
     }
     if (!Files.exists(Path.of("/dev/loop-control"))) {
       return "the kernel offers no loop devices (/dev/loop-control)";
