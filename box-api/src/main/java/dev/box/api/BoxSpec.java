@@ -37,6 +37,8 @@ import org.jspecify.annotations.Nullable;
  * @param workspaceQuotaMb the workspace quota in MiB, 0 for none: a private workspace is a file
  *     system of that size; a {@code host_path} workspace is not bounded
  * @param egress the session's own egress rules (network-on sessions), within the operator's
+ * @param fromSnapshot the snapshot whose copy a new session's private workspace starts as, or null
+ *     for an empty one; a session that exists already ignores it
  */
 public record BoxSpec(
     String cmd,
@@ -57,7 +59,8 @@ public record BoxSpec(
     int pidsLimit,
     boolean readOnlyRootfs,
     int workspaceQuotaMb,
-    BoxEgress egress) {
+    BoxEgress egress,
+    @Nullable String fromSnapshot) {
 
   /** The image used when a spec names none. */
   public static final String DEFAULT_IMAGE = "rockchin/langbot-sandbox:latest";
@@ -96,6 +99,14 @@ public record BoxSpec(
       throw new BoxValidationException(
           "workdir must stay under mount_path when host_path is provided");
     }
+    if (fromSnapshot != null) {
+      BoxSnapshot.checkName("from_snapshot", fromSnapshot);
+      if (hostPath != null || hostPathMode == BoxHostMountMode.NONE) {
+        throw new BoxValidationException(
+            "from_snapshot needs a private workspace: it cannot be combined with host_path or"
+                + " host_path_mode none");
+      }
+    }
   }
 
   /** The resource limits of the session. */
@@ -129,6 +140,7 @@ public record BoxSpec(
     b.readOnlyRootfs = readOnlyRootfs;
     b.workspaceQuotaMb = workspaceQuotaMb;
     b.egress = egress;
+    b.fromSnapshot = fromSnapshot;
     return b;
   }
 
@@ -152,7 +164,8 @@ public record BoxSpec(
       @JsonProperty("pids_limit") @Nullable Integer pidsLimit,
       @JsonProperty("read_only_rootfs") @Nullable Boolean readOnlyRootfs,
       @JsonProperty("workspace_quota_mb") @Nullable Integer workspaceQuotaMb,
-      @JsonProperty("egress") @Nullable BoxEgress egress) {
+      @JsonProperty("egress") @Nullable BoxEgress egress,
+      @JsonProperty("from_snapshot") @Nullable String fromSnapshot) {
     Builder b = new Builder(sessionId == null ? "" : sessionId);
     if (cmd != null) b.cmd = cmd;
     if (mountPath != null) b.mountPath = mountPath;
@@ -178,6 +191,7 @@ public record BoxSpec(
     if (readOnlyRootfs != null) b.readOnlyRootfs = readOnlyRootfs;
     if (workspaceQuotaMb != null) b.workspaceQuotaMb = workspaceQuotaMb;
     if (egress != null) b.egress = egress;
+    b.fromSnapshot = fromSnapshot == null || fromSnapshot.isEmpty() ? null : fromSnapshot;
     return b.build();
   }
 
@@ -208,6 +222,7 @@ public record BoxSpec(
     private boolean readOnlyRootfs = true;
     private int workspaceQuotaMb;
     private BoxEgress egress = BoxEgress.NONE;
+    private @Nullable String fromSnapshot;
 
     private Builder(String sessionId) {
       this.sessionId = sessionId;
@@ -343,6 +358,12 @@ public record BoxSpec(
       return this;
     }
 
+    /** Sets the snapshot a new session's private workspace starts from (null: an empty one). */
+    public Builder fromSnapshot(@Nullable String value) {
+      fromSnapshot = value;
+      return this;
+    }
+
     /** Validates and builds the spec; throws {@link BoxValidationException} on a broken rule. */
     public BoxSpec build() {
       return new BoxSpec(
@@ -364,7 +385,8 @@ public record BoxSpec(
           pidsLimit,
           readOnlyRootfs,
           workspaceQuotaMb,
-          egress);
+          egress,
+          fromSnapshot);
     }
   }
 }

@@ -269,6 +269,31 @@ class BoxSpecJsonTest {
   }
 
   @Test
+  void fromSnapshot_isRead() throws Exception {
+    assertThat(spec(json("{'session_id': 's', 'from_snapshot': 'base-1.0'}")).fromSnapshot())
+        .isEqualTo("base-1.0");
+    assertThat(spec(json("{'session_id': 's', 'from_snapshot': ''}")).fromSnapshot()).isNull();
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"../x", "a/b", ".hidden", "-x", "x y"})
+  void fromSnapshot_thatIsNoName_isRefused(String name) {
+    assertThat(messageOfSpec(json("{'session_id': 's', 'from_snapshot': '" + name + "'}")))
+        .isEqualTo(
+            "from_snapshot must be 1 to 64 letters, digits, '.', '-' or '_', starting with a"
+                + " letter or digit");
+  }
+
+  @Test
+  void fromSnapshot_withAHostPath_isRefused() {
+    assertThat(
+            messageOfSpec(json("{'session_id': 's', 'from_snapshot': 'a', 'host_path': '/srv/w'}")))
+        .isEqualTo(
+            "from_snapshot needs a private workspace: it cannot be combined with host_path or"
+                + " host_path_mode none");
+  }
+
+  @Test
   void malformedJson_isRefused() {
     assertThatThrownBy(() -> spec("{\"session_id\": \"s\","))
         .isInstanceOf(JsonProcessingException.class);
@@ -339,7 +364,8 @@ class BoxSpecJsonTest {
             "pids_limit",
             "read_only_rootfs",
             "workspace_quota_mb",
-            "egress");
+            "egress",
+            "from_snapshot");
     assertThat(node.get("network").asText()).isEqualTo("on");
     assertThat(node.get("host_path_mode").asText()).isEqualTo("none");
   }

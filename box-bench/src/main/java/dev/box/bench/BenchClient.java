@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -78,6 +79,40 @@ final class BenchClient {
    */
   void execTrue(String id, String sessionFields) throws IOException, InterruptedException {
     execRequest(id, "{\"cmd\":\"true\"," + sessionFields + "}");
+  }
+
+  /**
+   * Runs {@code cmd} in the session {@code id} (created when it does not exist) with a timeout of
+   * {@code timeoutSec}; anything but exit code 0 throws.
+   */
+  void run(String id, String cmd, int timeoutSec) throws IOException, InterruptedException {
+    ObjectNode request = mapper.createObjectNode().put("cmd", cmd).put("timeout_sec", timeoutSec);
+    execRequest(id, mapper.writeValueAsString(request));
+  }
+
+  /** Creates the session {@code id} from the snapshot {@code snapshot}. */
+  void createFrom(String id, String snapshot) throws IOException, InterruptedException {
+    live.add(id);
+    String body = mapper.writeValueAsString(Map.of("from_snapshot", snapshot));
+    send("POST", sessionPath(id), body, 201);
+  }
+
+  /** Forks the session {@code source} as the new session {@code id}. */
+  void fork(String source, String id) throws IOException, InterruptedException {
+    live.add(id);
+    String body = mapper.writeValueAsString(Map.of("session_id", id));
+    send("POST", sessionPath(source) + "/fork", body, 201);
+  }
+
+  /** Takes the snapshot {@code name} of the session {@code id}'s workspace. */
+  void snapshot(String id, String name) throws IOException, InterruptedException {
+    String body = mapper.writeValueAsString(Map.of("name", name));
+    send("POST", sessionPath(id) + "/snapshots", body, 201);
+  }
+
+  /** Deletes the snapshot {@code name}. */
+  void deleteSnapshot(String name) throws IOException, InterruptedException {
+    send("DELETE", "/v1/snapshots/" + URLEncoder.encode(name, StandardCharsets.UTF_8), "", 204);
   }
 
   private void execRequest(String id, String request) throws IOException, InterruptedException {

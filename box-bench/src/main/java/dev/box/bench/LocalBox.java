@@ -1,5 +1,6 @@
 package dev.box.bench;
 
+import dev.box.api.BoxDataDir;
 import dev.box.api.internal.FileTrees;
 import dev.box.core.settings.RuntimeLimits;
 import dev.box.server.BoxServer;
@@ -62,6 +63,11 @@ final class LocalBox implements AutoCloseable {
 
   BenchClient client() {
     return client;
+  }
+
+  /** The server's state directory, which holds the workspaces and snapshots. */
+  Path stateDir() {
+    return BoxDataDir.stateDir(dataDir);
   }
 
   /**

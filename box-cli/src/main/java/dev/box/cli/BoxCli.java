@@ -34,6 +34,8 @@ import picocli.CommandLine.Spec;
       SessionCommand.class,
       PauseCommand.Pause.class,
       PauseCommand.Resume.class,
+      ForkCommand.class,
+      SnapshotCommand.class,
       StatusCommand.class,
       McpCommand.class,
       CommandLine.HelpCommand.class

@@ -140,6 +140,10 @@ final class ServeCommand implements Callable<Integer> {
           Setting.limit(
               RuntimeLimits.MAX_ARCHIVE_ENTRIES,
               "Most entries of an uploaded tar, and of a listing"),
+          Setting.limit(RuntimeLimits.MAX_SNAPSHOTS, "Most snapshots kept at once"),
+          Setting.limit(
+              RuntimeLimits.WORKSPACE_STORE_GIB,
+              "GiB of the sparse btrfs image of workspaces, when the data dir is not on btrfs"),
           new Setting(
               "allowed_mount_roots", "A,B", "Host directories mounts must be under (any)."));
 

@@ -203,6 +203,29 @@ class BoxCliTest {
   }
 
   @Test
+  void fork_startsACopy_andSnapshotCreateLsRm_keepAndDropOne() {
+    exec("--session", "forked", "--", "sh", "-c", "echo original > /workspace/f");
+
+    assertThat(atServer("fork", "--session", "forked", "--to", "fork-copy"))
+        .isEqualTo(new Run(0, "fork-copy running\n", ""));
+    assertThat(exec("--session", "fork-copy", "--", "cat", "/workspace/f").out())
+        .isEqualTo("original\n");
+    assertThat(snapshot("create", "--session", "forked", "--name", "cli-snap"))
+        .isEqualTo(new Run(0, "snapshot cli-snap of forked\n", ""));
+    assertThat(snapshot("ls").out().lines().filter(l -> l.startsWith("cli-snap ")))
+        .singleElement()
+        .satisfies(line -> assertThat(line.split(" +")).startsWith("cli-snap", "forked"));
+    assertThat(snapshot("rm", "cli-snap")).isEqualTo(new Run(0, "deleted snapshot cli-snap\n", ""));
+    assertThat(snapshot("ls").out()).doesNotContain("cli-snap");
+    Run again = snapshot("rm", "cli-snap");
+    assertThat(again.exitCode()).isEqualTo(1);
+    assertThat(again.err()).startsWith("box: not_found: snapshot cli-snap not found");
+    Run onto = atServer("fork", "--session", "forked", "--to", "forked");
+    assertThat(onto.exitCode()).isEqualTo(1);
+    assertThat(onto.err()).startsWith("box: validation_error: ");
+  }
+
+  @Test
   void sessionRm_deletesTheSession() {
     exec("--session", "doomed", "--", "true");
 
@@ -365,6 +388,14 @@ class BoxCliTest {
   /** {@code box command} against the suite's server, its token found in the server's data dir. */
   private static Run atServer(String command, String... args) {
     List<String> line = new ArrayList<>(List.of(command, "--url", url, "--data-dir", dataDirArg));
+    line.addAll(List.of(args));
+    return box(line.toArray(String[]::new));
+  }
+
+  /** {@code box snapshot sub} against the suite's server. */
+  private static Run snapshot(String sub, String... args) {
+    List<String> line =
+        new ArrayList<>(List.of("snapshot", sub, "--url", url, "--data-dir", dataDirArg));
     line.addAll(List.of(args));
     return box(line.toArray(String[]::new));
   }

@@ -5,12 +5,16 @@ import dev.box.api.BoxBackendHealth;
 import dev.box.api.BoxDataDir;
 import dev.box.api.BoxException;
 import dev.box.api.BoxExecutionResult;
+import dev.box.api.BoxForkRequest;
 import dev.box.api.BoxManagedProcessInfo;
 import dev.box.api.BoxManagedProcessSpec;
 import dev.box.api.BoxPreviewLink;
 import dev.box.api.BoxRuntimeStatus;
 import dev.box.api.BoxRuntimeUnavailableException;
 import dev.box.api.BoxSessionInfo;
+import dev.box.api.BoxSnapshot;
+import dev.box.api.BoxSnapshotList;
+import dev.box.api.BoxSnapshotRequest;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.api.time.Ticker;
@@ -160,6 +164,63 @@ public final class BoxClient implements AutoCloseable {
   private BoxSessionInfo changeState(String sessionId, String action) {
     String route = Routes.session(sessionId) + "/" + action;
     return http.call("POST", route, null, requestTimeout(), BoxSessionInfo.class);
+  }
+
+  /**
+   * Starts the new session {@code newId} as a fork of {@code sourceId}: the source's spec (image,
+   * limits, network, mounts) and a copy of its private workspace at this instant; no process is
+   * copied, and neither sees the other's later writes. A host-path workspace and extra mounts are
+   * mounted again, not copied. The fork is not persistent; see {@link #fork(String,
+   * BoxForkRequest)}.
+   *
+   * @return the new session
+   * @throws dev.box.api.BoxSessionNotFoundException when no session has the id {@code sourceId}
+   * @throws dev.box.api.BoxSessionConflictException when a session has the id {@code newId}
+   * @throws BoxValidationException when an id is blank or {@code newId} is {@code sourceId}
+   * @throws dev.box.api.BoxCapacityExceededException when the server's session capacity is reached
+   */
+  public BoxSessionInfo fork(String sourceId, String newId) {
+    return fork(sourceId, new BoxForkRequest(newId, false));
+  }
+
+  /**
+   * As {@link #fork(String, String)}, with the new session persistent when {@code request} says.
+   */
+  public BoxSessionInfo fork(String sourceId, BoxForkRequest request) {
+    String route = Routes.session(sourceId) + "/fork";
+    return http.call("POST", route, request, requestTimeout(), BoxSessionInfo.class);
+  }
+
+  /**
+   * Keeps an immutable copy of the session's private workspace as the snapshot {@code name}; a
+   * session created with {@link BoxSpec.Builder#fromSnapshot} starts from it. It stays until {@link
+   * #deleteSnapshot}, across restarts of the server.
+   *
+   * @throws dev.box.api.BoxSessionNotFoundException when no session has this id
+   * @throws BoxValidationException when {@code name} is not a snapshot name ({@link
+   *     dev.box.api.BoxSnapshot#checkName}), or the session's workspace is a host path
+   * @throws dev.box.api.BoxSessionConflictException when a snapshot has this name
+   * @throws dev.box.api.BoxCapacityExceededException when the server keeps {@code max_snapshots}
+   */
+  public BoxSnapshot snapshot(String sessionId, String name) {
+    String route = Routes.session(sessionId) + "/snapshots";
+    return http.call(
+        "POST", route, new BoxSnapshotRequest(name), requestTimeout(), BoxSnapshot.class);
+  }
+
+  /** Every snapshot the server keeps, oldest first. */
+  public List<BoxSnapshot> snapshots() {
+    return http.call("GET", Routes.SNAPSHOTS, null, requestTimeout(), BoxSnapshotList.class)
+        .snapshots();
+  }
+
+  /**
+   * Deletes the snapshot {@code name}; the sessions started from it keep their files.
+   *
+   * @throws dev.box.api.BoxException ({@code not_found}) when there is no such snapshot
+   */
+  public void deleteSnapshot(String name) {
+    http.callForNothing("DELETE", Routes.snapshot(name), requestTimeout());
   }
 
   /**

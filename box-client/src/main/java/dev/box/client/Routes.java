@@ -1,11 +1,15 @@
 package dev.box.client;
 
+import dev.box.api.BoxSnapshot;
 import dev.box.api.BoxValidationException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 
 /** The routes of the server's API, checked and encoded before anything is sent. */
 final class Routes {
+  /** The route of every snapshot. */
+  static final String SNAPSHOTS = "/v1/snapshots";
+
   private Routes() {}
 
   /**
@@ -41,6 +45,15 @@ final class Routes {
    */
   static String terminal(String sessionId, int cols, int rows) {
     return session(sessionId) + "/terminal?cols=" + cols + "&rows=" + rows;
+  }
+
+  /**
+   * The route of the snapshot {@code name}.
+   *
+   * @throws BoxValidationException when {@code name} is not a snapshot name
+   */
+  static String snapshot(String name) {
+    return SNAPSHOTS + "/" + BoxSnapshot.checkName("name", name);
   }
 
   private static String encodePathSegment(String segment) {

@@ -88,6 +88,28 @@ final class ServerHttp implements AutoCloseable {
   private <T> T call(
       String method, String path, @Nullable Object body, Duration timeout, JavaType answer) {
     URI uri = URI.create(base + path);
+    HttpResponse<String> response = exchange(method, uri, body, timeout);
+    try {
+      return mapper.readValue(response.body(), answer);
+    } catch (JsonProcessingException e) {
+      throw new BoxException(
+          BoxErrorCode.INTERNAL_ERROR,
+          "unexpected answer to " + method + " " + uri + ": " + e.getOriginalMessage(),
+          e);
+    }
+  }
+
+  /**
+   * Sends one JSON request whose success has no body ({@code 204 No Content}); an error answer
+   * becomes its {@link BoxException}.
+   */
+  void callForNothing(String method, String path, Duration timeout) {
+    exchange(method, URI.create(base + path), null, timeout);
+  }
+
+  /** Sends one JSON request; an error answer becomes its {@link BoxException}. */
+  private HttpResponse<String> exchange(
+      String method, URI uri, @Nullable Object body, Duration timeout) {
     HttpRequest.Builder request =
         HttpRequest.newBuilder(uri).timeout(timeout).header("Accept", "application/json");
     authorize(request);
@@ -103,14 +125,7 @@ final class ServerHttp implements AutoCloseable {
     if (response.statusCode() >= 400) {
       throw ErrorAnswers.toException(response.statusCode(), response.body(), method, uri);
     }
-    try {
-      return mapper.readValue(response.body(), answer);
-    } catch (JsonProcessingException e) {
-      throw new BoxException(
-          BoxErrorCode.INTERNAL_ERROR,
-          "unexpected answer to " + method + " " + uri + ": " + e.getOriginalMessage(),
-          e);
-    }
+    return response;
   }
 
   /**

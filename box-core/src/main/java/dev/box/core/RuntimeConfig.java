@@ -18,6 +18,7 @@ import java.util.List;
  * @param files the bounds of the files routes
  * @param pausedSessionTtl time after which a non-persistent session paused all along is deleted;
  *     zero never deletes one
+ * @param store the bounds of the workspace store: its snapshots and the size of its image
  */
 public record RuntimeConfig(
     Path dataDir,
@@ -27,7 +28,8 @@ public record RuntimeConfig(
     List<Path> allowedMountRoots,
     ProcessLimits processes,
     FileLimits files,
-    Duration pausedSessionTtl) {
+    Duration pausedSessionTtl,
+    StoreLimits store) {
 
   /**
    * The limits of managed processes.
@@ -84,6 +86,29 @@ public record RuntimeConfig(
     }
   }
 
+  /**
+   * The bounds of the workspace store.
+   *
+   * @param maxSnapshots the most snapshots kept at once; a snapshot beyond is refused
+   * @param imageGib the size of the sparse btrfs image of the store, when it needs one
+   */
+  public record StoreLimits(int maxSnapshots, int imageGib) {
+
+    /** The defaults of {@link RuntimeLimits}. */
+    public static final StoreLimits DEFAULTS =
+        new StoreLimits(
+            RuntimeLimits.MAX_SNAPSHOTS.defaultValue(),
+            RuntimeLimits.WORKSPACE_STORE_GIB.defaultValue());
+
+    /** Checks ranges. */
+    public StoreLimits {
+      if (maxSnapshots < 0 || imageGib < 1) {
+        throw new IllegalArgumentException(
+            "max_snapshots must not be negative and workspace_store_gib must be at least 1");
+      }
+    }
+  }
+
   /** Settings with the default managed-process limits, file bounds and paused-session TTL. */
   public RuntimeConfig(
       Path dataDir,
@@ -99,7 +124,8 @@ public record RuntimeConfig(
         allowedMountRoots,
         ProcessLimits.DEFAULTS,
         FileLimits.DEFAULTS,
-        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.defaultValue()));
+        Duration.ofSeconds(RuntimeLimits.PAUSED_SESSION_TTL_SEC.defaultValue()),
+        StoreLimits.DEFAULTS);
   }
 
   /** The defaults of {@link RuntimeLimits}, with {@code dataDir}. */
@@ -145,7 +171,8 @@ public record RuntimeConfig(
         allowedMountRoots,
         processes,
         files,
-        pausedSessionTtl);
+        pausedSessionTtl,
+        store);
   }
 
   /** A copy with another session capacity. */
@@ -158,7 +185,8 @@ public record RuntimeConfig(
         allowedMountRoots,
         processes,
         files,
-        pausedSessionTtl);
+        pausedSessionTtl,
+        store);
   }
 
   /** A copy with other managed-process limits. */
@@ -171,6 +199,7 @@ public record RuntimeConfig(
         allowedMountRoots,
         limits,
         files,
-        pausedSessionTtl);
+        pausedSessionTtl,
+        store);
   }
 }

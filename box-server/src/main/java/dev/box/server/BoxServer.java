@@ -127,7 +127,8 @@ public final class BoxServer implements AutoCloseable {
               config.allowedMountRoots(),
               config.processLimits(),
               config.fileLimits(),
-              config.pausedSessionTtl());
+              config.pausedSessionTtl(),
+              config.storeLimits());
       BoxMetrics metrics = config.metrics().enabled() ? new BoxMetrics() : null;
       pumps = ExecRunner.newPumpPool();
       sessions =

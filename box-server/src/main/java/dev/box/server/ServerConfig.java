@@ -50,6 +50,8 @@ import org.jspecify.annotations.Nullable;
  * @param processLimits the limits of managed processes
  * @param fileLimits the bounds of the files routes ({@code max_file_bytes}, {@code
  *     max_archive_bytes}, {@code max_archive_entries})
+ * @param storeLimits the bounds of the workspace store ({@code max_snapshots}, {@code
+ *     workspace_store_gib})
  * @param cgroups whether the bubblewrap backend may use cgroups (false: rlimits only)
  * @param containers the settings of the Docker and Podman backends
  * @param isolation who the sandbox user is on the host and what network-on sandboxes may reach
@@ -80,6 +82,7 @@ public record ServerConfig(
     List<Path> allowedMountRoots,
     RuntimeConfig.ProcessLimits processLimits,
     RuntimeConfig.FileLimits fileLimits,
+    RuntimeConfig.StoreLimits storeLimits,
     boolean cgroups,
     ContainerConfig containers,
     IsolationConfig isolation,
@@ -187,6 +190,8 @@ public record ServerConfig(
         + processLimits
         + ", fileLimits="
         + fileLimits
+        + ", storeLimits="
+        + storeLimits
         + ", cgroups="
         + cgroups
         + ", containers="
@@ -246,6 +251,9 @@ public record ServerConfig(
             RuntimeLimits.MAX_FILE_BYTES.read(values),
             RuntimeLimits.MAX_ARCHIVE_BYTES.read(values),
             RuntimeLimits.MAX_ARCHIVE_ENTRIES.read(values)),
+        new RuntimeConfig.StoreLimits(
+            RuntimeLimits.MAX_SNAPSHOTS.read(values),
+            RuntimeLimits.WORKSPACE_STORE_GIB.read(values)),
         CGROUPS.parse(values.get(CGROUPS_KEY)),
         ContainerConfig.read(values, env),
         IsolationConfig.read(values),

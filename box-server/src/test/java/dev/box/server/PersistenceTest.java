@@ -23,7 +23,7 @@ class PersistenceTest {
   @TempDir Path dataDir;
 
   @Test
-  void aPersistentSession_survivesARestart_withItsFilesSpecAndIdentity() throws IOException {
+  void aPersistentSession_survivesARestart_withItsFilesSpecAndIdentity() throws Exception {
     String createdAt;
     try (TestServer first = TestServer.startOn(dataDir, Clock.systemUTC())) {
       Answer created =
@@ -71,8 +71,36 @@ class PersistenceTest {
     assertThat(records.resolve(".persistent_half-0123abcd.json.tmp")).doesNotExist();
   }
 
-  private Stream<Path> workspaces() throws IOException {
-    Path root = dataDir.resolve(".box-state/workspaces");
-    return Files.isDirectory(root) ? Files.list(root).toList().stream() : Stream.empty();
+  /**
+   * The private workspaces a stopped server left: directories in {@code workspaces/}, and
+   * subvolumes of the workspace store's image, which the test mounts read-only to list them.
+   */
+  private Stream<Path> workspaces() throws IOException, InterruptedException {
+    Stream<Path> dirs = list(dataDir.resolve(".box-state/workspaces"));
+    Path image = dataDir.resolve(".box-state/workspace-store.img");
+    if (!Files.exists(image)) {
+      return dirs;
+    }
+    Path mounted = Files.createTempDirectory("store-");
+    run("mount", "-o", "loop,ro", image.toString(), mounted.toString());
+    try {
+      return Stream.concat(dirs, list(mounted.resolve("workspaces")));
+    } finally {
+      run("umount", mounted.toString());
+      Files.delete(mounted);
+    }
+  }
+
+  private static Stream<Path> list(Path root) throws IOException {
+    if (!Files.isDirectory(root)) {
+      return Stream.empty();
+    }
+    try (Stream<Path> entries = Files.list(root)) {
+      return entries.toList().stream();
+    }
+  }
+
+  private static void run(String... command) throws IOException, InterruptedException {
+    assertThat(new ProcessBuilder(command).inheritIO().start().waitFor()).isZero();
   }
 }

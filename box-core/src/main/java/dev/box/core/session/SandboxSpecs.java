@@ -24,11 +24,17 @@ import org.jspecify.annotations.Nullable;
 final class SandboxSpecs {
   private final String instanceId;
   private final WorkspaceStore workspaces;
+  private final SnapshotStore snapshots;
   private volatile HostPathPolicy policy;
 
-  SandboxSpecs(String instanceId, WorkspaceStore workspaces, HostPathPolicy policy) {
+  SandboxSpecs(
+      String instanceId,
+      WorkspaceStore workspaces,
+      SnapshotStore snapshots,
+      HostPathPolicy policy) {
     this.instanceId = instanceId;
     this.workspaces = workspaces;
+    this.snapshots = snapshots;
     this.policy = policy;
   }
 
@@ -69,8 +75,14 @@ final class SandboxSpecs {
    * The workspace mount of {@code spec}, or none when its host path mode is {@code none}.
    *
    * @param privateName the name of the private workspace created when it names no host path
+   * @param seed what a new private workspace starts as a copy of; null: the snapshot {@code
+   *     from_snapshot} names, or else an empty one
    */
-  Workspace workspace(BoxSpec spec, HostPathPolicy hostPaths, String privateName)
+  Workspace workspace(
+      BoxSpec spec,
+      HostPathPolicy hostPaths,
+      String privateName,
+      WorkspaceStore.@Nullable Seed seed)
       throws IOException {
     if (spec.hostPathMode() == BoxHostMountMode.NONE) {
       return new Workspace(null, null);
@@ -83,7 +95,10 @@ final class SandboxSpecs {
       return new Workspace(
           new SandboxMount(host.path(), spec.mountPath(), readOnly, host.boxOwned()), null);
     }
-    Path privateWorkspace = workspaces.create(privateName, spec.workspaceQuotaMb());
+    String snapshot = spec.fromSnapshot();
+    WorkspaceStore.Seed from =
+        seed != null || snapshot == null ? seed : () -> snapshots.files(snapshot);
+    Path privateWorkspace = workspaces.create(privateName, spec.workspaceQuotaMb(), from);
     return new Workspace(
         new SandboxMount(privateWorkspace, spec.mountPath(), readOnly, true), privateWorkspace);
   }

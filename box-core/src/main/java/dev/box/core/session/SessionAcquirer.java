@@ -68,6 +68,33 @@ record SessionAcquirer(
   }
 
   /**
+   * Starts the new session {@code spec.session_id} whose private workspace starts as a copy of
+   * {@code seed} (null: as the spec says); never reuses one.
+   *
+   * @throws BoxSessionConflictException when a session of that id exists or is being started
+   */
+  Session createNew(BoxSpec spec, WorkspaceStore.@Nullable Seed seed) {
+    String id = spec.sessionId();
+    adoptShared(id);
+    try (BackendSlot.Lease lease = slot.lease()) {
+      try (KeyedLocks.Held held = table.lockSettled(id)) {
+        checkRunning();
+        if (table.get(id) != null) {
+          throw new BoxSessionConflictException("Box session " + id + " already exists");
+        }
+        table.claim(id);
+      }
+      Session session = null;
+      try {
+        session = sandboxes.start(spec, lease.backend(), seed);
+        return session;
+      } finally {
+        table.settle(id, session);
+      }
+    }
+  }
+
+  /**
    * Whether {@code existing} serves {@code spec} as it is; one with other extra mounts or whose
    * sandbox is gone is recreated.
    *
@@ -101,7 +128,7 @@ record SessionAcquirer(
       if (stale != null) {
         sandboxes.stop(stale, false);
       }
-      session = sandboxes.start(spec, backend);
+      session = sandboxes.start(spec, backend, null);
       if (forExec) {
         session.execStarted();
       }

@@ -72,6 +72,8 @@ public final class SessionManager implements AutoCloseable {
   private final SessionAcquirer acquirer;
   private final SessionFiles files;
   private final SessionPauses pauses;
+  private final SnapshotStore snapshots;
+  private final SessionForks forks;
   private volatile boolean shuttingDown;
 
   /**
@@ -105,12 +107,16 @@ public final class SessionManager implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
     }
-    this.workspaces = new WorkspaceStore(config.dataDir());
+    BtrfsStore cow = new BtrfsStore(config.dataDir(), config.store().imageGib());
+    this.workspaces = new WorkspaceStore(config.dataDir(), cow);
+    this.snapshots =
+        new SnapshotStore(config.dataDir(), cow, () -> this.config.store().maxSnapshots());
     this.persistent = new PersistentSessions(config.dataDir());
     this.specs =
         new SandboxSpecs(
             instanceId,
             workspaces,
+            snapshots,
             new HostPathPolicy(config.dataDir(), config.allowedMountRoots()));
     this.runner = new ExecRunner(config.maxOutputBytes(), ticker, pumps);
     this.processes = new ProcessManager(this, config.processes(), clock, ticker);
@@ -131,6 +137,7 @@ public final class SessionManager implements AutoCloseable {
     this.pauses = new SessionPauses(table, () -> slot.backend().status(), persistent, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown, pauses);
     this.executor = new SessionExecutor(acquirer, runner, slot, clock, ticker, listener);
+    this.forks = new SessionForks(table, acquirer, snapshots, clock, this::require);
     this.files =
         new SessionFiles(
             table,
@@ -144,6 +151,11 @@ public final class SessionManager implements AutoCloseable {
   /** The files of the sessions: read, write, list, delete, archive and extract in a sandbox. */
   public SessionFiles files() {
     return files;
+  }
+
+  /** Forks of the sessions, and the snapshots of their workspaces. */
+  public SessionForks forks() {
+    return forks;
   }
 
   /** The managed processes of these sessions. */
@@ -163,6 +175,7 @@ public final class SessionManager implements AutoCloseable {
     } catch (IOException e) {
       log.warn("could not list orphaned workspaces: {}", e.toString());
     }
+    snapshots.removeOrphans();
   }
 
   /**
@@ -414,9 +427,9 @@ public final class SessionManager implements AutoCloseable {
 
   /**
    * Refuses new work and stops every session, those being started included once their start ends;
-   * private workspaces of persistent sessions are kept. Where the backend shares its sessions, they
-   * are handed over while other servers serve them, and persistent ones are kept running for the
-   * next server.
+   * private workspaces of persistent sessions and snapshots are kept (the workspace store is
+   * unmounted). Where the backend shares its sessions, they are handed over while other servers
+   * serve them, and persistent ones are kept running for the next server.
    */
   public void shutdown() {
     shuttingDown = true;
@@ -426,6 +439,7 @@ public final class SessionManager implements AutoCloseable {
     } else {
       reaper.stopAll(shared != null);
     }
+    workspaces.close();
   }
 
   /** Whether other servers serve {@code shared}; when that cannot be told, they are assumed to. */

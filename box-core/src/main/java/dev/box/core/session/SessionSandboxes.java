@@ -60,14 +60,17 @@ record SessionSandboxes(
   private static final Logger log = LoggerFactory.getLogger(SessionSandboxes.class);
 
   /**
-   * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity. A persistent
-   * session is recorded before it is returned; one that cannot be recorded is not started.
+   * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity; a new private
+   * workspace starts as a copy of {@code seed} (a fork's source workspace) when it is not null,
+   * else of the snapshot {@code from_snapshot} names, if any. A persistent session is recorded
+   * before it is returned; one that cannot be recorded is not started.
    *
    * @throws BoxException when the backend is unavailable, a mount is refused, the capacity is
-   *     reached, the runtime shuts down meanwhile, or the backend cannot start it
+   *     reached, the snapshot does not exist, the runtime shuts down meanwhile, or the backend
+   *     cannot start it
    */
-  Session start(BoxSpec spec, SandboxBackend backend) {
-    return start(spec, backend, clock.instant(), false, null);
+  Session start(BoxSpec spec, SandboxBackend backend, WorkspaceStore.@Nullable Seed seed) {
+    return start(spec, backend, clock.instant(), false, null, seed);
   }
 
   /**
@@ -78,7 +81,7 @@ record SessionSandboxes(
    */
   Session restore(
       BoxSpec spec, SandboxBackend backend, Instant createdAt, @Nullable Instant pausedAt) {
-    return start(spec, backend, createdAt, true, pausedAt);
+    return start(spec, backend, createdAt, true, pausedAt, null);
   }
 
   private Session start(
@@ -86,7 +89,8 @@ record SessionSandboxes(
       SandboxBackend backend,
       Instant createdAt,
       boolean adopt,
-      @Nullable Instant pausedAt) {
+      @Nullable Instant pausedAt,
+      WorkspaceStore.@Nullable Seed seed) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -111,7 +115,7 @@ record SessionSandboxes(
         SandboxNames.of(spec.persistent() ? SandboxNames.PERSISTENT : instanceId, spec.sessionId());
     Path privateWorkspace = null;
     try {
-      SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name);
+      SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name, seed);
       privateWorkspace = workspace.privateDir();
       SandboxSpec sandboxSpec = specs.sandboxSpec(spec, workspace, extra);
       Sandbox adopted = adopt ? backend.adopt(sandboxSpec) : null;

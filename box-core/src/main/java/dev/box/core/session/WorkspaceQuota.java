@@ -39,11 +39,19 @@ final class WorkspaceQuota {
   }
 
   private static @Nullable String whyUnavailable(@Nullable Path mkfs) {
+    return whyNoImage(mkfs, "mkfs.ext4", "e2fsprogs");
+  }
+
+  /**
+   * Why this server cannot make and loop-mount a file system image with {@code mkfs} (the program
+   * {@code program}, of the Debian package {@code debianPackage}), or null when it can.
+   */
+  static @Nullable String whyNoImage(@Nullable Path mkfs, String program, String debianPackage) {
     if (!"root".equals(System.getProperty("user.name"))) {
-      return "mounting a workspace file system needs a server running as root";
+      return "mounting a file system image needs a server running as root";
     }
     if (mkfs == null) {
-      return "mkfs.ext4 is not installed (Debian: e2fsprogs)";
+      return program + " is not installed (Debian: " + debianPackage + ")";
     }
     if (!Files.exists(Path.of("/dev/loop-control"))) {
       return "the kernel offers no loop devices (/dev/loop-control)";
@@ -137,8 +145,18 @@ final class WorkspaceQuota {
     return images.resolve(name + ".img");
   }
 
-  /** Whether {@code dir} is on another device than its parent: a mount point. */
+  /**
+   * Whether {@code dir} is a workspace's mount point: on another device than its parent, and not a
+   * btrfs subvolume (which has a device of its own too, and is the root of none of Box's mounts).
+   */
   static boolean isMountPoint(Path dir) throws IOException {
+    return onOtherDevice(dir)
+        && !Long.valueOf(BtrfsStore.SUBVOLUME_INODE)
+            .equals(Files.getAttribute(dir, "unix:ino", LinkOption.NOFOLLOW_LINKS));
+  }
+
+  /** Whether {@code dir} is a directory on another device than its parent. */
+  static boolean onOtherDevice(Path dir) throws IOException {
     if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
       return false;
     }

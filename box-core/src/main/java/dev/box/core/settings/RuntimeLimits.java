@@ -65,6 +65,16 @@ public final class RuntimeLimits {
   public static final IntSetting MAX_ARCHIVE_ENTRIES =
       new IntSetting("max_archive_entries", 100_000, 1, 10_000_000);
 
+  /** The most snapshots of workspaces kept at once; server only. */
+  public static final IntSetting MAX_SNAPSHOTS = new IntSetting("max_snapshots", 64, 0, 10_000);
+
+  /**
+   * The size in GiB of the sparse btrfs image that holds the private workspaces and snapshots when
+   * the data dir is not on btrfs (it takes disk only as it is written); server only.
+   */
+  public static final IntSetting WORKSPACE_STORE_GIB =
+      new IntSetting("workspace_store_gib", 64, 1, 1 << 20);
+
   /**
    * Whether containers get a CPU quota: on unless {@code false} or {@code 0}, as LangBot's {@code
    * box.docker.cpu_limit_enabled} reads a string; the server's {@code docker_cpu_limit}.
@@ -84,7 +94,9 @@ public final class RuntimeLimits {
           PROCESS_BUFFER_BYTES,
           MAX_FILE_BYTES,
           MAX_ARCHIVE_BYTES,
-          MAX_ARCHIVE_ENTRIES);
+          MAX_ARCHIVE_ENTRIES,
+          MAX_SNAPSHOTS,
+          WORKSPACE_STORE_GIB);
 
   private RuntimeLimits() {}
 }

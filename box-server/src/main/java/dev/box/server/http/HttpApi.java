@@ -162,6 +162,7 @@ public final class HttpApi {
           config.routes.post("/v1/sessions/{id}/exec", api::exec);
           processRoutes.register(config);
           new PauseRoutes(api, sessions, processRoutes::sessionWithProcesses).register(config);
+          new ForkRoutes(api, sessions.forks()).register(config);
           new TerminalRoutes(api, meter).register(config);
           ports.register(config);
           new FileRoutes(sessions.files(), api).register(config);
@@ -236,7 +237,8 @@ public final class HttpApi {
    */
   void authenticate(String path, Function<String, @Nullable String> header) {
     requireWellFormedEscapes(path);
-    if (path.startsWith("/v1/sessions") && langbot.admissionRequired()) {
+    if ((path.startsWith("/v1/sessions") || path.startsWith("/v1/snapshots"))
+        && langbot.admissionRequired()) {
       // LangBot's grant-enforced mode admits sandboxes Workspace by Workspace, through its
       // control channel only: the REST API holds no grant, so it runs none.
       throw new BoxException(

@@ -1,0 +1,149 @@
+package dev.box.core.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.box.api.BoxCapacityExceededException;
+import dev.box.api.BoxSessionConflictException;
+import dev.box.api.BoxSnapshot;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The btrfs workspace store on a real loop-mounted image (the data dir of the tests is on ext4):
+ * forks and snapshots share the blocks of their source, and each side's later writes are its own.
+ * Runs where the server could make the store (root, loop devices, btrfs-progs).
+ */
+class CopyOnWriteStoreTest {
+  private static final int MIB = 1024 * 1024;
+
+  @TempDir Path stateDir;
+
+  private BtrfsStore cow;
+  private WorkspaceStore workspaces;
+  private SnapshotStore snapshots;
+
+  @BeforeEach
+  void open() {
+    cow = new BtrfsStore(stateDir, 4);
+    assumeTrue(cow.unavailable() == null, () -> "no btrfs store here: " + cow.unavailable());
+    workspaces = new WorkspaceStore(stateDir, cow);
+    snapshots = new SnapshotStore(stateDir, cow, () -> 2);
+  }
+
+  @AfterEach
+  void close() {
+    workspaces.close();
+  }
+
+  @Test
+  void aForkOf64MiB_sharesItsBlocks_andThenDiverges() throws IOException {
+    Path source = workspaces.create("test_source-1", 0, null);
+    writeRandom(source.resolve("data.bin"), 64);
+    Files.writeString(source.resolve("note.txt"), "before");
+    long usedBefore = used(source);
+
+    Path fork = workspaces.create("test_fork-2", 0, () -> source);
+
+    assertThat(Files.mismatch(source.resolve("data.bin"), fork.resolve("data.bin"))).isEqualTo(-1);
+    assertThat(used(fork) - usedBefore).isLessThan(4L * MIB);
+    Files.writeString(source.resolve("note.txt"), "source");
+    Files.writeString(fork.resolve("note.txt"), "fork");
+    assertThat(Files.readString(source.resolve("note.txt"))).isEqualTo("source");
+    assertThat(Files.readString(fork.resolve("note.txt"))).isEqualTo("fork");
+
+    workspaces.remove(fork);
+    assertThat(fork).doesNotExist();
+    assertThat(source.resolve("data.bin")).exists();
+  }
+
+  @Test
+  void aSnapshot_isReadOnly_keepsItsFiles_andRestoresIntoANewWorkspace() throws IOException {
+    Path source = workspaces.create("test_source-1", 0, null);
+    writeRandom(source.resolve("data.bin"), 64);
+    Files.writeString(source.resolve("note.txt"), "kept");
+    long usedBefore = used(source);
+
+    BoxSnapshot snapshot = snapshots.take("base", "source", source, Instant.EPOCH);
+    Files.writeString(source.resolve("note.txt"), "changed");
+
+    assertThat(snapshot.sizeBytes()).isEqualTo(64L * MIB + 4);
+    assertThat(used(source) - usedBefore).isLessThan(4L * MIB);
+    Path files = snapshots.files("base");
+    assertThatThrownBy(() -> Files.writeString(files.resolve("note.txt"), "x"))
+        .isInstanceOf(IOException.class);
+    Path restored = workspaces.create("test_restored-3", 0, () -> snapshots.files("base"));
+    assertThat(Files.readString(restored.resolve("note.txt"))).isEqualTo("kept");
+    Files.writeString(restored.resolve("note.txt"), "mine");
+    assertThat(Files.readString(files.resolve("note.txt"))).isEqualTo("kept");
+  }
+
+  @Test
+  void snapshots_areBoundedAndNamedOnce() throws IOException {
+    Path source = workspaces.create("test_source-1", 0, null);
+    snapshots.take("one", "source", source, Instant.EPOCH);
+
+    assertThatThrownBy(() -> snapshots.take("one", "source", source, Instant.EPOCH))
+        .isInstanceOf(BoxSessionConflictException.class);
+    snapshots.take("two", "source", source, Instant.EPOCH);
+    assertThatThrownBy(() -> snapshots.take("three", "source", source, Instant.EPOCH))
+        .isInstanceOf(BoxCapacityExceededException.class)
+        .hasMessageContaining("max_snapshots 2");
+    snapshots.delete("one");
+    assertThat(snapshots.list()).extracting(BoxSnapshot::name).containsExactly("two");
+  }
+
+  @Test
+  void aWorkspaceLeftAsADirectory_isForkedByCopy() throws IOException {
+    Path old = stateDir.resolve("workspaces").resolve("test_old-1");
+    Files.createDirectories(old.resolve("sub"));
+    Files.writeString(old.resolve("sub/file.txt"), "old");
+    Files.createSymbolicLink(old.resolve("link"), Path.of("/etc/hostname"));
+
+    Path reused = workspaces.create("test_old-1", 0, null);
+    Path fork = workspaces.create("test_fork-2", 0, () -> reused);
+
+    assertThat(reused).isEqualTo(old.toRealPath());
+    assertThat(cow.holds(fork)).isTrue();
+    assertThat(Files.readString(fork.resolve("sub/file.txt"))).isEqualTo("old");
+    assertThat(Files.isSymbolicLink(fork.resolve("link"))).isTrue();
+  }
+
+  /** The bytes the file system of {@code dir} has allocated, once its writes are on disk. */
+  private static long used(Path dir) throws IOException {
+    sync(dir);
+    FileStore store = Files.getFileStore(dir);
+    return store.getTotalSpace() - store.getUnallocatedSpace();
+  }
+
+  private static void sync(Path dir) throws IOException {
+    try {
+      Process sync = new ProcessBuilder("sync", "-f", dir.toString()).start();
+      assertThat(sync.waitFor()).isZero();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+  }
+
+  private static void writeRandom(Path file, int mebibytes) throws IOException {
+    Random random = new Random(42);
+    byte[] chunk = new byte[MIB];
+    try (OutputStream out = Files.newOutputStream(file)) {
+      for (int i = 0; i < mebibytes; i++) {
+        random.nextBytes(chunk);
+        out.write(chunk);
+      }
+    }
+  }
+}
