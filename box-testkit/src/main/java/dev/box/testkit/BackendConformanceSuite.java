@@ -242,7 +242,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
             "i=0; while :; do i=$((i+1)); echo $i > /workspace/.n; mv /workspace/.n /workspace/n;"
                 + " sleep 0.05; done > /dev/null 2>&1 &",
             spec);
-    await().atMost(Duration.ofSeconds(20)).until(() -> Files.exists(counter));
+    await().atMost(patience(20)).until(() -> Files.exists(counter));
 
     assertThat(box().post("/v1/sessions/" + id + "/pause", "").text("state")).isEqualTo("paused");
     String frozen = Files.readString(counter);
@@ -251,7 +251,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
 
     assertThat(box().exec(id, "echo awake", spec).stdout()).isEqualTo("awake\n");
     assertThat(box().get("/v1/sessions/" + id).text("state")).isEqualTo("running");
-    await().atMost(Duration.ofSeconds(20)).until(() -> !Files.readString(counter).equals(frozen));
+    await().atMost(patience(20)).until(() -> !Files.readString(counter).equals(frozen));
   }
 
   // --- files -----------------------------------------------------------------------------------
@@ -353,6 +353,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
   @Test
   void envAndCommand_neverAppearOnAHostCommandLineWhileTheCommandRuns() throws Exception {
     String id = session("secret");
+    box().post("/v1/sessions/" + id, "{}");
     String secret = "box-secret-" + UUID.randomUUID();
     String cmd =
         ": "
@@ -366,13 +367,11 @@ public abstract class BackendConformanceSuite extends BackendSuite {
                         id,
                         cmd,
                         "\"env\":{\"SECRET\":" + BoxHttp.quote(secret) + "},\"timeout_sec\":30"));
-    await()
-        .atMost(Duration.ofSeconds(30))
-        .until(() -> box().exec(id, "test -f /tmp/started", "").ok());
+    await().atMost(patience(30)).until(() -> box().exec(id, "test -f /tmp/started", "").ok());
     String seen = HostProcesses.commandLinesContaining(secret);
     box().exec(id, "touch /tmp/done", "");
 
-    Answer a = running.get(60, TimeUnit.SECONDS);
+    Answer a = running.get(patience(60).toSeconds(), TimeUnit.SECONDS);
     assertThat(a.stdout())
         .as("the command ran with the secret in its env")
         .isEqualTo(secret + "\n");
@@ -403,7 +402,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
     assertThat(a.body().path("duration_ms").asLong()).isLessThan(30_000);
     await()
         .during(Duration.ofSeconds(3))
-        .atMost(Duration.ofSeconds(20))
+        .atMost(patience(20))
         .pollInterval(Duration.ofMillis(500))
         .until(() -> !box().exec(id, "ls /tmp", "").stdout().contains("box-leak-" + marker));
     assertThat(processesWith(id, marker)).as("processes of the timed-out exec").isZero();
@@ -757,7 +756,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
       assertThat(idle.status()).isEqualTo(201);
 
       await()
-          .atMost(Duration.ofSeconds(40))
+          .atMost(patience(40))
           .pollInterval(Duration.ofMillis(500))
           .until(() -> http.get("/v1/sessions/idle").status() == 404);
 
@@ -803,6 +802,20 @@ public abstract class BackendConformanceSuite extends BackendSuite {
    */
   protected boolean adoptsAfterACrash() {
     return false;
+  }
+
+  /**
+   * How many times longer than on a namespace backend this backend may take to show what a test
+   * waits for: a bound on waiting, never a measure of speed. Micro-VMs under TCG boot and run
+   * several times slower.
+   */
+  protected int patienceFactor() {
+    return 1;
+  }
+
+  /** The longest a test waits for something that takes {@code seconds} on a namespace backend. */
+  protected final Duration patience(int seconds) {
+    return Duration.ofSeconds((long) seconds * patienceFactor());
   }
 
   @Test
@@ -886,7 +899,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
         .post(
             "/v1/sessions/" + id + "/managed-process",
             "{\"process_id\":\"tree\",\"command\":\"sh\",\"args\":[\"-c\"," + args + "]}");
-    await().atMost(Duration.ofSeconds(10)).until(() -> processesWith(id, marker) >= 1);
+    await().atMost(patience(10)).until(() -> processesWith(id, marker) >= 1);
 
     Answer stopped = box().delete("/v1/sessions/" + id + "/managed-process/tree");
 
@@ -922,9 +935,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
                     .formatted(processId, BoxHttp.quote(script), memoryMb));
     assertThat(started.status()).as("%s", started).isEqualTo(201);
     String path = "/v1/sessions/" + session + "/managed-process/" + processId;
-    await()
-        .atMost(Duration.ofSeconds(60))
-        .until(() -> box().get(path).text("status").equals("exited"));
+    await().atMost(patience(60)).until(() -> box().get(path).text("status").equals("exited"));
     return box().get(path).body().path("exit_code").asInt();
   }
 
@@ -1029,14 +1040,14 @@ public abstract class BackendConformanceSuite extends BackendSuite {
 
   private void awaitGone(String sandbox) {
     await()
-        .atMost(Duration.ofSeconds(20))
+        .atMost(patience(20))
         .pollInterval(Duration.ofMillis(200))
         .untilAsserted(() -> assertThat(leftoversOf(sandbox)).isEmpty());
   }
 
   private void awaitNothingNewSince(Set<String> before) {
     await()
-        .atMost(Duration.ofSeconds(20))
+        .atMost(patience(20))
         .pollInterval(Duration.ofMillis(200))
         .untilAsserted(() -> assertThat(difference(leftovers(), before)).isEmpty());
   }

@@ -59,6 +59,12 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
     Assumptions.abort("network on is refused by the microvm backend: its VMs have no way out yet");
   }
 
+  /** Under TCG a VM boots in seconds and runs a command several times slower than the host. */
+  @Override
+  protected int patienceFactor() {
+    return 4;
+  }
+
   @Override
   protected Set<String> leftovers() {
     Set<String> found = new TreeSet<>();
