@@ -28,6 +28,13 @@ class ForkTest extends ForkContract {
         .startsWith("copy-on-write (btrfs");
   }
 
+  /** Box checkpoints no process, and says why this host could not either. */
+  @Test
+  void health_reportsMemoryStateAbsent_withWhy() {
+    assertThat(box.get("/v1/health").body().path("enforced").path("memory_state").asText())
+        .startsWith("absent: processes are not checkpointed");
+  }
+
   @Test
   void aPausedSource_isForked_andStaysPaused() {
     box.exec("paused-src", "echo frozen > /workspace/a");

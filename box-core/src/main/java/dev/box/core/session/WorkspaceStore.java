@@ -29,6 +29,7 @@ final class WorkspaceStore implements AutoCloseable {
   private final Path root;
   private final WorkspaceQuota quota;
   private final BtrfsStore cow;
+  private final MemoryState memoryState = new MemoryState();
 
   WorkspaceStore(Path dataDir, BtrfsStore cow) {
     this.root = dataDir.resolve(AREA);
@@ -48,6 +49,7 @@ final class WorkspaceStore implements AutoCloseable {
         "workspace_quota",
         why == null ? "private workspaces: a file system per session" : "none: " + why);
     enforced.put("fork", cow.describe());
+    enforced.put("memory_state", memoryState.describe());
     return new BackendStatus(
         status.name(), status.available(), status.reason(), enforced, status.capabilities());
   }

@@ -1,0 +1,47 @@
+package dev.box.core.session;
+
+import dev.box.core.backend.HostCommand;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Whether a session's memory state (its processes) can be checkpointed and restored, as {@code
+ * /v1/health} reports it under {@code enforced.memory_state}. Box keeps a session's files (pause,
+ * fork, snapshots) but checkpoints no process: that would take CRIU working on the host, which
+ * {@code criu check} decides, and even then Box does not drive it yet. The report is always {@code
+ * absent}, with the reason this host gives; {@code criu check} runs once, at the first report.
+ */
+final class MemoryState {
+  private static final Duration CHECK_TIMEOUT = Duration.ofSeconds(10);
+
+  private @Nullable String report;
+
+  /** {@code absent: why}. */
+  synchronized String describe() {
+    String known = report;
+    if (known == null) {
+      known = "absent: " + probe();
+      report = known;
+    }
+    return known;
+  }
+
+  private static String probe() {
+    Path criu = HostCommand.find("criu");
+    if (criu == null) {
+      return "processes are not checkpointed (CRIU is not installed)";
+    }
+    try {
+      HostCommand.run(List.of(criu.toString(), "check"), "", CHECK_TIMEOUT);
+      return "processes are not checkpointed (criu check passes here, but Box does not drive"
+          + " CRIU yet)";
+    } catch (IOException e) {
+      return "processes are not checkpointed: CRIU cannot run on this host ("
+          + e.getMessage()
+          + ")";
+    }
+  }
+}
