@@ -131,7 +131,8 @@ class E2bApiTest {
     Answer made = control("POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"forked\"}}");
     String source = made.text("sandboxID");
     String sourceToken = made.text("envdAccessToken");
-    sh(source, sourceToken, "echo before > /home/user/a");
+    assertThat(sh(source, sourceToken, "echo before > /home/user/a; cat /home/user/a"))
+        .isEqualTo("before\n");
 
     Answer forked =
         control("POST", "/e2b/sandboxes/" + source + "/fork", "{\"count\":2,\"timeout\":60}");
@@ -159,7 +160,8 @@ class E2bApiTest {
   @Test
   void fork_refusesBadBodies_unknownSandboxes_andAMissingKey() {
     String path = "/e2b/sandboxes/" + sandboxId + "/fork";
-    for (String body :
+    assertBadRequests(
+        path,
         List.of(
             "{\"count\":0}",
             "{\"count\":11}",
@@ -168,11 +170,7 @@ class E2bApiTest {
             "{\"timeout\":0}",
             "{\"other\":1}",
             "[1]",
-            "{")) {
-      Answer refused = control("POST", path, body);
-      assertThat(refused.status()).as(body).isEqualTo(400);
-      assertThat(refused.body().path("code").asInt()).isEqualTo(400);
-    }
+            "{"));
     assertThat(control("POST", "/e2b/sandboxes/nosuch/fork", "{}").status()).isEqualTo(404);
     assertThat(box.send("POST", path, "{}", Map.of()).status()).isEqualTo(401);
     assertThat(box.send("GET", "/e2b/snapshots", "", Map.of()).status()).isEqualTo(401);
@@ -233,7 +231,8 @@ class E2bApiTest {
   @Test
   void snapshot_refusesBadNames_unknownSandboxes_andBadQueries() {
     String path = "/e2b/sandboxes/" + sandboxId + "/snapshots";
-    for (String body :
+    assertBadRequests(
+        path,
         List.of(
             "{\"name\":\"team/x:v1\"}",
             "{\"name\":\"../x\"}",
@@ -241,11 +240,7 @@ class E2bApiTest {
             "{\"name\":1}",
             "{\"name\":\"base\"}",
             "{\"other\":1}",
-            "[1]")) {
-      Answer refused = control("POST", path, body);
-      assertThat(refused.status()).as(body).isEqualTo(400);
-      assertThat(refused.body().path("code").asInt()).isEqualTo(400);
-    }
+            "[1]"));
     assertThat(control("POST", "/e2b/sandboxes/nosuch/snapshots", "{}").status()).isEqualTo(404);
     assertThat(control("GET", "/e2b/snapshots?limit=0", "").status()).isEqualTo(400);
     assertThat(control("GET", "/e2b/snapshots?nextToken=x", "").status()).isEqualTo(400);
@@ -970,6 +965,15 @@ class E2bApiTest {
       out.append(new String(Base64.getDecoder().decode(stdout), StandardCharsets.UTF_8));
     }
     return out.toString();
+  }
+
+  /** Asserts that each of {@code bodies} posted to {@code path} is refused with E2B's 400. */
+  private static void assertBadRequests(String path, List<String> bodies) {
+    for (String body : bodies) {
+      Answer refused = control("POST", path, body);
+      assertThat(refused.status()).as(body).isEqualTo(400);
+      assertThat(refused.body().path("code").asInt()).isEqualTo(400);
+    }
   }
 
   private static void assertCode(Answer answer, int status, String code) {

@@ -118,11 +118,11 @@ record ControlPlaneRoutes(
         E2bSandbox.start(
             sandboxId,
             spec,
+            now,
+            request.timeoutSeconds(),
             request.templateId(),
             request.metadata(),
-            request.envVars(),
-            now,
-            request.timeoutSeconds());
+            request.envVars());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
   }

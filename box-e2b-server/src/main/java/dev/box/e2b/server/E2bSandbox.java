@@ -41,17 +41,18 @@ record E2bSandbox(
   }
 
   /**
-   * A new sandbox {@code sandboxId} whose session has {@code spec}, started now and ending {@code
-   * timeoutSeconds} from now, with a new access token and empty tables.
+   * A new sandbox {@code sandboxId} whose session has {@code spec}, started {@code now} and ending
+   * {@code timeoutSeconds} later, made from {@code templateId} with {@code metadata} and {@code
+   * envVars}; it has a new access token and empty tables.
    */
   static E2bSandbox start(
       String sandboxId,
       BoxSpec spec,
+      Instant now,
+      long timeoutSeconds,
       String templateId,
       Map<String, String> metadata,
-      Map<String, String> envVars,
-      Instant now,
-      long timeoutSeconds) {
+      Map<String, String> envVars) {
     return new E2bSandbox(
         sandboxId,
         spec,

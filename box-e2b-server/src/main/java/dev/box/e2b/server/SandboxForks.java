@@ -71,11 +71,11 @@ record SandboxForks(E2bSandboxes sandboxes, SandboxViews views) {
         E2bSandbox.start(
             sandboxId,
             spec,
+            sandboxes.now(),
+            timeout,
             source.templateId(),
             source.metadata(),
-            source.envVars(),
-            sandboxes.now(),
-            timeout);
+            source.envVars());
     sandboxes.add(fork);
     source.log().info(sandboxes.now(), "sandbox forked as " + sandboxId);
     result.set("sandbox", views.created(fork));
