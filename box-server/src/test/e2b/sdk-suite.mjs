@@ -300,6 +300,38 @@ const resumed = await Sandbox.connect(sbx.sandboxId, { timeoutMs: 60_000 });
 check((await resumed.getInfo()).state === 'running', 'connect resumes a paused sandbox');
 check((await resumed.files.read('/home/user/paused.txt')) === 'before-pause\n', 'files after resume');
 
+await sbx.files.write('/home/user/kept.txt', 'in the snapshot\n');
+const snapshot = await sbx.createSnapshot();
+check(snapshot.names.includes(snapshot.snapshotId), 'createSnapshot');
+const named = await Sandbox.createSnapshot(sbx.sandboxId, { name: 'snap-' + run.slice(4) });
+check(named.snapshotId === 'snap-' + run.slice(4), 'Sandbox.createSnapshot with a name');
+await sbx.files.write('/home/user/kept.txt', 'after the snapshot\n');
+const fromSnapshot = await Sandbox.create(snapshot.snapshotId, { metadata: { run }, timeoutMs: 60_000 });
+check(
+  (await fromSnapshot.files.read('/home/user/kept.txt')) === 'in the snapshot\n',
+  'Sandbox.create(snapshotId) sees the files written before the snapshot',
+);
+const snapshots = await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems();
+check(
+  snapshots.map((s) => s.snapshotId).sort().join() === [snapshot.snapshotId, named.snapshotId].sort().join(),
+  'listSnapshots of a sandbox',
+);
+check(await Sandbox.deleteSnapshot(named.snapshotId), 'deleteSnapshot');
+check(!(await Sandbox.deleteSnapshot(named.snapshotId)), 'deleteSnapshot of a deleted snapshot');
+check(await Sandbox.deleteSnapshot(snapshot.snapshotId), 'deleteSnapshot of the unnamed one');
+check((await Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }).nextItems()).length === 0, 'listSnapshots after delete');
+await fromSnapshot.kill();
+
+const forks = await sbx.fork({ count: 2, timeoutMs: 60_000 });
+check(forks.length === 2 && forks.every((f) => f instanceof Sandbox), 'fork');
+await forks[0].files.write('/home/user/kept.txt', 'in fork 0\n');
+check((await forks[1].files.read('/home/user/kept.txt')) === 'after the snapshot\n', 'forks see the source files');
+check((await sbx.files.read('/home/user/kept.txt')) === 'after the snapshot\n', 'forks diverge from the source');
+for (const fork of forks) {
+  await fork.kill();
+}
+await rejects(Sandbox.fork('nosuchsandbox'), SandboxNotFoundError, 'fork of an unknown sandbox');
+
 check(await sbx.kill(), 'kill');
 check(!(await Sandbox.kill(sbx.sandboxId)), 'kill of a killed sandbox');
 await rejects(Sandbox.connect(sbx.sandboxId), SandboxNotFoundError, 'connect to a killed sandbox');

@@ -127,11 +127,129 @@ class E2bApiTest {
   }
 
   @Test
-  void unsupportedCalls_sayBoxDoesNotServeThemYet() {
-    Answer fork = control("POST", "/e2b/sandboxes/" + sandboxId + "/fork", "{}");
-    assertThat(fork.status()).isEqualTo(501);
-    assertThat(fork.body().path("message").asText()).contains("not supported by Box yet");
+  void fork_startsNewSandboxes_whoseFilesMatchTheSource_thenDiverge() {
+    Answer made = control("POST", "/e2b/v2/sandboxes", "{\"metadata\":{\"k\":\"forked\"}}");
+    String source = made.text("sandboxID");
+    String sourceToken = made.text("envdAccessToken");
+    assertThat(sh(source, sourceToken, "echo before > /home/user/a; cat /home/user/a"))
+        .isEqualTo("before\n");
+
+    Answer forked =
+        control("POST", "/e2b/sandboxes/" + source + "/fork", "{\"count\":2,\"timeout\":60}");
+
+    assertThat(forked.status()).as(forked.body().toString()).isEqualTo(201);
+    assertThat(forked.body().size()).isEqualTo(2);
+    List<String> ids = forked.body().findValuesAsText("sandboxID");
+    List<String> tokens = forked.body().findValuesAsText("envdAccessToken");
+    assertThat(ids).hasSize(2).doesNotHaveDuplicates().doesNotContain(source);
+    assertThat(tokens).hasSize(2).doesNotHaveDuplicates().doesNotContain(sourceToken);
+    sh(source, sourceToken, "echo after > /home/user/a");
+    for (int i = 0; i < 2; i++) {
+      assertThat(sh(ids.get(i), tokens.get(i), "cat /home/user/a")).isEqualTo("before\n");
+      Answer detail = control("GET", "/e2b/sandboxes/" + ids.get(i), "");
+      assertThat(detail.body().path("metadata").path("k").asText()).isEqualTo("forked");
+    }
+    sh(ids.get(0), tokens.get(0), "echo mine > /home/user/a");
+    assertThat(sh(ids.get(1), tokens.get(1), "cat /home/user/a")).isEqualTo("before\n");
+    assertThat(sh(source, sourceToken, "cat /home/user/a")).isEqualTo("after\n");
+    for (String id : List.of(source, ids.get(0), ids.get(1))) {
+      assertThat(control("DELETE", "/e2b/sandboxes/" + id, "").status()).isEqualTo(204);
+    }
+  }
+
+  @Test
+  void fork_refusesBadBodies_unknownSandboxes_andAMissingKey() {
+    String path = "/e2b/sandboxes/" + sandboxId + "/fork";
+    assertBadRequests(
+        path,
+        List.of(
+            "{\"count\":0}",
+            "{\"count\":11}",
+            "{\"count\":\"2\"}",
+            "{\"count\":1.5}",
+            "{\"timeout\":0}",
+            "{\"other\":1}",
+            "[1]",
+            "{"));
     assertThat(control("POST", "/e2b/sandboxes/nosuch/fork", "{}").status()).isEqualTo(404);
+    assertThat(box.send("POST", path, "{}", Map.of()).status()).isEqualTo(401);
+    assertThat(box.send("GET", "/e2b/snapshots", "", Map.of()).status()).isEqualTo(401);
+    assertThat(box.send("DELETE", "/e2b/templates/x", "", Map.of()).status()).isEqualTo(401);
+  }
+
+  @Test
+  void snapshot_isATemplate_whoseSandboxesStartWithItsFiles() {
+    Answer sourceMade = control("POST", "/e2b/v2/sandboxes", "{}");
+    String source = sourceMade.text("sandboxID");
+    String sourceToken = sourceMade.text("envdAccessToken");
+    sh(source, sourceToken, "echo kept > /home/user/k");
+
+    Answer named =
+        control("POST", "/e2b/sandboxes/" + source + "/snapshots", "{\"name\":\"e2b-kept\"}");
+    Answer unnamed = control("POST", "/e2b/sandboxes/" + source + "/snapshots", "");
+
+    assertThat(named.status()).as(named.body().toString()).isEqualTo(201);
+    assertThat(named.text("snapshotID")).isEqualTo("e2b-kept");
+    assertThat(named.body().path("names").get(0).asText()).isEqualTo("e2b-kept");
+    assertThat(unnamed.status()).as(unnamed.body().toString()).isEqualTo(201);
+    String generated = unnamed.text("snapshotID");
+    sh(source, sourceToken, "echo later > /home/user/k");
+    Answer made = control("POST", "/e2b/v2/sandboxes", "{\"templateID\":\"e2b-kept\"}");
+    assertThat(made.status()).as(made.body().toString()).isEqualTo(201);
+    assertThat(made.text("templateID")).isEqualTo("e2b-kept");
+    String madeToken = made.text("envdAccessToken");
+    assertThat(sh(made.text("sandboxID"), madeToken, "cat /home/user/k")).isEqualTo("kept\n");
+
+    Answer ofSource = control("GET", "/e2b/snapshots?sandboxID=" + source, "");
+    assertThat(ofSource.body().findValuesAsText("snapshotID"))
+        .containsExactlyInAnyOrder("e2b-kept", generated);
+    assertThat(
+            control("GET", "/e2b/snapshots?name=e2b-kept", "")
+                .body()
+                .findValuesAsText("snapshotID"))
+        .containsExactly("e2b-kept");
+    String pages = "/e2b/snapshots?sandboxID=" + source + "&limit=1";
+    List<String> first = control("GET", pages, "").body().findValuesAsText("snapshotID");
+    List<String> second =
+        control("GET", pages + "&nextToken=1", "").body().findValuesAsText("snapshotID");
+    assertThat(first).hasSize(1);
+    assertThat(second).hasSize(1).doesNotContainAnyElementsOf(first);
+
+    assertThat(control("DELETE", "/e2b/templates/e2b-kept", "").status()).isEqualTo(204);
+    assertThat(control("DELETE", "/e2b/templates/e2b-kept", "").status()).isEqualTo(404);
+    assertThat(control("DELETE", "/e2b/templates/" + generated, "").status()).isEqualTo(204);
+    assertThat(control("GET", "/e2b/snapshots?sandboxID=" + source, "").body().size()).isZero();
+    assertThat(sh(made.text("sandboxID"), madeToken, "cat /home/user/k"))
+        .as("a sandbox made from a deleted snapshot keeps its files")
+        .isEqualTo("kept\n");
+    assertThat(control("POST", "/e2b/v2/sandboxes", "{\"templateID\":\"e2b-kept\"}").status())
+        .isEqualTo(404);
+    control("DELETE", "/e2b/sandboxes/" + source, "");
+    control("DELETE", "/e2b/sandboxes/" + made.text("sandboxID"), "");
+  }
+
+  @Test
+  void snapshot_refusesBadNames_unknownSandboxes_andBadQueries() {
+    String path = "/e2b/sandboxes/" + sandboxId + "/snapshots";
+    assertBadRequests(
+        path,
+        List.of(
+            "{\"name\":\"team/x:v1\"}",
+            "{\"name\":\"../x\"}",
+            "{\"name\":\"\"}",
+            "{\"name\":1}",
+            "{\"name\":\"base\"}",
+            "{\"other\":1}",
+            "[1]"));
+    assertThat(control("POST", "/e2b/sandboxes/nosuch/snapshots", "{}").status()).isEqualTo(404);
+    assertThat(control("GET", "/e2b/snapshots?limit=0", "").status()).isEqualTo(400);
+    assertThat(control("GET", "/e2b/snapshots?nextToken=x", "").status()).isEqualTo(400);
+    assertThat(control("DELETE", "/e2b/templates/nosuch", "").status()).isEqualTo(404);
+    assertThat(control("DELETE", "/e2b/templates/a%2F..", "").status()).isEqualTo(404);
+    Answer taken = control("POST", path, "{\"name\":\"e2b-twice\"}");
+    assertThat(taken.status()).isEqualTo(201);
+    assertThat(control("POST", path, "{\"name\":\"e2b-twice\"}").status()).isEqualTo(409);
+    assertThat(control("DELETE", "/e2b/templates/e2b-twice", "").status()).isEqualTo(204);
   }
 
   @Test
@@ -823,18 +941,39 @@ class E2bApiTest {
     String count =
         "n=0; for p in /proc/[0-9]*; do grep -qz '^BOX_INTERVAL=' $p/environ 2>/dev/null &&"
             + " ! grep -qx 'sleep\\\\|find' $p/comm && n=$((n+1)); done; echo $n";
+    return Integer.parseInt(
+        sh(
+                String.valueOf(headers.get("E2b-Sandbox-Id")),
+                String.valueOf(headers.get("X-Access-Token")),
+                count)
+            .strip());
+  }
+
+  /**
+   * The output of {@code sh -c cmd} in the sandbox {@code id}, started through envd with its access
+   * token {@code token}; {@code cmd} is put in JSON as it is.
+   */
+  private static String sh(String id, String token, String cmd) {
     List<JsonNode> messages =
         stream(
             "Start",
-            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + count + "\"]}}",
-            Map.of(
-                "E2b-Sandbox-Id",
-                headers.get("E2b-Sandbox-Id"),
-                "X-Access-Token",
-                headers.get("X-Access-Token")));
-    String stdout = messages.get(1).at("/message/event/data/stdout").asText();
-    return Integer.parseInt(
-        new String(Base64.getDecoder().decode(stdout), StandardCharsets.UTF_8).strip());
+            "{\"process\":{\"cmd\":\"/bin/sh\",\"args\":[\"-c\",\"" + cmd + "\"]}}",
+            Map.of("E2b-Sandbox-Id", id, "X-Access-Token", token));
+    StringBuilder out = new StringBuilder();
+    for (JsonNode message : messages) {
+      String stdout = message.at("/message/event/data/stdout").asText();
+      out.append(new String(Base64.getDecoder().decode(stdout), StandardCharsets.UTF_8));
+    }
+    return out.toString();
+  }
+
+  /** Asserts that each of {@code bodies} posted to {@code path} is refused with E2B's 400. */
+  private static void assertBadRequests(String path, List<String> bodies) {
+    for (String body : bodies) {
+      Answer refused = control("POST", path, body);
+      assertThat(refused.status()).as(body).isEqualTo(400);
+      assertThat(refused.body().path("code").asInt()).isEqualTo(400);
+    }
   }
 
   private static void assertCode(Answer answer, int status, String code) {

@@ -58,6 +58,9 @@ class E2bSdkTest {
         .contains("ok recursive watchDir sees a nested file", "ok stop() ends the watch process")
         .contains("ok download by a signed URL", "ok upload by a signed URL")
         .contains("ok getMetrics sees 64 MiB held", "ok updateNetwork that changes it")
+        .contains("ok Sandbox.create(snapshotId) sees the files written before the snapshot")
+        .contains("ok listSnapshots of a sandbox", "ok deleteSnapshot of a deleted snapshot")
+        .contains("ok forks see the source files", "ok forks diverge from the source")
         .contains("ok wrong API key (list) (AuthenticationError");
   }
 

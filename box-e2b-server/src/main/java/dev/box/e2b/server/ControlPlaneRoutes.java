@@ -19,25 +19,27 @@ import org.jspecify.annotations.Nullable;
 /**
  * E2B's control plane at {@code /e2b}: a sandbox is created as a Box session on the server's
  * backend, listed, read, given a new timeout, paused, resumed and killed; its metrics, logs and
- * network update are {@link SandboxStatusRoutes}'; what Box does not serve (snapshots, fork) is
- * refused with E2B's error body and the reason. Every request needs {@code X-API-Key}: one of the
- * server's control tokens, or a key it issued.
+ * network update are {@link SandboxStatusRoutes}'; it is forked ({@link SandboxForks}) and its
+ * workspace kept as a snapshot ({@link SandboxSnapshots}), which is listed, deleted and created
+ * from as a template. Every request needs {@code X-API-Key}: one of the server's control tokens, or
+ * a key it issued.
  *
  * @param sandboxes the sandboxes
  * @param answers how answers are written
  * @param tokens the control tokens {@code X-API-Key} is checked against
  * @param keys the issued keys {@code X-API-Key} is checked against
  * @param status the routes of a sandbox's metrics, logs and network
+ * @param snapshots the snapshots of the sandboxes' workspaces
  */
 record ControlPlaneRoutes(
     E2bSandboxes sandboxes,
     E2bAnswers answers,
     ControlTokens tokens,
     ApiKeys keys,
-    SandboxStatusRoutes status) {
+    SandboxStatusRoutes status,
+    SandboxSnapshots snapshots) {
   static final String PREFIX = "/e2b";
   private static final String SANDBOX = PREFIX + "/sandboxes/{id}";
-  private static final int MAX_PAGE = 100;
   private static final Set<String> STATES = Set.of("running", "paused");
 
   /** The seconds a resumed sandbox lives when a resume names no timeout, as E2B's default. */
@@ -65,8 +67,12 @@ record ControlPlaneRoutes(
     post(config, SANDBOX + "/refreshes", this::refresh);
     post(config, SANDBOX + "/pause", this::pause);
     post(config, SANDBOX + "/resume", this::resume);
-    unsupported(config, SANDBOX + "/fork", "forking a sandbox");
-    unsupported(config, SANDBOX + "/snapshots", "snapshots");
+    post(config, SANDBOX + "/fork", this::fork);
+    post(config, SANDBOX + "/snapshots", this::snapshot);
+    get(config, PREFIX + "/snapshots", this::snapshots);
+    config.routes.delete(
+        PREFIX + "/templates/{id}",
+        ctx -> answers.control(ctx, this::authorize, this::deleteSnapshot));
     config.routes.put(
         SANDBOX + "/network", ctx -> answers.control(ctx, this::authorize, status::network));
     get(config, SANDBOX + "/metrics", status::metrics);
@@ -80,17 +86,6 @@ record ControlPlaneRoutes(
 
   private void get(JavalinConfig config, String path, E2bAnswers.Action action) {
     config.routes.get(path, ctx -> answers.control(ctx, this::authorize, action));
-  }
-
-  /** A route of a sandbox that answers 404 for an unknown sandbox, else 501 with the reason. */
-  private void unsupported(JavalinConfig config, String path, String what) {
-    post(
-        config,
-        path,
-        ctx -> {
-          sandbox(ctx);
-          throw ApiError.notSupported(what);
-        });
   }
 
   /**
@@ -114,25 +109,52 @@ record ControlPlaneRoutes(
     String sandboxId = Secrets.sandboxId();
     BoxSpec spec =
         request.spec(
-            "e2b-" + sandboxId,
-            sandboxes.sessions().backendStatus().capabilities().contains(BoxCapabilities.IMAGES));
+            E2bSandbox.sessionIdOf(sandboxId),
+            sandboxes.sessions().backendStatus().capabilities().contains(BoxCapabilities.IMAGES),
+            snapshots::exists);
     sandboxes.sessions().createOrReuse(spec);
     Instant now = sandboxes.now();
     E2bSandbox sandbox =
-        new E2bSandbox(
+        E2bSandbox.start(
             sandboxId,
             spec,
+            now,
+            request.timeoutSeconds(),
             request.templateId(),
             request.metadata(),
-            request.envVars(),
-            Secrets.accessToken(),
-            now,
-            now.plusSeconds(request.timeoutSeconds()),
-            new ProcessTable(),
-            new WatchTable(),
-            new SandboxLog());
+            request.envVars());
     sandboxes.add(sandbox);
     answers.json(ctx, 201, views().created(sandbox));
+  }
+
+  /** Forks a sandbox into {@code count} new ones (201, one result each). */
+  private void fork(Context ctx) throws IOException {
+    E2bSandbox source = sandbox(ctx);
+    JsonNode body = Bodies.json(ctx, answers.mapper());
+    answers.json(ctx, 201, new SandboxForks(sandboxes, views()).fork(source, body));
+  }
+
+  /** Takes a snapshot of a sandbox's workspace (201). */
+  private void snapshot(Context ctx) throws IOException {
+    E2bSandbox sandbox = sandbox(ctx);
+    answers.json(ctx, 201, snapshots.take(sandbox, Bodies.json(ctx, answers.mapper())));
+  }
+
+  private void snapshots(Context ctx) throws JsonProcessingException {
+    List<ObjectNode> all =
+        snapshots.list(
+            blankToNull(ctx.queryParam("sandboxID")), blankToNull(ctx.queryParam("name")));
+    answers.json(ctx, 200, Pages.page(ctx, all, answers.mapper().createArrayNode()));
+  }
+
+  private static @Nullable String blankToNull(@Nullable String query) {
+    return query == null || query.isEmpty() ? null : query;
+  }
+
+  /** Deletes a snapshot (204), which E2B addresses as a template; 404 when there is none. */
+  private void deleteSnapshot(Context ctx) {
+    snapshots.delete(ctx.pathParam("id"));
+    ctx.status(204);
   }
 
   private void detail(Context ctx) throws JsonProcessingException {
@@ -186,22 +208,13 @@ record ControlPlaneRoutes(
     String metadata = ctx.queryParam("metadata");
     Map<String, String> filter = MetadataFilter.parse(metadata == null ? "" : metadata);
     Set<String> states = states(ctx.queryParam("state"));
-    int limit = number(ctx.queryParam("limit"), MAX_PAGE, "limit");
-    if (limit < 1 || limit > MAX_PAGE) {
-      throw ApiError.badRequest("limit must be 1 to " + MAX_PAGE);
-    }
-    int offset = number(ctx.queryParam("nextToken"), 0, "nextToken");
     List<ObjectNode> matching =
         sandboxes.list().stream()
             .filter(s -> MetadataFilter.matches(filter, s.metadata()))
             .map(s -> views().listed(s, sandboxes.paused(s)))
             .filter(view -> states.contains(view.path("state").asText()))
             .toList();
-    ArrayNode page = answers.mapper().createArrayNode();
-    matching.stream().skip(offset).limit(limit).forEach(page::add);
-    if (offset + limit < matching.size()) {
-      ctx.header("x-next-token", Integer.toString(offset + limit));
-    }
+    ArrayNode page = Pages.page(ctx, matching, answers.mapper().createArrayNode());
     answers.json(ctx, 200, page);
   }
 
@@ -216,21 +229,6 @@ record ControlPlaneRoutes(
       }
     }
     return states;
-  }
-
-  private static int number(@Nullable String query, int fallback, String name) {
-    if (query == null || query.isEmpty()) {
-      return fallback;
-    }
-    try {
-      int value = Integer.parseInt(query);
-      if (value >= 0) {
-        return value;
-      }
-    } catch (NumberFormatException e) {
-      // refused below
-    }
-    throw ApiError.badRequest(name + " must be a whole number, not '" + query + "'");
   }
 
   private void kill(Context ctx) {

@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Predicate;
 
 /**
  * The body of {@code POST /v2/sandboxes} read into the spec of a Box session. Every field is either
@@ -95,29 +96,35 @@ record CreateRequest(
 
   /**
    * The spec of the session {@code sessionId}. The template is {@code base} (the server's default
-   * image), one of Box's built-in profiles (its image and limits, and the fields it locks), or, on
-   * a backend that runs {@code images}, the image of that name.
+   * image), one of Box's built-in profiles (its image and limits, and the fields it locks), a
+   * snapshot (the server's default image, the workspace a copy of the snapshot's), or, on a backend
+   * that runs {@code images}, the image of that name.
    *
+   * @param snapshots whether a template id names a snapshot
    * @throws ApiError 404 for a template that is none of these; 400 when the caller asked for the
    *     internet and the profile locks it off, or the spec is invalid
    */
-  BoxSpec spec(String sessionId, boolean images) {
+  BoxSpec spec(String sessionId, boolean images, Predicate<String> snapshots) {
     BoxProfile profile = BoxProfile.BUILTIN.get(templateId);
-    if (!templateId.equals(BASE) && profile == null && !images) {
+    boolean snapshot = !templateId.equals(BASE) && profile == null && snapshots.test(templateId);
+    if (!templateId.equals(BASE) && profile == null && !snapshot && !images) {
       throw ApiError.notFound(
           "template '"
               + templateId
-              + "' not found: the templates are 'base' (the server's default image) and Box's"
+              + "' not found: the templates are 'base' (the server's default image), Box's"
               + " profiles ("
               + String.join(", ", BoxProfile.BUILTIN.keySet())
-              + "); this backend runs no other image");
+              + ") and the snapshots; this backend runs no other image");
     }
     try {
       BoxSpec.Builder spec =
           BoxSpec.builder(sessionId).mountPath(HOME).workdir(HOME).persistent(true);
       if (profile == null) {
-        spec.image(templateId.equals(BASE) ? BoxSpec.DEFAULT_IMAGE : templateId);
-        return spec.network(network).egress(egress).build();
+        spec.image(templateId.equals(BASE) || snapshot ? BoxSpec.DEFAULT_IMAGE : templateId);
+        return spec.fromSnapshot(snapshot ? templateId : null)
+            .network(network)
+            .egress(egress)
+            .build();
       }
       if (profile.locked().contains("network") && profile.network() != network && networkAsked) {
         throw ApiError.badRequest(

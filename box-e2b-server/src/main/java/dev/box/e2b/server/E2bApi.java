@@ -44,7 +44,8 @@ public final class E2bApi {
     new ApiKeyRoutes(keys, answers.mapper(), sessions.clock()).register(config);
     SandboxStatusRoutes status =
         new SandboxStatusRoutes(sandboxes, answers, new SandboxMetrics(sessions, answers.mapper()));
-    new ControlPlaneRoutes(sandboxes, answers, tokens, keys, status).register(config);
+    SandboxSnapshots snapshots = new SandboxSnapshots(sessions.forks(), answers.mapper());
+    new ControlPlaneRoutes(sandboxes, answers, tokens, keys, status, snapshots).register(config);
     ProcessRpc processes = new ProcessRpc(sessions.processes(), answers.mapper(), sessions.clock());
     new EnvdRoutes(
             sandboxes, answers, processes, sessions.config().dataDir().resolve("e2b-uploads"))

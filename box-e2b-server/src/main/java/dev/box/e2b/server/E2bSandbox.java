@@ -40,6 +40,38 @@ record E2bSandbox(
     envVars = Map.copyOf(envVars);
   }
 
+  /**
+   * A new sandbox {@code sandboxId} whose session has {@code spec}, started {@code now} and ending
+   * {@code timeoutSeconds} later, made from {@code templateId} with {@code metadata} and {@code
+   * envVars}; it has a new access token and empty tables.
+   */
+  static E2bSandbox start(
+      String sandboxId,
+      BoxSpec spec,
+      Instant now,
+      long timeoutSeconds,
+      String templateId,
+      Map<String, String> metadata,
+      Map<String, String> envVars) {
+    return new E2bSandbox(
+        sandboxId,
+        spec,
+        templateId,
+        metadata,
+        envVars,
+        Secrets.accessToken(),
+        now,
+        now.plusSeconds(timeoutSeconds),
+        new ProcessTable(),
+        new WatchTable(),
+        new SandboxLog());
+  }
+
+  /** The id of the Box session of the sandbox {@code sandboxId}. */
+  static String sessionIdOf(String sandboxId) {
+    return "e2b-" + sandboxId;
+  }
+
   /** The id of its Box session. */
   String sessionId() {
     return spec.sessionId();
