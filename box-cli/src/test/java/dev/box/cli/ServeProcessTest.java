@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxDataDir;
 import dev.box.api.BoxSpec;
 import dev.box.client.BoxClient;
+import dev.box.testclient.PrivateWorkspaces;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -50,7 +51,7 @@ class ServeProcessTest {
     assertThat(hostProcessesContaining(marker)).isEmpty();
     assertThat(hostProcessesContaining(dataDir.toString())).isEmpty();
     assertThat(cgroupBase(dataDir)).doesNotExist();
-    assertThat(Files.list(dataDir.resolve(".box-state/workspaces"))).isEmpty();
+    assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
   }
 
   @Test
@@ -64,13 +65,13 @@ class ServeProcessTest {
     // --die-with-parent ends the sandboxes with the server ...
     await().atMost(Duration.ofSeconds(10)).until(() -> hostProcessesContaining(marker).isEmpty());
     // ... but its workspace and cgroups stay until the next server of this data dir starts.
-    assertThat(names(dataDir.resolve(".box-state/workspaces"))).hasSize(1);
+    assertThat(PrivateWorkspaces.names(dataDir)).hasSize(1);
     Set<String> killed = instancesOf(names(cgroupBase(dataDir)));
     assertThat(killed).as("the cgroups of the killed server's sandboxes").hasSize(1);
 
     Server second = Server.start(dataDir);
     try {
-      assertThat(names(dataDir.resolve(".box-state/workspaces"))).isEmpty();
+      assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
       assertThat(instancesOf(names(cgroupBase(dataDir))))
           .as("only the new server's sandboxes (its pre-started ones) have cgroups")
           .doesNotContainAnyElementsOf(killed);

@@ -3,11 +3,11 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.box.testclient.Answer;
+import dev.box.testclient.PrivateWorkspaces;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,7 +35,7 @@ class PersistenceTest {
           .isTrue();
       assertThat(first.exec("temp", "echo gone > /workspace/note").ok()).isTrue();
     }
-    assertThat(workspaces()).hasSize(1);
+    assertThat(PrivateWorkspaces.names(dataDir)).hasSize(1);
 
     try (TestServer second = TestServer.startOn(dataDir, Clock.systemUTC())) {
       assertThat(second.get("/v1/sessions").body().findValuesAsText("session_id"))
@@ -54,7 +54,7 @@ class PersistenceTest {
     try (TestServer third = TestServer.startOn(dataDir, Clock.systemUTC())) {
       assertThat(third.get("/v1/sessions").body().findValuesAsText("session_id")).isEmpty();
     }
-    assertThat(workspaces()).isEmpty();
+    assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
     assertThat(dataDir.resolve(".box-state/sessions")).isEmptyDirectory();
   }
 
@@ -69,38 +69,5 @@ class PersistenceTest {
     }
     assertThat(records.resolve("persistent_broken-0123abcd.json.unreadable")).exists();
     assertThat(records.resolve(".persistent_half-0123abcd.json.tmp")).doesNotExist();
-  }
-
-  /**
-   * The private workspaces a stopped server left: directories in {@code workspaces/}, and
-   * subvolumes of the workspace store's image, which the test mounts read-only to list them.
-   */
-  private Stream<Path> workspaces() throws IOException, InterruptedException {
-    Stream<Path> dirs = list(dataDir.resolve(".box-state/workspaces"));
-    Path image = dataDir.resolve(".box-state/workspace-store.img");
-    if (!Files.exists(image)) {
-      return dirs;
-    }
-    Path mounted = Files.createTempDirectory("store-");
-    run("mount", "-o", "loop,ro", image.toString(), mounted.toString());
-    try {
-      return Stream.concat(dirs, list(mounted.resolve("workspaces")));
-    } finally {
-      run("umount", mounted.toString());
-      Files.delete(mounted);
-    }
-  }
-
-  private static Stream<Path> list(Path root) throws IOException {
-    if (!Files.isDirectory(root)) {
-      return Stream.empty();
-    }
-    try (Stream<Path> entries = Files.list(root)) {
-      return entries.toList().stream();
-    }
-  }
-
-  private static void run(String... command) throws IOException, InterruptedException {
-    assertThat(new ProcessBuilder(command).inheritIO().start().waitFor()).isZero();
   }
 }

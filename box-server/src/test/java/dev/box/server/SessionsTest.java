@@ -3,10 +3,10 @@ package dev.box.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.box.testclient.Answer;
+import dev.box.testclient.PrivateWorkspaces;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -153,13 +153,12 @@ class SessionsTest {
   @Test
   void deletingASession_removesItsPrivateWorkspace() throws Exception {
     box.exec("private", "echo data > /workspace/file");
-    Path workspaces = box.dataDir.resolve(".box-state/workspaces");
-    assertThat(listNames(workspaces)).anyMatch(name -> name.contains("_private-"));
+    assertThat(PrivateWorkspaces.names(box.dataDir)).anyMatch(name -> name.contains("_private-"));
 
     Answer deleted = box.delete("/v1/sessions/private");
 
     assertThat(deleted.body().path("deleted").asText()).isEqualTo("private");
-    assertThat(listNames(workspaces)).noneMatch(name -> name.contains("_private-"));
+    assertThat(PrivateWorkspaces.names(box.dataDir)).noneMatch(name -> name.contains("_private-"));
     assertThat(box.delete("/v1/sessions/private").errorCode()).isEqualTo("session_not_found");
     assertThat(box.get("/v1/sessions/private").errorMessage())
         .isEqualTo("session private not found");
@@ -181,11 +180,5 @@ class SessionsTest {
         + "\",\"mode\":\""
         + mode
         + "\"}]";
-  }
-
-  private static java.util.List<String> listNames(Path dir) throws Exception {
-    try (Stream<Path> entries = Files.list(dir)) {
-      return entries.map(p -> p.getFileName().toString()).toList();
-    }
   }
 }
