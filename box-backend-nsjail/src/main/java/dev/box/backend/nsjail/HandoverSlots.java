@@ -72,11 +72,14 @@ record HandoverSlots(Path root, Path workspaces, @Nullable HostMounter mounter)
 
   /**
    * Whether {@code spec}'s workspace can be given to a running jail: a new private workspace (an
-   * empty directory, not a mount) is handed the slot; with a working mounter any other is joined.
+   * empty directory, not a mount, on the slots' file system) is handed the slot; with a working
+   * mounter a {@code host_path} is joined. A private workspace elsewhere (the workspace store) gets
+   * a jail of its own: its pooled jail would keep an empty slot that looks idle.
    */
   boolean accepts(SandboxSpec spec) {
     SandboxMount workspace = spec.workspace();
-    return workspace != null && (handedOver(workspace) || joinsHostPaths());
+    return workspace != null
+        && (handedOver(workspace) || (!workspace.boxOwned() && joinsHostPaths()));
   }
 
   /** Whether host_path workspaces can be given to running jails (the mounter works). */
