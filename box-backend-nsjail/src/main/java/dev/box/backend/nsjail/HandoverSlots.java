@@ -73,13 +73,21 @@ record HandoverSlots(Path root, Path workspaces, @Nullable HostMounter mounter)
   /**
    * Whether {@code spec}'s workspace can be given to a running jail: a new private workspace (an
    * empty directory, not a mount, on the slots' file system) is handed the slot; with a working
-   * mounter a {@code host_path} is joined. A private workspace elsewhere (the workspace store) gets
-   * a jail of its own: its pooled jail would keep an empty slot that looks idle.
+   * mounter any other is joined, except a workspace in the workspace store, which gets a jail of
+   * its own: the pooled jail would keep an empty slot that looks idle.
    */
   boolean accepts(SandboxSpec spec) {
     SandboxMount workspace = spec.workspace();
     return workspace != null
-        && (handedOver(workspace) || (!workspace.boxOwned() && joinsHostPaths()));
+        && (handedOver(workspace) || (!inStore(workspace.hostPath()) && joinsHostPaths()));
+  }
+
+  /**
+   * Whether {@code dir} is in the workspace store ({@code store/} beside {@code workspaces/} in the
+   * state dir, docs/STATE.md), another file system than the slots'.
+   */
+  private boolean inStore(Path dir) {
+    return dir.startsWith(workspaces.resolveSibling("store"));
   }
 
   /** Whether host_path workspaces can be given to running jails (the mounter works). */
