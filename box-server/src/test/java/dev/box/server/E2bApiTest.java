@@ -108,7 +108,7 @@ class E2bApiTest {
     assertRefused("{\"templateID\":\"python\"}", 404, "template 'python' not found");
     assertRefused("{\"surprise\":1}", 400, "unknown field 'surprise'");
     assertRefused(
-        "{\"network\":{\"allowOut\":[\"example.com\"],\"denyOut\":[\"0.0.0.0/0\"]}}",
+        "{\"network\":{\"allowOut\":[\"stand-in.invalid\"],\"denyOut\":[\"0.0.0.0/0\"]}}",
         400,
         "not domains");
     assertRefused("{\"network\":{\"egressProxy\":{\"address\":\"p:1\"}}}", 501, "egressProxy");
@@ -353,12 +353,13 @@ class E2bApiTest {
     assertThat(control("PUT", path, "{}").status()).as("the network it has").isEqualTo(204);
     assertThat(control("PUT", path, "{\"allow_internet_access\":true}").status()).isEqualTo(204);
 
-    Answer change = control("PUT", path, "{\"denyOut\":[\"8.8.8.8/32\"]}");
+    Answer change = control("PUT", path, "{\"denyOut\":[\"198.51.100.7/32\"]}");
     assertThat(change.status()).isEqualTo(501);
     assertThat(change.body().path("code").asInt()).isEqualTo(501);
     assertThat(change.body().path("message").asText()).contains("cannot change while it runs");
     assertThat(control("PUT", path, "{\"allow_internet_access\":false}").status()).isEqualTo(501);
-    assertThat(control("PUT", path, "{\"allowOut\":[\"example.com\"]}").status()).isEqualTo(400);
+    assertThat(control("PUT", path, "{\"allowOut\":[\"stand-in.invalid\"]}").status())
+        .isEqualTo(400);
     assertThat(control("PUT", path, "{\"surprise\":1}").status()).isEqualTo(400);
     assertThat(control("PUT", path, "{\"egressProxy\":{\"address\":\"p:1\"}}").status())
         .isEqualTo(501);
