@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.PatternLayout;
 import ch.qos.logback.classic.spi.Configurator.ExecutionStatus;
+import ch.qos.logback.classic.spi.LoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
@@ -41,5 +43,38 @@ class BoxLoggingTest {
     LoggerContext context = (LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory();
     assertThat(context.getLogger(Logger.ROOT_LOGGER_NAME).getAppender("STDERR")).isNotNull();
     assertThat(context.getLogger("org.eclipse.jetty").getLevel()).isEqualTo(Level.WARN);
+  }
+
+  @Test
+  void writesEachLineAsThePatternWould_exceptionsIncluded() {
+    LoggerContext context = new LoggerContext();
+    PatternLayout pattern = new PatternLayout();
+    pattern.setContext(context);
+    pattern.setPattern("%d{HH:mm:ss.SSS} %-5level %logger{0} - %msg%n");
+    pattern.start();
+    BoxLogging.LineLayout lines = new BoxLogging.LineLayout();
+    lines.setContext(context);
+    lines.start();
+    ch.qos.logback.classic.Logger logger = context.getLogger("dev.box.server.BoxServer$Inner");
+    LoggingEvent plain =
+        new LoggingEvent(
+            "fqcn", logger, Level.WARN, "listening on {}:{}", null, new Object[] {"h", 5410});
+    plain.setTimeStamp(1_764_000_000_007L);
+    LoggingEvent failed =
+        new LoggingEvent(
+            "fqcn",
+            logger,
+            Level.ERROR,
+            "failed",
+            new IllegalStateException("outer", new RuntimeException("inner")),
+            null);
+    failed.setTimeStamp(1_764_000_012_345L);
+
+    assertThat(lines.doLayout(plain))
+        .isEqualTo(pattern.doLayout(plain))
+        .contains(" WARN  BoxServer$Inner - listening on h:5410");
+    assertThat(lines.doLayout(failed))
+        .isEqualTo(pattern.doLayout(failed))
+        .contains("Caused by: java.lang.RuntimeException: inner");
   }
 }

@@ -41,11 +41,7 @@ final class Peers {
 
   private final SessionManager sessions;
   private final @Nullable String token;
-  private final HttpClient client =
-      HttpClient.newBuilder()
-          .connectTimeout(TIMEOUT)
-          .followRedirects(HttpClient.Redirect.NEVER)
-          .build();
+  private @Nullable HttpClient client;
 
   /**
    * @param sessions the sessions, whose backend names the other replicas
@@ -129,7 +125,7 @@ final class Peers {
   /** Sends {@code request}, answered as text. */
   HttpResponse<String> send(HttpRequest request) throws IOException {
     try {
-      return client.send(request, HttpResponse.BodyHandlers.ofString());
+      return client().send(request, HttpResponse.BodyHandlers.ofString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted", e);
@@ -152,11 +148,29 @@ final class Peers {
   /** A builder of a forwarded WebSocket to another replica. */
   WebSocket.Builder webSocket() {
     WebSocket.Builder builder =
-        client.newWebSocketBuilder().connectTimeout(TIMEOUT).header(FORWARDED, "1");
+        client().newWebSocketBuilder().connectTimeout(TIMEOUT).header(FORWARDED, "1");
     if (token != null) {
       builder.header("Authorization", "Bearer " + token);
     }
     return builder;
+  }
+
+  /**
+   * The client of the requests to the other replicas, built on their first: building one sets up
+   * the JDK's TLS (its providers and trusted certificates, some 500 classes and a megabyte of
+   * heap), which a server whose backend shares no sessions never needs.
+   */
+  private synchronized HttpClient client() {
+    HttpClient built = client;
+    if (built == null) {
+      built =
+          HttpClient.newBuilder()
+              .connectTimeout(TIMEOUT)
+              .followRedirects(HttpClient.Redirect.NEVER)
+              .build();
+      client = built;
+    }
+    return built;
   }
 
   /** The WebSocket URI of {@code path} (with {@code query}) on {@code peer}. */

@@ -47,69 +47,109 @@ public final class BoxMetrics implements SessionListener {
 
   private static final String BACKEND = "backend";
 
-  private final PrometheusMeterRegistry registry =
-      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-  private final Counter relayStdin;
-  private final Counter relayStdout;
   private final Set<String> backendsSeen = ConcurrentHashMap.newKeySet();
   private final Set<String> poolsSeen = ConcurrentHashMap.newKeySet();
-  private volatile @Nullable SessionManager sessions;
+  private volatile @Nullable Bound bound;
+  private volatile @Nullable Meters meters;
 
-  /** Creates the registry with the relay counters; {@link #bind} adds the runtime's gauges. */
-  public BoxMetrics() {
-    relayStdin = relayCounter("stdin");
-    relayStdout = relayCounter("stdout");
-  }
+  /**
+   * The registry and the relay's counters. Made by the first event or scrape, not with the server:
+   * the metrics library loads some 200 classes, which a server that is never scraped and runs
+   * nothing would keep in memory for nothing. Every series a scrape shows is registered when it is
+   * made, in the order a registry made at start would have had, so scrapes answer the same.
+   */
+  private record Meters(
+      PrometheusMeterRegistry registry, Counter relayStdin, Counter relayStdout) {}
+
+  /** What {@link #bind} saw: the sessions and the backend selected then, with its pool or not. */
+  private record Bound(SessionManager sessions, SandboxBackend backend, boolean pooled) {}
+
+  /** Creates the metrics, empty; {@link #bind} adds the runtime's gauges. */
+  public BoxMetrics() {}
 
   /**
    * Reads the gauges from {@code sessions} from now on, and registers every series of its backend
    * at zero, so that a scraper sees each one before its first event.
    */
   public void bind(SessionManager sessions) {
-    this.sessions = sessions;
-    Gauge.builder("box.sessions.active", sessions, SessionManager::size)
+    SandboxBackend backend = sessions.backendChoice().backend();
+    Bound first = new Bound(sessions, backend, backend.poolLevel() != null);
+    synchronized (this) {
+      bound = first;
+      Meters made = meters;
+      if (made != null) {
+        registerRuntime(made.registry(), first);
+      }
+    }
+  }
+
+  /** The registry, made on first use with the series of {@link #bind}. */
+  private Meters meters() {
+    Meters made = meters;
+    if (made != null) {
+      return made;
+    }
+    synchronized (this) {
+      made = meters;
+      if (made == null) {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        made =
+            new Meters(registry, relayCounter(registry, "stdin"), relayCounter(registry, "stdout"));
+        Bound first = bound;
+        if (first != null) {
+          registerRuntime(registry, first);
+        }
+        meters = made;
+      }
+      return made;
+    }
+  }
+
+  private void registerRuntime(PrometheusMeterRegistry registry, Bound first) {
+    Gauge.builder("box.sessions.active", first.sessions(), SessionManager::size)
         .description("Sessions that exist, those being started included")
         .strongReference(true)
         .register(registry);
-    Gauge.builder("box.managed.processes.active", sessions, s -> s.processes().running())
+    Gauge.builder("box.managed.processes.active", first.sessions(), s -> s.processes().running())
         .description("Managed processes running, all sessions together")
         .strongReference(true)
         .register(registry);
-    observeBackends(sessions);
+    observeBackends(registry, first.sessions(), first.backend(), first.pooled());
   }
 
   @Override
   public void execEnded(ExecEnded exec) {
+    PrometheusMeterRegistry registry = meters().registry();
     String backend = exec.backend();
-    execCounter(backend, exec.end()).increment();
+    execCounter(registry, backend, exec.end()).increment();
     if (exec.end() == ExecEnd.ERROR) {
       return;
     }
-    execTimer(backend).record(exec.duration());
+    execTimer(registry, backend).record(exec.duration());
     if (exec.end() == ExecEnd.TIMEOUT) {
-      timeoutCounter(backend).increment();
+      timeoutCounter(registry, backend).increment();
     }
     if (exec.stdoutTruncated()) {
-      truncatedCounter(backend, "stdout").increment();
+      truncatedCounter(registry, backend, "stdout").increment();
     }
     if (exec.stderrTruncated()) {
-      truncatedCounter(backend, "stderr").increment();
+      truncatedCounter(registry, backend, "stderr").increment();
     }
   }
 
   @Override
   public void sessionStarted(String backend, boolean preStarted, Duration duration) {
-    startTimer(backend, preStarted).record(duration);
+    startTimer(meters().registry(), backend, preStarted).record(duration);
   }
 
   /** Counts {@code bytes} written from relay clients to managed processes' stdin. */
   public void relayedStdin(long bytes) {
-    relayStdin.increment(bytes);
+    meters().relayStdin().increment(bytes);
   }
 
   /** Counts {@code bytes} of managed processes' stdout delivered to relay clients. */
   public void relayedStdout(long bytes) {
-    relayStdout.increment(bytes);
+    meters().relayStdout().increment(bytes);
   }
 
   /** A scrape's answer: its content type and body. */
@@ -120,9 +160,11 @@ public final class BoxMetrics implements SessionListener {
    * format 0.0.4 (never the protobuf format, whatever is asked).
    */
   public Scrape scrape(@Nullable String accept) {
-    SessionManager bound = sessions;
-    if (bound != null) {
-      observeBackends(bound);
+    PrometheusMeterRegistry registry = meters().registry();
+    Bound first = bound;
+    if (first != null) {
+      SandboxBackend current = first.sessions().backendChoice().backend();
+      observeBackends(registry, first.sessions(), current, current.poolLevel() != null);
     }
     String type =
         accept != null && accept.contains("application/openmetrics-text")
@@ -135,35 +177,39 @@ public final class BoxMetrics implements SessionListener {
    * Registers the series of each backend not seen before: the one in use (LangBot's {@code
    * box_init} may have switched it) and those selection passed over, which are unavailable.
    */
-  private void observeBackends(SessionManager bound) {
-    SandboxBackend current = bound.backendChoice().backend();
+  private void observeBackends(
+      PrometheusMeterRegistry registry,
+      SessionManager bound,
+      SandboxBackend current,
+      boolean pooled) {
     String name = current.name();
     if (!name.equals(BackendStatus.NONE) && backendsSeen.add(name)) {
       for (ExecEnd end : ExecEnd.values()) {
-        execCounter(name, end);
+        execCounter(registry, name, end);
       }
-      execTimer(name);
-      timeoutCounter(name);
-      truncatedCounter(name, "stdout");
-      truncatedCounter(name, "stderr");
-      startTimer(name, false);
-      availabilityGauge(bound, name);
+      execTimer(registry, name);
+      timeoutCounter(registry, name);
+      truncatedCounter(registry, name, "stdout");
+      truncatedCounter(registry, name, "stderr");
+      startTimer(registry, name, false);
+      availabilityGauge(registry, bound, name);
     }
     for (String other : bound.backendChoice().notChosen().keySet()) {
       if (backendsSeen.add(other)) {
-        availabilityGauge(bound, other);
+        availabilityGauge(registry, bound, other);
       }
     }
-    PoolLevel level = current.poolLevel();
-    if (level != null && poolsSeen.add(name)) {
-      startTimer(name, true);
+    if (pooled && poolsSeen.add(name)) {
+      startTimer(registry, name, true);
       poolGauge(
+          registry,
           bound,
           "box.pool.idle",
           "Pre-started sandboxes waiting for a session",
           name,
           PoolLevel::idle);
       poolGauge(
+          registry,
           bound,
           "box.pool.size",
           "Pre-started sandboxes kept waiting at most (pool_size)",
@@ -172,7 +218,8 @@ public final class BoxMetrics implements SessionListener {
     }
   }
 
-  private void availabilityGauge(SessionManager bound, String backend) {
+  private static void availabilityGauge(
+      PrometheusMeterRegistry registry, SessionManager bound, String backend) {
     Gauge.builder(
             "box.backend.available",
             () -> {
@@ -185,7 +232,8 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private void poolGauge(
+  private static void poolGauge(
+      PrometheusMeterRegistry registry,
       SessionManager bound,
       String name,
       String description,
@@ -204,7 +252,8 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private Counter execCounter(String backend, ExecEnd end) {
+  private static Counter execCounter(
+      PrometheusMeterRegistry registry, String backend, ExecEnd end) {
     return Counter.builder("box.exec")
         .description("Execs by how they ended: ok, nonzero (exit code), timeout, error (no result)")
         .tag(BACKEND, backend)
@@ -212,7 +261,7 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private Timer execTimer(String backend) {
+  private static Timer execTimer(PrometheusMeterRegistry registry, String backend) {
     return Timer.builder("box.exec.duration")
         .description("Execs that produced a result, from request to result")
         .tag(BACKEND, backend)
@@ -220,14 +269,15 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private Counter timeoutCounter(String backend) {
+  private static Counter timeoutCounter(PrometheusMeterRegistry registry, String backend) {
     return Counter.builder("box.exec.timeouts")
         .description("Execs whose command was killed at its timeout")
         .tag(BACKEND, backend)
         .register(registry);
   }
 
-  private Counter truncatedCounter(String backend, String stream) {
+  private static Counter truncatedCounter(
+      PrometheusMeterRegistry registry, String backend, String stream) {
     return Counter.builder("box.exec.output.truncated")
         .description("Execs whose stream exceeded max_output_bytes and was cut in the middle")
         .tag(BACKEND, backend)
@@ -235,7 +285,8 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private Timer startTimer(String backend, boolean preStarted) {
+  private static Timer startTimer(
+      PrometheusMeterRegistry registry, String backend, boolean preStarted) {
     return Timer.builder("box.session.create.duration")
         .description("Session sandbox starts, workspace included; pooled: a pre-started sandbox")
         .tag(BACKEND, backend)
@@ -244,7 +295,7 @@ public final class BoxMetrics implements SessionListener {
         .register(registry);
   }
 
-  private Counter relayCounter(String direction) {
+  private static Counter relayCounter(PrometheusMeterRegistry registry, String direction) {
     return Counter.builder("box.relay")
         .baseUnit("bytes")
         .description("Bytes relayed between WebSocket clients and managed processes")
