@@ -90,10 +90,35 @@ final class BenchClient {
     execRequest(id, mapper.writeValueAsString(request));
   }
 
+  /**
+   * As {@link #run(String, String, int)}, the session created with a writable root ({@code
+   * read_only_rootfs: false}) when it does not exist.
+   */
+  void runWritable(String id, String cmd, int timeoutSec) throws IOException, InterruptedException {
+    ObjectNode request =
+        mapper
+            .createObjectNode()
+            .put("cmd", cmd)
+            .put("timeout_sec", timeoutSec)
+            .put("read_only_rootfs", false);
+    execRequest(id, mapper.writeValueAsString(request));
+  }
+
   /** Creates the session {@code id} from the snapshot {@code snapshot}. */
   void createFrom(String id, String snapshot) throws IOException, InterruptedException {
+    createFrom(id, snapshot, true);
+  }
+
+  /**
+   * Creates the session {@code id} from the snapshot {@code snapshot}, with a read-only root or
+   * not.
+   */
+  void createFrom(String id, String snapshot, boolean readOnlyRoot)
+      throws IOException, InterruptedException {
     live.add(id);
-    String body = mapper.writeValueAsString(Map.of("from_snapshot", snapshot));
+    String body =
+        mapper.writeValueAsString(
+            Map.of("from_snapshot", snapshot, "read_only_rootfs", readOnlyRoot));
     send("POST", sessionPath(id), body, 201);
   }
 

@@ -5,6 +5,7 @@ import java.io.PrintStream;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -16,7 +17,13 @@ import java.util.Objects;
  * of {@code POST .../snapshots}, and of a create {@code from_snapshot}, and the disk each takes
  * beyond what was used before it (read from the store's file system after a {@code sync}). A full
  * {@code cp -a} of the same workspace on the data dir's file system, the cost without a
- * copy-on-write store, is measured beside them. It is a measurement, not a test.
+ * copy-on-write store, is measured beside them.
+ *
+ * <p>Then the same on Docker, when its socket is at {@value #DOCKER_SOCKET} with the image {@value
+ * #DOCKER_IMAGE}: a source with a read-only root (its workspace is all a fork copies), and one that
+ * wrote {@value #ROOT_MIB} MiB to its writable root, whose fork and snapshot commit the container's
+ * layer to an image; their disk is read from the store's file system and Docker's data root
+ * ({@value #DOCKER_ROOT}) together. It is a measurement, not a test.
  *
  * <p>Usage: {@code BoxBench --fork [N]} (iterations, default 10); the store needs root.
  */
@@ -24,6 +31,11 @@ final class ForkBench {
   private static final int WARMUP = 2;
   private static final long MIB = 1024 * 1024;
   private static final String SOURCE = "bench-fork-source";
+  private static final String DOCKER_SOCKET = "/var/run/docker.sock";
+  private static final String DOCKER_IMAGE = "box-debian:bookworm";
+  private static final String DOCKER_ROOT = "/var/lib/docker";
+  private static final int ROOT_MIB = 64;
+  private static final String WORKSPACE_GIB = "head -c 1G /dev/urandom > /workspace/data.bin";
 
   private ForkBench() {}
 
@@ -39,9 +51,8 @@ final class ForkBench {
       BenchClient client = box.client();
       store = client.status().path("backend").path("enforced").path("fork").asText();
       progress(out, "writing 1 GiB of random data in the source's workspace");
-      client.run(SOURCE, "head -c 1G /dev/urandom > /workspace/data.bin", 600);
-      Path disk = box.stateDir().resolve("store");
-      Disk used = new Disk(Files.isDirectory(disk) ? disk : box.stateDir());
+      client.run(SOURCE, WORKSPACE_GIB, 600);
+      Disk used = new Disk(List.of(storeOf(box)));
       progress(out, iterations + " forks");
       row(
           table,
@@ -73,11 +84,83 @@ final class ForkBench {
       client.deleteSnapshot("bench-base");
       row(table, "floor: cp -a of the workspace on the data dir's file system", fullCopy(box, 3));
     }
+    docker(table, iterations, out);
     out.println();
     out.println(
         "store: " + store + "; " + iterations + " iterations after " + WARMUP + " warm-up\n");
     out.print(table.markdown());
     return 0;
+  }
+
+  /** The Docker rows, when Docker runs here with the image; a line says why when it does not. */
+  private static void docker(Table table, int iterations, PrintStream out)
+      throws IOException, InterruptedException {
+    if (!Files.exists(Path.of(DOCKER_SOCKET))) {
+      out.println("no Docker socket at " + DOCKER_SOCKET + ": the Docker rows are left out");
+      return;
+    }
+    Map<String, String> settings =
+        Map.of("backend", "docker", "image", DOCKER_IMAGE, "docker_host", DOCKER_SOCKET);
+    try (LocalBox box = LocalBox.start(2 * iterations + 2 * WARMUP + 6, settings)) {
+      BenchClient client = box.client();
+      Path dockerRoot = Path.of(DOCKER_ROOT);
+      Disk used =
+          new Disk(
+              Files.isDirectory(dockerRoot)
+                  ? List.of(storeOf(box), dockerRoot)
+                  : List.of(storeOf(box)));
+      String readOnly = "bench-fork-read-only";
+      progress(out, "Docker: writing 1 GiB in a read-only-root source's workspace");
+      client.run(readOnly, WORKSPACE_GIB, 600);
+      progress(out, "Docker: " + iterations + " forks of it");
+      row(
+          table,
+          "docker fork, read-only root (the workspace only)",
+          measure(
+              used,
+              iterations,
+              i -> client.fork(readOnly, BenchClient.benchId("ro-fork", i)),
+              i -> client.delete(BenchClient.benchId("ro-fork", i))));
+      client.delete(readOnly);
+      progress(out, "Docker: 1 GiB in a workspace and " + ROOT_MIB + " MiB in a writable root");
+      client.runWritable(
+          SOURCE,
+          WORKSPACE_GIB + " && head -c " + ROOT_MIB + "M /dev/urandom > /var/tmp/root.bin",
+          600);
+      String what = ", " + ROOT_MIB + " MiB written to the root";
+      row(
+          table,
+          "docker fork" + what,
+          measure(
+              used,
+              iterations,
+              i -> client.fork(SOURCE, BenchClient.benchId("fork", i)),
+              i -> client.delete(BenchClient.benchId("fork", i))));
+      row(
+          table,
+          "docker snapshot" + what,
+          measure(
+              used,
+              iterations,
+              i -> client.snapshot(SOURCE, BenchClient.benchId("snap", i)),
+              i -> client.deleteSnapshot(BenchClient.benchId("snap", i))));
+      client.snapshot(SOURCE, "bench-base");
+      row(
+          table,
+          "docker create from_snapshot" + what,
+          measure(
+              used,
+              iterations,
+              i -> client.createFrom(BenchClient.benchId("restored", i), "bench-base", false),
+              i -> client.delete(BenchClient.benchId("restored", i))));
+      client.deleteSnapshot("bench-base");
+    }
+  }
+
+  /** The workspace store of {@code box}, or its state dir where it has no store. */
+  private static Path storeOf(LocalBox box) {
+    Path store = box.stateDir().resolve("store");
+    return Files.isDirectory(store) ? store : box.stateDir();
   }
 
   /** Times {@code timed}, and reads the disk it took before {@code undo} gives it back, untimed. */
@@ -106,7 +189,7 @@ final class ForkBench {
       workspace = Objects.requireNonNull(found.findFirst().orElseThrow().getParent());
     }
     Path target = box.stateDir().resolve("bench-copy");
-    Disk disk = new Disk(box.stateDir());
+    Disk disk = new Disk(List.of(box.stateDir()));
     return measure(
         disk,
         iterations,
@@ -114,12 +197,19 @@ final class ForkBench {
         i -> ProcessFloors.run(List.of("rm", "-rf", target.toString())));
   }
 
-  /** The bytes used on the file system of {@code dir}, once its writes are on disk. */
-  private record Disk(Path dir) {
+  /** The bytes used on the file systems of {@code dirs} (each counted once), once on disk. */
+  private record Disk(List<Path> dirs) {
     long used() throws IOException, InterruptedException {
-      ProcessFloors.run(List.of("sync", "-f", dir.toString()));
-      FileStore store = Files.getFileStore(dir);
-      return store.getTotalSpace() - store.getUnallocatedSpace();
+      Map<FileStore, Path> stores = new LinkedHashMap<>();
+      for (Path dir : dirs) {
+        stores.putIfAbsent(Files.getFileStore(dir), dir);
+      }
+      long used = 0;
+      for (Map.Entry<FileStore, Path> store : stores.entrySet()) {
+        ProcessFloors.run(List.of("sync", "-f", store.getValue().toString()));
+        used += store.getKey().getTotalSpace() - store.getKey().getUnallocatedSpace();
+      }
+      return used;
     }
   }
 

@@ -2,12 +2,25 @@ package dev.box.server;
 
 import org.junit.jupiter.api.AutoClose;
 
-/** {@link ForkContract} on Docker: the workspace is a host directory there too. */
-class ForkDockerTest extends ForkContract {
+/**
+ * {@link ContainerForkContract} on Docker: the workspace is a host directory there too, and the
+ * writable root is copied as an image committed from the container.
+ */
+class ForkDockerTest extends ContainerForkContract {
   @AutoClose private static final TestServer box = TestServer.start(TestServer.docker());
 
   @Override
   TestServer box() {
     return box;
+  }
+
+  @Override
+  String[] settings() {
+    return TestServer.docker();
+  }
+
+  @Override
+  EngineImages engine() {
+    return EngineImages.docker();
   }
 }

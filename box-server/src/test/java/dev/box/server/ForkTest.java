@@ -26,6 +26,8 @@ class ForkTest extends ForkContract {
   void health_saysHowForksAreMade() {
     assertThat(box.get("/v1/health").body().path("enforced").path("fork").asText())
         .startsWith("copy-on-write (btrfs");
+    assertThat(box.get("/v1/health").body().path("enforced").path("fork_root").asText())
+        .startsWith("none: the bwrap backend keeps no copy of a sandbox's root");
   }
 
   /** Box checkpoints no process, and says why this host could not either. */

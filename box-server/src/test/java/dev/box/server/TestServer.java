@@ -62,6 +62,21 @@ final class TestServer implements AutoCloseable {
     };
   }
 
+  /**
+   * The settings of a server on the Podman backend of the test machine ({@code PODMAN_SOCKET}),
+   * whose sessions run {@code BOX_TEST_IMAGE}.
+   */
+  static String[] podman() {
+    return new String[] {
+      "backend",
+      "podman",
+      "image",
+      System.getenv().getOrDefault("BOX_TEST_IMAGE", "box-debian:bookworm"),
+      "podman_host",
+      System.getenv().getOrDefault("PODMAN_SOCKET", "/run/podman/podman.sock")
+    };
+  }
+
   /** Starts a server on the data dir {@code dataDir}, which an earlier server may have used. */
   static TestServer startOn(Path dataDir, Clock clock, String... settings) {
     Map<String, String> flags = new HashMap<>();

@@ -5,12 +5,14 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.BoxSpec;
+import dev.box.api.BoxValidationException;
 import dev.box.api.time.Ticker;
 import dev.box.core.Hashes;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.PoolLevel;
+import dev.box.core.backend.RootCopies;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
@@ -52,6 +54,9 @@ public final class ContainerBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(ContainerBackend.class);
   private static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
 
+  /** How long a copy of a writable root may take: the engine writes what the container changed. */
+  private static final Duration COMMIT_TIMEOUT = Duration.ofMinutes(5);
+
   private final ContainerSettings settings;
   private final EngineClient client;
   private final NetnsFirewall firewall;
@@ -68,6 +73,7 @@ public final class ContainerBackend implements SandboxBackend {
   private final ContainerLeftovers leftovers;
   private final PreStarted preStarted;
   private final IdmappedMounts idmapped;
+  private final ContainerRoots roots;
 
   /** The parts {@link #open} makes: the engine's client and what was read or probed before. */
   private record Parts(
@@ -149,7 +155,10 @@ public final class ContainerBackend implements SandboxBackend {
             containers,
             agents,
             lease,
-            (name, id) -> new ContainerSandbox(client, name, id, guard.available(), ticker));
+            found ->
+                new ContainerSandbox(
+                    client, found.name(), found.id(), guard.available(), ticker, found.root()));
+    this.roots = new ContainerRoots(client, engine, dataLabel, COMMIT_TIMEOUT);
     BackendStatus status = probe.status();
     cpuQuota.warnIfDisabled();
     log.info(
@@ -216,11 +225,13 @@ public final class ContainerBackend implements SandboxBackend {
 
   /**
    * Whether a spec of the pooled shape may take a pre-started container: not a persistent one (its
-   * container must carry its session id, by which the next server adopts it) and one of the pool's
-   * image.
+   * container must carry its session id, by which the next server adopts it), one of the pool's
+   * image, and not one that starts from a copied root.
    */
   private boolean poolable(SandboxSpec spec) {
-    return !spec.persistent() && image(spec.image()).equals(image(BoxSpec.DEFAULT_IMAGE));
+    return !spec.persistent()
+        && spec.root() == null
+        && image(spec.image()).equals(image(BoxSpec.DEFAULT_IMAGE));
   }
 
   @Override
@@ -254,6 +265,14 @@ public final class ContainerBackend implements SandboxBackend {
         "; persistent sessions never take one");
   }
 
+  /**
+   * The copies of containers' writable roots: images committed from them ({@link ContainerRoots}).
+   */
+  @Override
+  public RootCopies roots() {
+    return roots;
+  }
+
   @Override
   public @Nullable PoolLevel poolLevel() {
     return preStarted.level();
@@ -273,6 +292,13 @@ public final class ContainerBackend implements SandboxBackend {
   @Override
   public Sandbox start(SandboxSpec spec) {
     checkCanStart(spec);
+    if (spec.root() == null && ContainerRoots.isCopy(image(spec.image()))) {
+      throw new BoxValidationException(
+          "image "
+              + spec.image()
+              + " is a copy of a container's writable root that Box keeps: a session starts from"
+              + " one by fork or from_snapshot only");
+    }
     String noIdmap =
         spec.persistent() ? "a persistent session's container outlives the server's mounts" : null;
     return idmapped.start(spec, workspaces, noIdmap, preStarted, s -> startContainer(s, false));
@@ -280,13 +306,16 @@ public final class ContainerBackend implements SandboxBackend {
 
   private Sandbox startContainer(SandboxSpec spec, boolean pooled) {
     checkCanStart(spec);
-    String image = image(spec.image());
     String name = EngineContainers.nameFor(spec.sessionId());
     ContainerLeftovers.startLease(lease, settings.engine());
     MountOwnership.prepare(spec, workspaces, ContainerCreateBody.SANDBOX_UID);
     String containerId = null;
     AgentLink link = null;
+    String held = null;
     try {
+      String root = spec.root();
+      held = root == null ? null : roots.use(root);
+      String image = held != null ? held : image(spec.image());
       link = agents.listen(name);
       containerId =
           creator.create(spec, name, image, link == null ? null : agents.dirOf(name), pooled);
@@ -295,19 +324,26 @@ public final class ContainerBackend implements SandboxBackend {
         egress.close(containerId, spec);
       }
       ContainerSandbox sandbox =
-          new ContainerSandbox(client, name, containerId, guard.available(), ticker);
+          new ContainerSandbox(client, name, containerId, guard.available(), ticker, held);
       if (link != null) {
         agents.attach(sandbox, link);
       }
       return sandbox;
     } catch (IOException e) {
-      closeLink(link);
-      containers.remove(containerId == null ? name : containerId);
+      abandon(link, containerId == null ? name : containerId, held);
       throw engineError(e);
     } catch (RuntimeException e) {
-      closeLink(link);
-      containers.remove(containerId == null ? name : containerId);
+      abandon(link, containerId == null ? name : containerId, held);
       throw e;
+    }
+  }
+
+  /** Undoes a start that failed: the agent's link, the container, the root it held. */
+  private void abandon(@Nullable AgentLink link, String container, @Nullable String held) {
+    closeLink(link);
+    containers.remove(container);
+    if (held != null) {
+      ContainerRoots.untag(client, held);
     }
   }
 
@@ -362,6 +398,7 @@ public final class ContainerBackend implements SandboxBackend {
   public void removeOrphans() {
     if (status().available()) {
       leftovers.removeOrphans(false);
+      roots.removeUnused(containers.heldRoots());
     }
     preStarted.removeOthers();
     idmapped.removeOthers();

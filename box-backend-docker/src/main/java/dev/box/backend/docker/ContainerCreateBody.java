@@ -114,6 +114,9 @@ record ContainerCreateBody(
     labels.put("langbot.box.instance_id", instanceId);
     labels.put("dev.box.data", dataLabel);
     labels.put(PERSISTENT_LABEL, Boolean.toString(spec.persistent()));
+    if (spec.root() != null) {
+      labels.put(ContainerRoots.LABEL, image);
+    }
     body.put("Labels", labels);
     List<SandboxMount> agentMounts =
         agentBinary != null && agentDir != null

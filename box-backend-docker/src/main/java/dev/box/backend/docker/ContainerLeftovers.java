@@ -4,21 +4,21 @@ import dev.box.api.BoxBackendUnavailableException;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxSpec;
 import java.io.IOException;
-import java.util.function.BiFunction;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What earlier servers of the data directory left in the engine: orphan containers, which are
  * removed, and the containers of persistent sessions, which the next server adopts.
  *
- * @param sandboxes the sandbox of a running container, given its name and id
+ * @param sandboxes the sandbox of a running container taken over
  */
 record ContainerLeftovers(
     String engine,
     EngineContainers containers,
     ContainerAgents agents,
     SandboxLease lease,
-    BiFunction<String, String, ContainerSandbox> sandboxes) {
+    Function<EngineContainers.Adopted, ContainerSandbox> sandboxes) {
 
   /**
    * Removes the containers earlier servers of this data directory left, and their agent sockets;
@@ -42,7 +42,7 @@ record ContainerLeftovers(
       return null;
     }
     startLease(lease, engine);
-    ContainerSandbox sandbox = sandboxes.apply(found.name(), found.id());
+    ContainerSandbox sandbox = sandboxes.apply(found);
     agents.reattach(sandbox, found.agentDir());
     return sandbox;
   }

@@ -56,19 +56,28 @@ final class ContainerSandbox implements Sandbox {
   private final String containerId;
   private final boolean guarded;
   private final Ticker ticker;
+  private final @Nullable String root;
   private volatile @Nullable ContainerAgent agent;
 
   /**
    * @param guarded whether box-guard is mounted at {@value SyscallGuard#SANDBOX_PATH}
    * @param ticker the time processes measure how long they have run by
+   * @param root the tag of the copied writable root the container started from, which it holds
+   *     until it is removed ({@link ContainerRoots#use}); null when it started from its image
    */
   ContainerSandbox(
-      EngineClient engine, String name, String containerId, boolean guarded, Ticker ticker) {
+      EngineClient engine,
+      String name,
+      String containerId,
+      boolean guarded,
+      Ticker ticker,
+      @Nullable String root) {
     this.engine = engine;
     this.name = name;
     this.containerId = containerId;
     this.guarded = guarded;
     this.ticker = ticker;
+    this.root = root;
   }
 
   /** From now on, processes start through {@code agent} instead of the engine's exec API. */
@@ -312,6 +321,10 @@ final class ContainerSandbox implements Sandbox {
       }
     } catch (IOException e) {
       log.warn("cannot remove container {}: {}", name, e.toString());
+    }
+    if (root != null) {
+      // Refused while the container still exists: the next start's orphan cleanup removes it then.
+      ContainerRoots.untag(engine, root);
     }
   }
 

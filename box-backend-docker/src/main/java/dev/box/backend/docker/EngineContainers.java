@@ -48,8 +48,10 @@ record EngineContainers(
    *
    * @param agentDir the host directory of its exec agent's socket, or null when it was made without
    *     an agent
+   * @param root the tag of the copied writable root it started from, or null ({@link
+   *     ContainerRoots})
    */
-  record Adopted(String id, String name, @Nullable Path agentDir) {}
+  record Adopted(String id, String name, @Nullable Path agentDir, @Nullable String root) {}
 
   /** Creates the container, pulling the image first when the engine does not have it; its id. */
   String create(String name, Map<String, Object> body, String image) throws IOException {
@@ -127,10 +129,25 @@ record EngineContainers(
         adopted.add(id);
         String name = container.path("Names").path(0).asText(id);
         return new Adopted(
-            id, name.startsWith("/") ? name.substring(1) : name, agentDir(container));
+            id,
+            name.startsWith("/") ? name.substring(1) : name,
+            agentDir(container),
+            ContainerRoots.heldBy(labels));
       }
     }
     return null;
+  }
+
+  /** The tags of copied writable roots that this data directory's containers hold. */
+  Set<String> heldRoots() {
+    Set<String> held = new HashSet<>();
+    for (JsonNode container : ours()) {
+      String root = ContainerRoots.heldBy(container.path("Labels"));
+      if (root != null) {
+        held.add(root);
+      }
+    }
+    return held;
   }
 
   /** The agent socket directories of this data directory's containers that the engine still has. */

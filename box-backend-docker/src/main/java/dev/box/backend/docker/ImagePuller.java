@@ -28,6 +28,12 @@ record ImagePuller(EngineClient client, String engine, Duration timeout) {
    * @throws BoxException when the pull fails, reports an error or times out
    */
   void pull(String image) {
+    if (ContainerRoots.isCopy(image)) {
+      // A copy of a writable root is made here, never fetched: a registry has none.
+      throw new BoxException(
+          BoxErrorCode.NOT_FOUND,
+          "the copy of a writable root " + image + " is not present in " + engine);
+    }
     log.info("image {} is not present in {}; pulling it", image, engine);
     String path = EnginePaths.pullImage(image);
     EngineClient.Response answer;

@@ -73,6 +73,15 @@ public interface SandboxBackend extends AutoCloseable {
     return null;
   }
 
+  /**
+   * The copies this backend keeps of its sandboxes' writable roots, for forks and snapshots; null
+   * (the default) when its sandboxes have no root of their own to copy: a fork or a snapshot then
+   * copies the workspace only.
+   */
+  default @Nullable RootCopies roots() {
+    return null;
+  }
+
   /** Releases the backend's own resources; sessions are destroyed by the runtime before. */
   @Override
   void close();

@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  * @param persistent whether the session outlives its server: a backend whose sandboxes can outlive
  *     a crash of the server marks them, so that the next server can adopt them ({@link
  *     SandboxBackend#adopt})
+ * @param root a copy of another sandbox's writable root, kept by this backend ({@link
+ *     RootCopies#keep}), that this sandbox starts from instead of {@code image}; null to start from
+ *     {@code image}. Only a backend with {@link SandboxBackend#roots} is ever given one.
  */
 public record SandboxSpec(
     String sessionId,
@@ -39,11 +42,44 @@ public record SandboxSpec(
     int memoryMb,
     int pidsLimit,
     BoxEgress egress,
-    boolean persistent) {
+    boolean persistent,
+    @Nullable String root) {
 
   /** Copies {@code extraMounts}. */
   public SandboxSpec {
     extraMounts = List.copyOf(extraMounts);
+  }
+
+  /** A spec that starts from {@code image}, with no copied root. */
+  public SandboxSpec(
+      String sessionId,
+      String sandboxName,
+      String instanceId,
+      String image,
+      BoxNetworkMode network,
+      @Nullable SandboxMount workspace,
+      List<SandboxMount> extraMounts,
+      boolean readOnlyRootfs,
+      double cpus,
+      int memoryMb,
+      int pidsLimit,
+      BoxEgress egress,
+      boolean persistent) {
+    this(
+        sessionId,
+        sandboxName,
+        instanceId,
+        image,
+        network,
+        workspace,
+        extraMounts,
+        readOnlyRootfs,
+        cpus,
+        memoryMb,
+        pidsLimit,
+        egress,
+        persistent,
+        null);
   }
 
   /** This spec with {@code workspace} and {@code extraMounts} in place of its own. */
@@ -61,6 +97,26 @@ public record SandboxSpec(
         this.memoryMb,
         this.pidsLimit,
         this.egress,
-        this.persistent);
+        this.persistent,
+        this.root);
+  }
+
+  /** This spec starting from the copied root {@code root} (null: from its image). */
+  public SandboxSpec withRoot(@Nullable String root) {
+    return new SandboxSpec(
+        this.sessionId,
+        this.sandboxName,
+        this.instanceId,
+        this.image,
+        this.network,
+        this.workspace,
+        this.extraMounts,
+        this.readOnlyRootfs,
+        this.cpus,
+        this.memoryMb,
+        this.pidsLimit,
+        this.egress,
+        this.persistent,
+        root);
   }
 }

@@ -4,6 +4,7 @@ import dev.box.api.BoxHostMountMode;
 import dev.box.api.BoxMountSpec;
 import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
+import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.policy.HostPathPolicy;
@@ -111,8 +112,51 @@ final class SandboxSpecs {
    */
   record Workspace(@Nullable SandboxMount mount, @Nullable Path privateDir) {}
 
-  /** The sandbox of {@code spec} with the checked mounts. */
-  SandboxSpec sandboxSpec(BoxSpec spec, Workspace workspace, List<SandboxMount> extra) {
+  /**
+   * The copy of a writable root that a new session of {@code spec} starts from on {@code backend}:
+   * the one the snapshot {@code from_snapshot} keeps, or null when it names none or keeps none.
+   *
+   * @throws dev.box.api.BoxException ({@code not_found}) when the snapshot does not exist
+   * @throws BoxValidationException when the copy is another backend's, or a layer over another
+   *     image than the spec's
+   */
+  @Nullable String snapshotRoot(BoxSpec spec, SandboxBackend backend) {
+    String name = spec.fromSnapshot();
+    SnapshotRoot root = name == null ? null : snapshots.root(name);
+    if (name == null || root == null) {
+      return null;
+    }
+    if (!root.backend().equals(backend.name()) || backend.roots() == null) {
+      throw new BoxValidationException(
+          "snapshot "
+              + name
+              + " holds the writable root of a "
+              + root.backend()
+              + " container, which the "
+              + backend.name()
+              + " backend cannot start from: create the session on "
+              + root.backend()
+              + ", or snapshot a session with read_only_rootfs, whose snapshot is its workspace"
+              + " only");
+    }
+    if (!root.image().equals(spec.image())) {
+      throw new BoxValidationException(
+          "snapshot "
+              + name
+              + " holds a writable root over image "
+              + root.image()
+              + ": a session from it runs that image, not "
+              + spec.image());
+    }
+    return root.copy();
+  }
+
+  /**
+   * The sandbox of {@code spec} with the checked mounts, starting from the copied root {@code root}
+   * (null: from its image).
+   */
+  SandboxSpec sandboxSpec(
+      BoxSpec spec, Workspace workspace, List<SandboxMount> extra, @Nullable String root) {
     return new SandboxSpec(
         spec.sessionId(),
         SandboxNames.of(instanceId, spec.sessionId()),
@@ -126,7 +170,8 @@ final class SandboxSpecs {
         spec.memoryMb(),
         spec.pidsLimit(),
         spec.egress(),
-        spec.persistent());
+        spec.persistent(),
+        root);
   }
 
   private static void checkMountPath(String mountPath) {

@@ -54,6 +54,11 @@ final class Session {
     return placement.privateWorkspace();
   }
 
+  /** The name of the backend that started the session's sandbox. */
+  String backend() {
+    return placement.backend();
+  }
+
   boolean persistent() {
     return template.persistent();
   }

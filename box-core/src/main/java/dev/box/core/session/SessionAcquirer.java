@@ -69,11 +69,12 @@ record SessionAcquirer(
 
   /**
    * Starts the new session {@code spec.session_id} whose private workspace starts as a copy of
-   * {@code seed} (null: as the spec says); never reuses one.
+   * {@code seed} (null: as the spec says) and whose sandbox starts from the copied writable root
+   * {@code root} (null: from its image); never reuses one.
    *
    * @throws BoxSessionConflictException when a session of that id exists or is being started
    */
-  Session createNew(BoxSpec spec, WorkspaceStore.@Nullable Seed seed) {
+  Session createNew(BoxSpec spec, WorkspaceStore.@Nullable Seed seed, @Nullable String root) {
     String id = spec.sessionId();
     adoptShared(id);
     try (BackendSlot.Lease lease = slot.lease()) {
@@ -86,7 +87,7 @@ record SessionAcquirer(
       }
       Session session = null;
       try {
-        session = sandboxes.start(spec, lease.backend(), seed);
+        session = sandboxes.start(spec, lease.backend(), seed, root);
         return session;
       } finally {
         table.settle(id, session);
@@ -128,7 +129,11 @@ record SessionAcquirer(
       if (stale != null) {
         sandboxes.stop(stale, false);
       }
-      session = sandboxes.start(spec, backend, null);
+      // A replaced sandbox starts from its image: its writable root went with it.
+      session =
+          stale == null
+              ? sandboxes.create(spec, backend)
+              : sandboxes.start(spec, backend, null, null);
       if (forExec) {
         session.execStarted();
       }

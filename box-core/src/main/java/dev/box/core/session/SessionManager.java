@@ -137,7 +137,7 @@ public final class SessionManager implements AutoCloseable {
     this.pauses = new SessionPauses(table, () -> slot.backend().status(), persistent, clock);
     this.acquirer = new SessionAcquirer(slot, table, sandboxes, clock, () -> shuttingDown, pauses);
     this.executor = new SessionExecutor(acquirer, runner, slot, clock, ticker, listener);
-    this.forks = new SessionForks(table, acquirer, snapshots, clock, this::require);
+    this.forks = new SessionForks(table, acquirer, snapshots, clock, this::require, slot::backend);
     this.files =
         new SessionFiles(
             table,
@@ -166,7 +166,8 @@ public final class SessionManager implements AutoCloseable {
   /**
    * Removes what earlier instances of this data directory left behind, except the workspaces of
    * recorded persistent sessions and the running sandboxes the backend keeps for them to adopt
-   * (removed by {@link #restorePersistent()} when none adopts them).
+   * (removed by {@link #restorePersistent()} when none adopts them), and the copies of writable
+   * roots that recorded snapshots keep.
    */
   public void removeOrphans() {
     slot.backend().removeOrphansSparingPersistent();
@@ -176,6 +177,7 @@ public final class SessionManager implements AutoCloseable {
       log.warn("could not list orphaned workspaces: {}", e.toString());
     }
     snapshots.removeOrphans();
+    forks.removeOrphans();
   }
 
   /**
@@ -303,7 +305,8 @@ public final class SessionManager implements AutoCloseable {
 
   /** The backend's status. */
   public BackendStatus backendStatus() {
-    return workspaces.reportQuota(slot.backend().status());
+    SandboxBackend backend = slot.backend();
+    return SessionForks.reportRoots(workspaces.reportQuota(backend.status()), backend);
   }
 
   /** The backend in use and how it was chosen. */

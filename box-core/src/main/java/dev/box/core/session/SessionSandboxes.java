@@ -60,28 +60,47 @@ record SessionSandboxes(
   private static final Logger log = LoggerFactory.getLogger(SessionSandboxes.class);
 
   /**
+   * Starts the sandbox of the new session {@code spec} on {@code backend}, taking a unit of
+   * capacity: its private workspace starts as a copy of the snapshot {@code from_snapshot} names,
+   * if any, and its sandbox from the copy of a writable root that snapshot keeps, if any.
+   *
+   * @throws BoxException as {@link #start(BoxSpec, SandboxBackend, WorkspaceStore.Seed, String)},
+   *     and when the snapshot keeps a root this backend cannot start from
+   */
+  Session create(BoxSpec spec, SandboxBackend backend) {
+    return start(spec, backend, null, specs.snapshotRoot(spec, backend));
+  }
+
+  /**
    * Starts the sandbox of {@code spec} on {@code backend}, taking a unit of capacity; a new private
    * workspace starts as a copy of {@code seed} (a fork's source workspace) when it is not null,
-   * else of the snapshot {@code from_snapshot} names, if any. A persistent session is recorded
-   * before it is returned; one that cannot be recorded is not started.
+   * else of the snapshot {@code from_snapshot} names, if any; the sandbox starts from the copied
+   * writable root {@code root} when it is not null (a fork's), else from its image. A persistent
+   * session is recorded before it is returned; one that cannot be recorded is not started.
    *
    * @throws BoxException when the backend is unavailable, a mount is refused, the capacity is
    *     reached, the snapshot does not exist, the runtime shuts down meanwhile, or the backend
    *     cannot start it
    */
-  Session start(BoxSpec spec, SandboxBackend backend, WorkspaceStore.@Nullable Seed seed) {
-    return start(spec, backend, clock.instant(), false, null, seed);
+  Session start(
+      BoxSpec spec,
+      SandboxBackend backend,
+      WorkspaceStore.@Nullable Seed seed,
+      @Nullable String root) {
+    return start(spec, backend, clock.instant(), false, null, seed, root);
   }
 
   /**
    * Starts a recorded persistent session again with its creation time: its sandbox, when the
    * backend finds it still running ({@link SandboxBackend#adopt}), else a new one on its kept
-   * workspace; as {@link #start(BoxSpec, SandboxBackend)} otherwise. A session recorded paused
-   * since {@code pausedAt} is paused again (an adopted sandbox that is frozen already stays so).
+   * workspace, from its image (a writable root does not outlive its sandbox); as {@link
+   * #start(BoxSpec, SandboxBackend, WorkspaceStore.Seed, String)} otherwise. A session recorded
+   * paused since {@code pausedAt} is paused again (an adopted sandbox that is frozen already stays
+   * so).
    */
   Session restore(
       BoxSpec spec, SandboxBackend backend, Instant createdAt, @Nullable Instant pausedAt) {
-    return start(spec, backend, createdAt, true, pausedAt, null);
+    return start(spec, backend, createdAt, true, pausedAt, null, null);
   }
 
   private Session start(
@@ -90,7 +109,8 @@ record SessionSandboxes(
       Instant createdAt,
       boolean adopt,
       @Nullable Instant pausedAt,
-      WorkspaceStore.@Nullable Seed seed) {
+      WorkspaceStore.@Nullable Seed seed,
+      @Nullable String root) {
     BackendStatus status = backend.status();
     if (!status.available()) {
       throw new BoxBackendUnavailableException(
@@ -117,7 +137,7 @@ record SessionSandboxes(
     try {
       SandboxSpecs.Workspace workspace = specs.workspace(spec, hostPaths, name, seed);
       privateWorkspace = workspace.privateDir();
-      SandboxSpec sandboxSpec = specs.sandboxSpec(spec, workspace, extra);
+      SandboxSpec sandboxSpec = specs.sandboxSpec(spec, workspace, extra, root);
       Sandbox adopted = adopt ? backend.adopt(sandboxSpec) : null;
       if (adopted != null) {
         log.info("adopted the running sandbox {} of session {}", adopted.id(), spec.sessionId());

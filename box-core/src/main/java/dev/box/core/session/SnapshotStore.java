@@ -28,11 +28,12 @@ import org.slf4j.LoggerFactory;
  * The snapshots of workspaces: immutable copies kept by name until deleted, across restarts, and
  * never swept as orphans.
  *
- * <p>A snapshot is a record {@code snapshots/<name>.json} (a {@link BoxSnapshot}) and its files: a
- * read-only subvolume {@code store/snapshots/<name>} of the {@link BtrfsStore} where there is one,
- * else a directory {@code snapshot-data/<name>}. The record is written last and removed first, so a
- * crash leaves files without a record at worst, which the next start removes. Taking, listing and
- * deleting are serialised: at most {@code max_snapshots} exist.
+ * <p>A snapshot is a record {@code snapshots/<name>.json} (a {@link BoxSnapshot}, and the {@link
+ * SnapshotRoot} of a session whose writable root the backend copied) and its files: a read-only
+ * subvolume {@code store/snapshots/<name>} of the {@link BtrfsStore} where there is one, else a
+ * directory {@code snapshot-data/<name>}. The record is written last and removed first, so a crash
+ * leaves files (or a root's copy) without a record at worst, which the next start removes. Taking,
+ * listing and deleting are serialised: at most {@code max_snapshots} exist.
  */
 final class SnapshotStore {
   private static final Logger log = LoggerFactory.getLogger(SnapshotStore.class);
@@ -58,14 +59,24 @@ final class SnapshotStore {
     this.max = max;
   }
 
+  /** Keeps the copy of a session's writable root for a snapshot, and drops it again. */
+  interface RootKeeper {
+    /** Keeps the copy; called once the name is known to be free and the files are copied. */
+    SnapshotRoot keep();
+
+    /** Drops the copy {@link #keep} made: the snapshot could not be recorded. */
+    void drop(SnapshotRoot root);
+  }
+
   /**
    * Takes the snapshot {@code name} of the workspace {@code workspace} of session {@code
-   * sessionId}, at {@code now}.
+   * sessionId}, at {@code now}, with the copy of its writable root that {@code root} keeps, if any.
    *
    * @throws BoxSessionConflictException when a snapshot of that name exists
    * @throws BoxCapacityExceededException when {@code max_snapshots} exist
    */
-  synchronized BoxSnapshot take(String name, String sessionId, Path workspace, Instant now)
+  synchronized BoxSnapshot take(
+      String name, String sessionId, Path workspace, Instant now, @Nullable RootKeeper root)
       throws IOException {
     BoxSnapshot.checkName("name", name);
     if (Files.exists(recordOf(name), LinkOption.NOFOLLOW_LINKS)) {
@@ -77,15 +88,41 @@ final class SnapshotStore {
           "snapshot capacity reached (max_snapshots " + max.getAsInt() + "): delete one first");
     }
     Path data = copy(name, workspace);
+    SnapshotRoot kept = null;
     try {
+      kept = root == null ? null : root.keep();
       BoxSnapshot snapshot = new BoxSnapshot(name, sessionId, now, sizeOf(data));
       Files.createDirectories(records);
-      StateFiles.replace(recordOf(name), mapper.writeValueAsBytes(snapshot));
+      StateFiles.replace(recordOf(name), mapper.writeValueAsBytes(Record.of(snapshot, kept)));
       log.info("took snapshot {} of session {}", name, sessionId);
       return snapshot;
     } catch (IOException | RuntimeException e) {
+      if (kept != null && root != null) {
+        root.drop(kept);
+      }
       removeData(data);
       throw e;
+    }
+  }
+
+  /**
+   * A snapshot's record: the snapshot, and the copy of its session's writable root.
+   *
+   * @param root the copy of the writable root, or null when the snapshot holds the workspace only
+   */
+  record Record(
+      String name,
+      String sessionId,
+      Instant createdAt,
+      @Nullable Long sizeBytes,
+      @Nullable SnapshotRoot root) {
+    static Record of(BoxSnapshot snapshot, @Nullable SnapshotRoot root) {
+      return new Record(
+          snapshot.name(), snapshot.sessionId(), snapshot.createdAt(), snapshot.sizeBytes(), root);
+    }
+
+    BoxSnapshot snapshot() {
+      return new BoxSnapshot(name, sessionId, createdAt, sizeBytes);
     }
   }
 
@@ -112,9 +149,9 @@ final class SnapshotStore {
   synchronized List<BoxSnapshot> list() {
     List<BoxSnapshot> all = new ArrayList<>();
     for (String name : names()) {
-      BoxSnapshot snapshot = read(name);
-      if (snapshot != null) {
-        all.add(snapshot);
+      Record record = read(name);
+      if (record != null) {
+        all.add(record.snapshot());
       }
     }
     all.sort(Comparator.comparing(BoxSnapshot::createdAt).thenComparing(BoxSnapshot::name));
@@ -127,12 +164,38 @@ final class SnapshotStore {
    * @throws BoxException ({@code not_found}) when there is none
    */
   synchronized BoxSnapshot get(String name) {
+    return record(name).snapshot();
+  }
+
+  /**
+   * The copy of the writable root the snapshot {@code name} keeps, or null when it holds the
+   * workspace only.
+   *
+   * @throws BoxException ({@code not_found}) when there is none
+   */
+  synchronized @Nullable SnapshotRoot root(String name) {
+    return record(name).root();
+  }
+
+  /** The copies of writable roots that the snapshots keep. */
+  synchronized List<SnapshotRoot> roots() {
+    List<SnapshotRoot> roots = new ArrayList<>();
+    for (String name : names()) {
+      Record record = read(name);
+      if (record != null && record.root() != null) {
+        roots.add(record.root());
+      }
+    }
+    return roots;
+  }
+
+  private Record record(String name) {
     BoxSnapshot.checkName("name", name);
-    BoxSnapshot snapshot = read(name);
-    if (snapshot == null) {
+    Record record = read(name);
+    if (record == null) {
       throw notFound(name);
     }
-    return snapshot;
+    return record;
   }
 
   /**
@@ -150,16 +213,18 @@ final class SnapshotStore {
   }
 
   /**
-   * Deletes the snapshot {@code name}.
+   * Deletes the snapshot {@code name}: its record, then its files.
    *
+   * @return the copy of a writable root it kept, which the caller drops; null when none
    * @throws BoxException ({@code not_found}) when there is none
    */
-  synchronized void delete(String name) throws IOException {
-    get(name);
+  synchronized @Nullable SnapshotRoot delete(String name) throws IOException {
+    SnapshotRoot root = record(name).root();
     Files.delete(recordOf(name));
     StateFiles.syncDirectory(records);
     removeData(dataOf(name));
     log.info("deleted snapshot {}", name);
+    return root;
   }
 
   /** Removes the files of snapshots that have no record (a crash while taking or deleting one). */
@@ -244,15 +309,15 @@ final class SnapshotStore {
     return names;
   }
 
-  private @Nullable BoxSnapshot read(String name) {
+  private @Nullable Record read(String name) {
     Path file = recordOf(name);
     try {
       if (!Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)
           || Files.size(file) > MAX_RECORD_BYTES) {
         return null;
       }
-      BoxSnapshot snapshot = mapper.readValue(Files.readAllBytes(file), BoxSnapshot.class);
-      return snapshot.name().equals(name) ? snapshot : null;
+      Record record = mapper.readValue(Files.readAllBytes(file), Record.class);
+      return record.name().equals(name) ? record : null;
     } catch (IOException | RuntimeException e) {
       log.warn("snapshot record {} cannot be read: {}", file.getFileName(), e.toString());
       return null;

@@ -74,7 +74,7 @@ class CopyOnWriteStoreTest {
     Files.writeString(source.resolve("note.txt"), "kept");
     long usedBefore = used(source);
 
-    BoxSnapshot snapshot = snapshots.take("base", "source", source, Instant.EPOCH);
+    BoxSnapshot snapshot = snapshots.take("base", "source", source, Instant.EPOCH, null);
     Files.writeString(source.resolve("note.txt"), "changed");
 
     assertThat(snapshot.sizeBytes()).isEqualTo(64L * MIB + 4);
@@ -91,12 +91,12 @@ class CopyOnWriteStoreTest {
   @Test
   void snapshots_areBoundedAndNamedOnce() throws IOException {
     Path source = workspaces.create("test_source-1", 0, null);
-    snapshots.take("one", "source", source, Instant.EPOCH);
+    snapshots.take("one", "source", source, Instant.EPOCH, null);
 
-    assertThatThrownBy(() -> snapshots.take("one", "source", source, Instant.EPOCH))
+    assertThatThrownBy(() -> snapshots.take("one", "source", source, Instant.EPOCH, null))
         .isInstanceOf(BoxSessionConflictException.class);
-    snapshots.take("two", "source", source, Instant.EPOCH);
-    assertThatThrownBy(() -> snapshots.take("three", "source", source, Instant.EPOCH))
+    snapshots.take("two", "source", source, Instant.EPOCH, null);
+    assertThatThrownBy(() -> snapshots.take("three", "source", source, Instant.EPOCH, null))
         .isInstanceOf(BoxCapacityExceededException.class)
         .hasMessageContaining("max_snapshots 2");
     snapshots.delete("one");
