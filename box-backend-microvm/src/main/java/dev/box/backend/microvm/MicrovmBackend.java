@@ -10,6 +10,7 @@ import dev.box.api.internal.FileTrees;
 import dev.box.api.time.Ticker;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.AgentSockets;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.PoolLevel;
@@ -28,6 +29,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -112,6 +114,7 @@ public final class MicrovmBackend implements SandboxBackend {
   private final ExecutorService launcher;
   private final ScheduledExecutorService timers;
   private final VmNetwork.Host network;
+  private final Path relaySockets;
   private @Nullable Path relay;
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Vm> running = new ConcurrentHashMap<>();
@@ -134,6 +137,7 @@ public final class MicrovmBackend implements SandboxBackend {
     this.launcher = runtime.singleThread("microvm-launcher");
     this.timers = runtime.timer("microvm-timeouts");
     this.network = VmNetwork.Host.probe(egress, runtime.cachedThreads("microvm-readers"));
+    this.relaySockets = AgentSockets.root(stateDir);
     MicrovmFiles found = null;
     String why;
     KvmProbe.Decision decision = new KvmProbe.Decision(KvmProbe.Accel.TCG, "no VMs");
@@ -327,7 +331,14 @@ public final class MicrovmBackend implements SandboxBackend {
               secret,
               accel,
               launcher,
-              dir -> VmNetwork.open(network, requireNonNull(relay), dir, egress, launcher));
+              dir ->
+                  VmNetwork.open(
+                      network,
+                      requireNonNull(relay),
+                      dir,
+                      VmNetwork.socketFor(relaySockets, name),
+                      egress,
+                      launcher));
       running.put(name, vm);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
@@ -382,10 +393,11 @@ public final class MicrovmBackend implements SandboxBackend {
 
   /**
    * Removes the directories of VMs this backend does not run (an earlier server's: its QEMUs died
-   * with it).
+   * with it), and their relays' sockets.
    */
   @Override
   public void removeOrphans() {
+    removeOrphanRelaySockets();
     if (!Files.isDirectory(vmsDir)) {
       return;
     }
@@ -397,6 +409,25 @@ public final class MicrovmBackend implements SandboxBackend {
       }
     } catch (IOException e) {
       log.warn("cannot remove the VMs left under {}: {}", vmsDir, e.toString());
+    }
+  }
+
+  /** Removes the relay sockets of VMs this backend does not run. */
+  private void removeOrphanRelaySockets() {
+    if (!Files.isDirectory(relaySockets)) {
+      return;
+    }
+    Set<Path> ours = new HashSet<>();
+    running.keySet().forEach(name -> ours.add(VmNetwork.socketFor(relaySockets, name)));
+    try (Stream<Path> sockets = Files.list(relaySockets)) {
+      for (Path socket : sockets.toList()) {
+        String file = socket.getFileName().toString();
+        if (file.startsWith(VmNetwork.SOCKET_PREFIX) && !ours.contains(socket)) {
+          Files.deleteIfExists(socket);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot remove the relay sockets left under {}: {}", relaySockets, e.toString());
     }
   }
 

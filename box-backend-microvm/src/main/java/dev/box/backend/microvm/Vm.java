@@ -153,7 +153,8 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
         + tail(dir.resolve(CONSOLE_LOG));
   }
 
-  private static String tail(Path file) {
+  /** The end of a log file, bounded, printable ASCII only; "(none)" when it cannot be read. */
+  static String tail(Path file) {
     try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
       long length = in.length();
       byte[] bytes = new byte[(int) Math.min(length, LOG_TAIL_BYTES)];

@@ -1,6 +1,10 @@
 package dev.box.backend.microvm;
 
+import static java.util.Objects.requireNonNull;
+
 import dev.box.api.BoxEgress;
+import dev.box.core.Hashes;
+import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.HostCommand;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
@@ -14,8 +18,8 @@ import java.io.InputStream;
 import java.net.UnixDomainSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -33,17 +37,19 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The namespace's holder is {@code box-agent --relay} (made by {@code unshare --net}, through
  * {@code setpriv --pdeathsig KILL} from the backend's launcher thread like QEMU, and ending when
- * its stdin, the server's pipe, ends): it listens on a Unix socket in the VM's directory (mode
- * 0600) and relays each connection to the port QEMU forwards to the guest's agent on the
- * namespace's loopback. So no host TCP port exists for the VM, and the server reaches the agent
- * through that socket. Only numbers and paths the server made are on any command line.
+ * its stdin, the server's pipe, ends): it listens on a Unix socket (mode 0600, named by a hash of
+ * the VM's name in the directory of the server's agent sockets, whose path is short enough for a
+ * Unix socket whatever the data directory's: {@link AgentSockets}) and relays each connection to
+ * the port QEMU forwards to the guest's agent on the namespace's loopback. So no host TCP port
+ * exists for the VM, and the server reaches the agent through that socket. Only numbers and paths
+ * the server made are on any command line.
  */
 final class VmNetwork implements AutoCloseable {
   /** The port QEMU forwards to the guest's agent, on the loopback of the VM's namespace. */
   static final int FORWARDED_PORT = GuestInit.AGENT_PORT;
 
-  /** The relay's socket in the VM's directory. */
-  static final String RELAY_SOCKET = "agent.sock";
+  /** What the relays' socket names start with, in their directory ({@link #socketFor}). */
+  static final String SOCKET_PREFIX = "vm-";
 
   private static final String RELAY_LOG = "relay.log";
   private static final long READY_SECONDS = 10;
@@ -122,13 +128,18 @@ final class VmNetwork implements AutoCloseable {
    * @throws IOException when any step fails
    */
   static VmNetwork open(
-      Host host, Path relay, Path vmDir, BoxEgress egress, ExecutorService launcher)
+      Host host, Path relay, Path vmDir, Path socket, BoxEgress egress, ExecutorService launcher)
       throws IOException {
     if (!host.available()) {
       throw new IOException(
           "network on needs the egress firewall and slirp4netns: " + host.status());
     }
-    Path socket = vmDir.resolve(RELAY_SOCKET);
+    Path sockets = requireNonNull(socket.getParent());
+    if (!Files.isDirectory(sockets)) {
+      Files.createDirectories(sockets);
+      Files.setPosixFilePermissions(sockets, PosixFilePermissions.fromString("rwx------"));
+    }
+    Files.deleteIfExists(socket);
     ProcessBuilder builder =
         new ProcessBuilder(
                 String.valueOf(host.setpriv()),
@@ -149,7 +160,7 @@ final class VmNetwork implements AutoCloseable {
     Process holder = start(builder, launcher);
     Process slirp = null;
     try {
-      awaitReady(holder, host.readers());
+      awaitReady(holder, host.readers(), vmDir.resolve(RELAY_LOG));
       requireOwnNamespace(holder.pid());
       host.firewall()
           .apply(
@@ -161,16 +172,24 @@ final class VmNetwork implements AutoCloseable {
                   UserModeNetwork.forbidden(),
                   List.of(UserModeNetwork.DNS)));
       slirp =
-          UserModeNetwork.start(
-              Objects.requireNonNull(host.slirp4netns()), holder.pid(), host.readers());
-      return new VmNetwork(Objects.requireNonNull(host.nsenter()), holder, slirp, socket);
+          UserModeNetwork.start(requireNonNull(host.slirp4netns()), holder.pid(), host.readers());
+      return new VmNetwork(requireNonNull(host.nsenter()), holder, slirp, socket);
     } catch (IOException | RuntimeException e) {
       if (slirp != null) {
         UserModeNetwork.stop(slirp);
       }
       stopHolder(holder);
+      deleteQuietly(socket);
       throw e instanceof IOException io ? io : new IOException(e.getMessage(), e);
     }
+  }
+
+  /**
+   * The socket of the relay of VM {@code vmName}, in {@code dir}: the directory of the server's
+   * agent sockets ({@link AgentSockets#root}).
+   */
+  static Path socketFor(Path dir, String vmName) {
+    return dir.resolve(SOCKET_PREFIX + Hashes.shortSha256(vmName) + ".sock");
   }
 
   /** Starts the holder on the launcher thread, whose death is the server's. */
@@ -192,12 +211,14 @@ final class VmNetwork implements AutoCloseable {
   }
 
   /** Waits for the relay's ready byte: it listens, in the namespace unshare made. */
-  private static void awaitReady(Process holder, ExecutorService readers) throws IOException {
+  private static void awaitReady(Process holder, ExecutorService readers, Path log)
+      throws IOException {
     InputStream out = holder.getInputStream();
     Future<Integer> ready = readers.submit(() -> out.read());
     try {
       if (ready.get(READY_SECONDS, TimeUnit.SECONDS) != '1') {
-        throw new IOException("the relay of the VM's namespace ended before it was ready");
+        throw new IOException(
+            "the relay of the VM's namespace ended before it was ready: " + Vm.tail(log));
       }
     } catch (TimeoutException e) {
       ready.cancel(true);
@@ -246,6 +267,15 @@ final class VmNetwork implements AutoCloseable {
   public void close() {
     UserModeNetwork.stop(slirp);
     stopHolder(holder);
+    deleteQuietly(socket);
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      // A stale socket is removed with the next server's orphans.
+    }
   }
 
   private static void stopHolder(Process holder) {
