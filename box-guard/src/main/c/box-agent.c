@@ -4,6 +4,7 @@
  *   box-agent SOCKET                                          Unix mode
  *   box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]   network mode
  *   box-agent --pipe PORT                                     a pipe to a local agent
+ *   box-agent --relay SOCKET PORT                             a relay to a forwarded port
  *
  * Runs inside the sandbox as its PID 1 (bubblewrap, nsjail) or as the child of its init
  * (containers, pods), as the sandbox user, under box-guard's seccomp filter: everything it forks
@@ -145,6 +146,21 @@
  * secret and every frame pass through; the pipe understands none of them). The end of stdin shuts
  * the connection's sending half; the pipe exits 0 once the agent has closed the connection, 1 when
  * a read or write fails, 2 on bad arguments.
+ *
+ * Relay mode, on the host, where an agent in network mode is reached through a port that listens
+ * only inside a network namespace the server is not in (a network-on micro-VM's: QEMU forwards
+ * 127.0.0.1:PORT of its namespace to the guest's agent). The relay runs in that namespace, as
+ * root, and listens on the Unix socket SOCKET (made with mode 0600, in a directory of the
+ * server's; a socket that exists is an error), whose path reaches it from any namespace; then it
+ * gives up every capability (and sets no-new-privileges) and writes one byte, '1', on stdout: it
+ * is ready. Each connection to SOCKET gets a connection of its own to 127.0.0.1:PORT, and the
+ * relay copies bytes both ways unchanged, never reading them (the secret and every frame pass
+ * through; what comes from the port is the guest's, untrusted), through a ring of 64 KiB a
+ * direction: a side is read only while its ring has room, so a slow reader slows its own
+ * connection only. The end of one side's sending is passed on as a shutdown of the other's once
+ * all of it is written; a connection that fails, or whose port refuses it, ends its pair. At most
+ * 128 pairs at once; more connections wait in the socket's backlog. The relay exits 0 when its
+ * stdin ends (the server has gone), 2 on bad arguments or when the socket cannot be made.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -157,12 +173,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -184,6 +202,7 @@
 /* The spawns whose stdio the agent relays. */
 #define RELAYED (SPAWN_HELD | SPAWN_TERMINAL)
 #define RELAY_SIZE 65536u
+#define RELAY_PAIRS 128
 #define SECRET_SIZE 32
 #define HEADER_SIZE (4 + SECRET_SIZE + 1)
 #define STALL_SECONDS 2
@@ -1674,6 +1693,166 @@ static int serve_pipe(const char *port_arg) {
   }
 }
 
+/* Relay mode: one connection of the server, and the connection to the forwarded port it is relayed
+ * to; each direction a ring of RELAY_SIZE bytes (only data, head and count of struct relay). */
+struct pair {
+  int down;       /* the server's connection on the Unix socket; -1 once closed */
+  int up;         /* the connection to 127.0.0.1:PORT; -1 once closed */
+  int connecting; /* up's non-blocking connect has not completed yet */
+  struct relay to_up, to_down;
+  int up_ended, down_ended; /* the connection's sending side has ended (its read gave 0) */
+  int up_shut, down_shut;   /* nothing more goes to that connection (shut down, or it hung up) */
+};
+
+static struct pair pairs[RELAY_PAIRS];
+static int npairs;
+
+static void drop_pair(int i) {
+  drop_fd(pairs[i].down);
+  drop_fd(pairs[i].up);
+  free(pairs[i].to_up.data);
+  free(pairs[i].to_down.data);
+  pairs[i] = pairs[--npairs];
+}
+
+/* Takes a connection of the server and starts its connection to the port; a connection that cannot
+ * be relayed is closed, which the server sees as an agent that is not there. */
+static void relay_accept(int listener, const struct sockaddr_in *to) {
+  int down = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (down < 0) return;
+  int up = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  unsigned char *a = malloc(RELAY_SIZE), *b = malloc(RELAY_SIZE);
+  int connecting = 0;
+  if (up >= 0 && a != NULL && b != NULL && connect(up, (const struct sockaddr *)to, sizeof *to) < 0) {
+    if (errno == EINPROGRESS) {
+      connecting = 1;
+    } else {
+      drop_fd(up);
+      up = -1;
+    }
+  }
+  if (up < 0 || a == NULL || b == NULL) {
+    drop_fd(down);
+    drop_fd(up);
+    free(a);
+    free(b);
+    return;
+  }
+  pairs[npairs++] = (struct pair){.down = down, .up = up, .connecting = connecting,
+                                  .to_up = {.data = a}, .to_down = {.data = b}};
+}
+
+/* What p wants of its two connections now; fd -1 where it wants nothing, so that a connection that
+ * hung up is not reported again and again while the pair waits on the other one. */
+static void relay_watch(const struct pair *p, struct pollfd w[2]) {
+  short down = 0, up = 0;
+  if (p->connecting) {
+    up = POLLOUT; /* nothing is read before the connection to the port is there */
+  } else {
+    if (!p->down_ended && p->to_up.count < RELAY_SIZE) down |= POLLIN;
+    if (p->to_down.count > 0 && !p->down_shut) down |= POLLOUT;
+    if (!p->up_ended && p->to_down.count < RELAY_SIZE) up |= POLLIN;
+    if (p->to_up.count > 0 && !p->up_shut) up |= POLLOUT;
+  }
+  w[0] = (struct pollfd){.fd = down ? p->down : -1, .events = down};
+  w[1] = (struct pollfd){.fd = up ? p->up : -1, .events = up};
+}
+
+/* One direction: reads `from` into r while there is room, writes r to `to`, and once `from` has
+ * ended and r is empty, shuts down the sending side of `to`. Returns -1 when the pair must end. */
+static int relay_flow(struct relay *r, int from, short from_ev, int *ended, int to, short to_ev,
+                      int *shut) {
+  if ((from_ev & (POLLIN | POLLHUP)) && !*ended && r->count < RELAY_SIZE) {
+    ssize_t n = fill(r, from);
+    if (n == 0) *ended = 1;
+    if (n < 0 && errno != EAGAIN) return -1;
+  }
+  if (*shut) {
+    r->count = 0; /* its reader has gone: nothing of it can be delivered */
+    return 0;
+  }
+  if ((to_ev & POLLOUT) && r->count > 0 && spill(r, to) < 0 && errno != EAGAIN) return -1;
+  if (to_ev & (POLLERR | POLLHUP)) *shut = 1;
+  if (*ended && r->count == 0 && !*shut) {
+    if (shutdown(to, SHUT_WR) < 0) return -1;
+    *shut = 1;
+  }
+  return 0;
+}
+
+/* Moves p's bytes as its connections allow; returns -1 when the pair is done or failed. */
+static int relay_pump(struct pair *p, const struct pollfd w[2]) {
+  short down = w[0].revents, up = w[1].revents;
+  if ((down & POLLERR) || ((up & POLLERR) && !p->connecting)) return -1;
+  if (p->connecting) {
+    if (!up) return 0;
+    int error = 0;
+    socklen_t size = sizeof error;
+    if (getsockopt(p->up, SOL_SOCKET, SO_ERROR, &error, &size) < 0 || error != 0) return -1;
+    p->connecting = 0;
+    up = POLLOUT;
+  }
+  if (relay_flow(&p->to_up, p->down, down, &p->down_ended, p->up, up, &p->up_shut) < 0 ||
+      relay_flow(&p->to_down, p->up, up, &p->up_ended, p->down, down, &p->down_shut) < 0) {
+    return -1;
+  }
+  return p->up_shut && p->down_shut ? -1 : 0;
+}
+
+/* The capabilities of root, given up once the socket listens: the relay only moves bytes. */
+static void drop_capabilities(void) {
+  struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3};
+  struct __user_cap_data_struct none[2];
+  memset(none, 0, sizeof none);
+  if (syscall(SYS_capset, &header, none) < 0) die("capset");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) die("prctl");
+}
+
+/* Relay mode (see the top). */
+static int serve_relay(const char *socket_path, const char *port_arg) {
+  char *end;
+  errno = 0;
+  long port = strtol(port_arg, &end, 10);
+  if (errno != 0 || *end != 0 || end == port_arg || port < 1 || port > 65535) {
+    fprintf(stderr, "box-agent: --relay: %s is not a port\n", port_arg);
+    return 2;
+  }
+  if (strlen(socket_path) >= sizeof addr.sun_path) {
+    fprintf(stderr, "box-agent: --relay: socket path too long\n");
+    return 2;
+  }
+  strcpy(addr.sun_path, socket_path);
+  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int listener = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listener < 0) die("socket");
+  umask(0177); /* the socket is rw------- from its first moment: the server's alone */
+  if (bind(listener, (struct sockaddr *)&addr, sizeof addr) < 0) die(socket_path);
+  if (listen(listener, 64) < 0) die("listen");
+  drop_capabilities();
+  if (write_all(1, (const unsigned char *)"1", 1) < 0) die("ready");
+  static struct pollfd fds[2 + 2 * RELAY_PAIRS];
+  for (;;) {
+    fds[0] = (struct pollfd){.fd = 0, .events = POLLIN};
+    fds[1] = (struct pollfd){.fd = npairs < RELAY_PAIRS ? listener : -1, .events = POLLIN};
+    for (int i = 0; i < npairs; i++) relay_watch(&pairs[i], &fds[2 + 2 * i]);
+    if (poll(fds, (nfds_t)(2 + 2 * npairs), -1) < 0) {
+      if (errno == EINTR) continue;
+      die("poll");
+    }
+    if (fds[0].revents) {
+      unsigned char sink[256];
+      ssize_t n = read(0, sink, sizeof sink);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) return 0;
+    }
+    /* From the last: a pair dropped is replaced by the last one, whose events are behind. */
+    for (int i = npairs - 1; i >= 0; i--) {
+      if (relay_pump(&pairs[i], &fds[2 + 2 * i]) < 0) drop_pair(i);
+    }
+    if (fds[1].revents & POLLIN) relay_accept(listener, &to);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--pipe") == 0) {
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) die("signal");
@@ -1681,12 +1860,16 @@ int main(int argc, char **argv) {
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) die("prctl");
     return serve_pipe(argv[2]);
   }
+  if (argc == 4 && strcmp(argv[1], "--relay") == 0) {
+    if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) die("signal");
+    return serve_relay(argv[2], argv[3]);
+  }
   network = (argc == 4 || (argc == 7 && strcmp(argv[4], "--netns") == 0)) &&
             strcmp(argv[1], "--listen") == 0;
   if (argc != 2 && !network) {
     fprintf(stderr, "usage: box-agent SOCKET | "
                     "box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD] | "
-                    "box-agent --pipe PORT\n");
+                    "box-agent --pipe PORT | box-agent --relay SOCKET PORT\n");
     return 2;
   }
   if (argc == 7) {

@@ -16,13 +16,16 @@
  *     /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent): the
  *     secret never goes on the kernel's command line, which the host shows every user (QEMU's
  *     arguments);
- *   - reads the session's limits, the line "<memory bytes> <pids> <share>\n" after the secret, mounts
+ *   - reads the session's limits, the line "<memory bytes> <pids> <share> <net>\n" after the secret, mounts
  *     cgroup2 at /sys/fs/cgroup and moves itself into a cgroup "session" with memory.max,
  *     memory.swap.max 0 and pids.max set: the agent and every process of the session inherit it,
  *     its files stay root's, so the sandbox user cannot lift the limits, and a command that
  *     outgrows the memory meets the guest's OOM killer;
- *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.2.15/24), on which the host
- *     forwards one loopback port to the agent;
+ *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.4.15/24), on which the host
+ *     forwards one loopback port to the agent; when <net> is 1 (network on), also the default
+ *     route through QEMU's gateway, 10.0.4.2, and /etc/resolv.conf (of the overlay) naming
+ *     10.0.2.3, the DNS forwarder of the slirp4netns that is the way out of QEMU's network
+ *     namespace on the host (the host's firewall there lets DNS reach only it);
  *   - makes /workspace: when <share> is 1, the host's directory over virtio-9p (tag "workspace",
  *     whose owner and mode QEMU reports as the host set them: the sandbox user's), else a directory
  *     of the overlay that the sandbox user owns; binds /box at /.box, moves the overlay onto /;
@@ -31,7 +34,8 @@
  *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
  *     so that the agent and everything it forks are the sandbox user under the syscall filter, and
  *     every process the agent starts runs in a network namespace with only loopback: eth0 is the
- *     agent's alone. The user changes here, not through box-guard's --uid: a process whose user
+ *     agent's alone. With the network on, without --net-off and --netns: the session's processes
+ *     use eth0 too. The user changes here, not through box-guard's --uid: a process whose user
  *     changed is not dumpable until its next exec, and one that is not cannot write the uid map of
  *     the user namespace that --net-off makes.
  * Any failure prints one line, "box-vminit: <what>: <why>", on the console and restarts the VM,
@@ -43,6 +47,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <net/if.h>
+#include <net/route.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,8 +66,11 @@
 #define SECRET_SIZE 32
 #define SANDBOX_ID "1000"
 #define AGENT_PORT "7000"
-#define GUEST_ADDRESS "10.0.2.15"
+#define GUEST_ADDRESS "10.0.4.15"
 #define GUEST_NETMASK "255.255.255.0"
+#define GATEWAY "10.0.4.2"
+/* slirp4netns's DNS forwarder (dev.box.sandbox.UserModeNetwork.RESOLV_CONF_TEXT). */
+#define RESOLV_CONF "nameserver 10.0.2.3\noptions edns0\n"
 #define NEWROOT "/newroot"
 #define SECRET_PATH "/run/box/secret"
 #define CONFIG_SIZE 512
@@ -140,16 +148,16 @@ static void write_file(const char *path, const char *text) {
 }
 
 /* The session's cgroup, with the limits of the config's line, and this process in it; returns
-   whether the workspace is the host's 9p share. */
-static int limit_session(const unsigned char config[CONFIG_SIZE]) {
+   whether the workspace is the host's 9p share, and sets *net to whether the network is on. */
+static int limit_session(const unsigned char config[CONFIG_SIZE], int *net) {
   char line[64] = {0};
   memcpy(line, config + SECRET_SIZE, sizeof line - 1);
   unsigned long long memory = 0;
   unsigned long pids = 0;
   int share = -1;
   errno = EINVAL;
-  if (sscanf(line, "%llu %lu %d", &memory, &pids, &share) != 3 || memory == 0 || pids == 0 ||
-      (share != 0 && share != 1)) {
+  if (sscanf(line, "%llu %lu %d %d", &memory, &pids, &share, net) != 4 || memory == 0 ||
+      pids == 0 || (share != 0 && share != 1) || (*net != 0 && *net != 1)) {
     die("the limits on /dev/vdb");
   }
   do_mount("cgroup2", "/sys/fs/cgroup", "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
@@ -210,13 +218,41 @@ static void bring_up(int sock, const char *name) {
   if (ioctl(sock, SIOCSIFFLAGS, &ifr) < 0) die(name);
 }
 
-static void network(void) {
+static void default_route(int sock) {
+  struct rtentry route;
+  memset(&route, 0, sizeof route);
+  struct sockaddr_in *any = (struct sockaddr_in *)&route.rt_dst;
+  struct sockaddr_in *mask = (struct sockaddr_in *)&route.rt_genmask;
+  struct sockaddr_in *via = (struct sockaddr_in *)&route.rt_gateway;
+  any->sin_family = mask->sin_family = via->sin_family = AF_INET;
+  if (inet_pton(AF_INET, GATEWAY, &via->sin_addr) != 1) die(GATEWAY);
+  route.rt_flags = RTF_UP | RTF_GATEWAY;
+  route.rt_dev = "eth0";
+  if (ioctl(sock, SIOCADDRT, &route) < 0) die("the default route");
+}
+
+/* The overlay's /etc/resolv.conf, replaced (the root image's may be a symlink). */
+static void write_resolv_conf(void) {
+  const char *path = NEWROOT "/etc/resolv.conf";
+  if (unlink(path) < 0 && errno != ENOENT) die(path);
+  int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (out < 0) die(path);
+  size_t length = strlen(RESOLV_CONF);
+  if (write(out, RESOLV_CONF, length) != (ssize_t)length) die(path);
+  close(out);
+}
+
+static void network(int on) {
   int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (sock < 0) die("socket");
   bring_up(sock, "lo");
   set_address(sock, "eth0", SIOCSIFADDR, GUEST_ADDRESS);
   set_address(sock, "eth0", SIOCSIFNETMASK, GUEST_NETMASK);
   bring_up(sock, "eth0");
+  if (on) {
+    default_route(sock);
+    write_resolv_conf();
+  }
   close(sock);
 }
 
@@ -253,9 +289,10 @@ int main(void) {
   unsigned char config[CONFIG_SIZE];
   read_config(config);
   write_secret(config);
-  int share = limit_session(config);
+  int net = 0;
+  int share = limit_session(config, &net);
   memset(config, 0, sizeof config);
-  network();
+  network(net);
   make_workspace(share);
   do_mount("/box", NEWROOT "/.box", NULL, MS_BIND, NULL);
   if (mount(NULL, NEWROOT "/.box", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0) die("/.box");
@@ -269,7 +306,9 @@ int main(void) {
   char *agent[] = {"/.box/box-guard", "--init",   "--net-off", "--", "/.box/box-agent",
                    "--listen",        AGENT_PORT, SECRET_PATH, "--netns", "3",
                    "4",               NULL};
-  execv(agent[0], agent);
+  char *agent_on_network[] = {"/.box/box-guard", "--init",   "--", "/.box/box-agent",
+                              "--listen",        AGENT_PORT, SECRET_PATH, NULL};
+  execv(agent[0], net ? agent_on_network : agent);
   die(agent[0]);
   return 1;
 }

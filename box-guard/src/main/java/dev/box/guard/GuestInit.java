@@ -14,8 +14,21 @@ public final class GuestInit {
   /** The port the agent listens on inside the VM. */
   public static final int AGENT_PORT = 7000;
 
-  /** The VM's address on QEMU's user-mode network, where the agent listens. */
-  public static final String GUEST_ADDRESS = "10.0.2.15";
+  /**
+   * QEMU's user-mode network of every VM: not slirp4netns's 10.0.2.0/24, which a network-on VM's
+   * QEMU reaches through its own namespace's way out.
+   */
+  public static final String GUEST_NETWORK = "10.0.4.0/24";
+
+  /** The VM's address on {@link #GUEST_NETWORK}, where the agent listens. */
+  public static final String GUEST_ADDRESS = "10.0.4.15";
+
+  /**
+   * QEMU's gateway on {@link #GUEST_NETWORK}: the guest's default route with the network on, which
+   * QEMU maps to the loopback of the namespace it runs in (never the host's: see the microvm
+   * backend).
+   */
+  public static final String GATEWAY = "10.0.4.2";
 
   private static final String NAME = "box-vminit";
 

@@ -2,33 +2,34 @@ package dev.box.backend.microvm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.box.api.BoxEgress;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
-import dev.box.api.BoxValidationException;
 import dev.box.api.internal.FileTrees;
 import dev.box.api.time.Ticker;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
+import dev.box.core.agent.AgentSockets;
 import dev.box.core.agent.LinkDeadlines;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.core.net.EgressPolicy;
 import dev.box.guard.ExecAgent;
 import dev.box.guard.GuestInit;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Map;
@@ -45,10 +46,11 @@ import org.slf4j.LoggerFactory;
 /**
  * Sessions as QEMU micro-VMs, one per session, each with its own guest kernel (see {@link
  * QemuCommand} for the machine and docs/BACKENDS.md). The guest's init runs box-agent in network
- * mode as the sandbox user under box-guard; the server reaches it through one host loopback port
- * that QEMU forwards, with a secret of the VM's own, and every process, timeout kill and file
- * operation goes through that link, as on the kubernetes backend. Destroying a session kills its
- * QEMU: every process of the session ends with its kernel.
+ * mode as the sandbox user under box-guard; the server reaches it through one loopback port that
+ * QEMU forwards (the host's; with the network on, that of the VM's own network namespace, through a
+ * relay's Unix socket: {@link VmNetwork}), with a secret of the VM's own, and every process,
+ * timeout kill and file operation goes through that link, as on the kubernetes backend. Destroying
+ * a session kills its QEMU: every process of the session ends with its kernel.
  */
 public final class MicrovmBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(MicrovmBackend.class);
@@ -64,7 +66,8 @@ public final class MicrovmBackend implements SandboxBackend {
    * workspace in the VM's writable layer.
    */
   private static final GuestConfig POOLED =
-      new GuestConfig(SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit(), null);
+      new GuestConfig(
+          SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit(), null, false);
 
   /** The file in a pooled VM's directory that names the session which took it. */
   public static final String TAKEN_BY = "taken-by";
@@ -88,7 +91,12 @@ public final class MicrovmBackend implements SandboxBackend {
               "off: the session's processes in a network namespace with only loopback (box-guard"
                   + " --net-off in the guest); the agent's own card is on QEMU's user network with"
                   + " restrict=on (no way out of the VM), only its port forwarded from host"
-                  + " loopback; on: refused"),
+                  + " loopback; on: the session's processes on the guest's card, QEMU's user"
+                  + " network without restrict, QEMU in a network namespace of its own behind the"
+                  + " egress firewall (see egress) with slirp4netns as its way out, so QEMU's"
+                  + " gateway is that namespace's loopback; the agent's port forwarded there only,"
+                  + " reached through a relay's Unix socket (no host port); a VM of its own, never"
+                  + " a pooled one"),
           Map.entry("timeout", "kill (the guest's agent ends the whole tree)"),
           Map.entry("output", "bounded"),
           Map.entry(
@@ -105,6 +113,9 @@ public final class MicrovmBackend implements SandboxBackend {
   private final Ticker ticker;
   private final ExecutorService launcher;
   private final ScheduledExecutorService timers;
+  private final VmNetwork.Host network;
+  private final Path relaySockets;
+  private @Nullable Path relay;
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Vm> running = new ConcurrentHashMap<>();
   private final VmPool pool;
@@ -115,14 +126,18 @@ public final class MicrovmBackend implements SandboxBackend {
    * @param filesDir the directory {@code scripts/microvm} prepared ({@link MicrovmFiles})
    * @param runtime the clock and the threads of the backend
    * @param poolSize how many VMs of the pooled memory size wait, booted, for their sessions
+   * @param egress the operator's egress policy for network-on VMs
    */
-  public MicrovmBackend(Path stateDir, Path filesDir, BackendRuntime runtime, int poolSize) {
+  public MicrovmBackend(
+      Path stateDir, Path filesDir, BackendRuntime runtime, int poolSize, EgressPolicy egress) {
     Path root = stateDir.toAbsolutePath().normalize().resolve("microvm");
     this.vmsDir = root.resolve("vms");
     this.initramfs = root.resolve("initramfs.cpio");
     this.ticker = runtime.ticker();
     this.launcher = runtime.singleThread("microvm-launcher");
     this.timers = runtime.timer("microvm-timeouts");
+    this.network = VmNetwork.Host.probe(egress, runtime.cachedThreads("microvm-readers"));
+    this.relaySockets = AgentSockets.root(stateDir);
     MicrovmFiles found = null;
     String why;
     KvmProbe.Decision decision = new KvmProbe.Decision(KvmProbe.Accel.TCG, "no VMs");
@@ -147,7 +162,7 @@ public final class MicrovmBackend implements SandboxBackend {
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
-            name -> boot(requireNonNull(files), name, POOLED, BOOT_TIMEOUT),
+            name -> boot(requireNonNull(files), name, POOLED, BoxEgress.NONE, BOOT_TIMEOUT),
             booted -> destroy(booted.name(), booted.vm(), booted.link()));
     pool.fill();
   }
@@ -167,7 +182,8 @@ public final class MicrovmBackend implements SandboxBackend {
           keptIn,
           () -> {
             String name = "kvm-probe-" + HexFormat.of().formatHex(random.generateSeed(6));
-            VmPool.Booted probe = boot(found, name, KvmProbe.Accel.KVM, POOLED, KvmProbe.TIMEOUT);
+            VmPool.Booted probe =
+                boot(found, name, KvmProbe.Accel.KVM, POOLED, BoxEgress.NONE, KvmProbe.TIMEOUT);
             destroy(name, probe.vm(), probe.link());
           });
     } catch (InterruptedException e) {
@@ -199,6 +215,8 @@ public final class MicrovmBackend implements SandboxBackend {
     }
     Files.createDirectories(initramfs.getParent());
     Initramfs.write(initramfs, init, found.modules(), guardBinary, agentBinary);
+    // The same static box-agent is the relay of network-on VMs on the host.
+    this.relay = agentBinary;
   }
 
   @Override
@@ -224,6 +242,7 @@ public final class MicrovmBackend implements SandboxBackend {
                 + " pids: a session of other limits boots its own)");
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
+    enforced.put("egress", network.status());
     return new BackendStatus(name(), files != null, reason, enforced, Set.of());
   }
 
@@ -234,16 +253,22 @@ public final class MicrovmBackend implements SandboxBackend {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE, "the microvm backend is unavailable: " + reason);
     }
-    if (spec.network() == BoxNetworkMode.ON) {
-      throw new BoxValidationException(
-          "network on is not available on the microvm backend yet: its VMs have no way out");
+    boolean networkOn = spec.network() == BoxNetworkMode.ON;
+    if (networkOn && !network.available()) {
+      throw new BoxException(
+          BoxErrorCode.BACKEND_UNAVAILABLE,
+          "network on is unavailable on this server: the VM could not be kept off the host"
+              + " (egress: "
+              + network.status()
+              + ")");
     }
     GuestConfig config =
-        new GuestConfig(spec.memoryMb(), spec.pidsLimit(), SharedWorkspace.of(spec));
+        new GuestConfig(spec.memoryMb(), spec.pidsLimit(), SharedWorkspace.of(spec), networkOn);
+    // A network-on config never equals the pooled one: such a session boots a VM of its own.
     VmPool.Booted booted = config.equals(POOLED) ? pool.take() : null;
     try {
       if (booted == null) {
-        booted = boot(found, spec.sandboxName(), config, BOOT_TIMEOUT);
+        booted = boot(found, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
         markTaken(booted, spec.sessionId());
@@ -274,24 +299,46 @@ public final class MicrovmBackend implements SandboxBackend {
     }
   }
 
-  private VmPool.Booted boot(MicrovmFiles found, String name, GuestConfig config, Duration timeout)
+  private VmPool.Booted boot(
+      MicrovmFiles found, String name, GuestConfig config, BoxEgress egress, Duration timeout)
       throws IOException, InterruptedException {
-    return boot(found, name, acceleration.accel(), config, timeout);
+    return boot(found, name, acceleration.accel(), config, egress, timeout);
   }
 
   /**
-   * Boots the VM {@code name} to its agent within {@code timeout}; on failure nothing of it is
-   * left.
+   * Boots the VM {@code name} to its agent within {@code timeout}, with the network on behind the
+   * firewall with {@code egress}'s rules; on failure nothing of it is left.
    */
   private VmPool.Booted boot(
-      MicrovmFiles found, String name, KvmProbe.Accel accel, GuestConfig config, Duration timeout)
+      MicrovmFiles found,
+      String name,
+      KvmProbe.Accel accel,
+      GuestConfig config,
+      BoxEgress egress,
+      Duration timeout)
       throws IOException, InterruptedException {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
     try {
       long started = ticker.read();
-      vm = Vm.start(found, vmsDir.resolve(name), initramfs, config, secret, accel, launcher);
+      vm =
+          Vm.start(
+              found,
+              vmsDir.resolve(name),
+              initramfs,
+              config,
+              secret,
+              accel,
+              launcher,
+              dir ->
+                  VmNetwork.open(
+                      network,
+                      requireNonNull(relay),
+                      dir,
+                      VmNetwork.socketFor(relaySockets, name),
+                      egress,
+                      launcher));
       running.put(name, vm);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
@@ -319,9 +366,7 @@ public final class MicrovmBackend implements SandboxBackend {
    */
   private AgentLink awaitAgent(String name, Vm vm, byte[] secret, Duration timeout)
       throws IOException, InterruptedException {
-    AgentAddress address =
-        new AgentAddress(
-            new InetSocketAddress(InetAddress.getLoopbackAddress(), vm.hostPort()), secret);
+    AgentAddress address = new AgentAddress(vm.agent(), secret);
     long deadline = ticker.read() + timeout.toNanos();
     while (true) {
       if (!vm.alive()) {
@@ -348,10 +393,11 @@ public final class MicrovmBackend implements SandboxBackend {
 
   /**
    * Removes the directories of VMs this backend does not run (an earlier server's: its QEMUs died
-   * with it).
+   * with it), and their relays' sockets.
    */
   @Override
   public void removeOrphans() {
+    removeOrphanRelaySockets();
     if (!Files.isDirectory(vmsDir)) {
       return;
     }
@@ -363,6 +409,25 @@ public final class MicrovmBackend implements SandboxBackend {
       }
     } catch (IOException e) {
       log.warn("cannot remove the VMs left under {}: {}", vmsDir, e.toString());
+    }
+  }
+
+  /** Removes the relay sockets of VMs this backend does not run. */
+  private void removeOrphanRelaySockets() {
+    if (!Files.isDirectory(relaySockets)) {
+      return;
+    }
+    Set<Path> ours = new HashSet<>();
+    running.keySet().forEach(name -> ours.add(VmNetwork.socketFor(relaySockets, name)));
+    try (Stream<Path> sockets = Files.list(relaySockets)) {
+      for (Path socket : sockets.toList()) {
+        String file = socket.getFileName().toString();
+        if (file.startsWith(VmNetwork.SOCKET_PREFIX) && !ours.contains(socket)) {
+          Files.deleteIfExists(socket);
+        }
+      }
+    } catch (IOException e) {
+      log.warn("cannot remove the relay sockets left under {}: {}", relaySockets, e.toString());
     }
   }
 
@@ -387,5 +452,6 @@ public final class MicrovmBackend implements SandboxBackend {
     running.forEach((name, vm) -> destroy(name, vm, null));
     launcher.shutdownNow();
     timers.shutdownNow();
+    network.readers().shutdownNow();
   }
 }

@@ -10,11 +10,14 @@ import java.util.List;
  * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
  * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
  * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
- * config disk (read-only: the agent's secret) and a network card on QEMU's user-mode network with
- * {@code restrict=on}, so that the guest reaches nothing outside, and the agent's port forwarded
- * from one host loopback port; for a persistent session, its workspace directory over virtio-9p.
- * QEMU's own seccomp sandbox is on. Nothing from a request is on it but the memory size, a number,
- * and the workspace's path, which the server made.
+ * config disk (read-only: the agent's secret) and a network card on QEMU's user-mode network
+ * ({@link GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with
+ * the network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is
+ * the host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
+ * behind the egress firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's
+ * gateway leads; for a persistent session, its workspace directory over virtio-9p. QEMU's own
+ * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number, and the
+ * workspace's path, which the server made.
  */
 final class QemuCommand {
   /** The 9p tag the guest's init mounts at /workspace. */
@@ -40,7 +43,8 @@ final class QemuCommand {
    * @param vmDir the VM's own directory: its console log and config disk
    * @param initramfs the server's initramfs
    * @param config the session's limits (the VM's RAM) and its shared workspace, if any
-   * @param hostPort the host loopback port forwarded to the agent
+   * @param hostPort the loopback port forwarded to the agent (the host's, or with the network on
+   *     the VM's namespace's)
    * @param accel KVM (with the host's CPU model) or TCG
    */
   static List<String> of(
@@ -77,7 +81,11 @@ final class QemuCommand {
     add(
         argv,
         "-netdev",
-        "user,id=net,restrict=on,hostfwd=tcp:127.0.0.1:"
+        "user,id=net,"
+            + (config.networkOn() ? "ipv6=off" : "restrict=on")
+            + ",net="
+            + GuestInit.GUEST_NETWORK
+            + ",hostfwd=tcp:127.0.0.1:"
             + hostPort
             + "-"
             + GuestInit.GUEST_ADDRESS

@@ -5,7 +5,9 @@ import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}, mode
@@ -24,9 +27,14 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>QEMU is started through {@code setpriv --pdeathsig KILL} from the backend's launcher thread,
  * which lives as long as the server: when the server dies, however it dies, the kernel kills every
- * VM it started.
+ * VM it started. A network-on VM's QEMU runs in a network namespace of its own ({@link VmNetwork}),
+ * entered through {@code nsenter} under a {@code setpriv --pdeathsig KILL} of its own.
+ *
+ * @param agent where the server reaches the guest's agent: a host loopback port QEMU forwards, or
+ *     with the network on the relay's Unix socket in the VM's directory
+ * @param network the VM's network namespace with the network on, else null
  */
-record Vm(Path dir, Process process, int hostPort) {
+record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork network) {
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
   private static final String QEMU_LOG = "qemu.log";
@@ -36,9 +44,11 @@ record Vm(Path dir, Process process, int hostPort) {
 
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
-   * secret} and what the guest is told of its session ({@code guest}).
+   * secret} and what the guest is told of its session ({@code guest}); on failure nothing of it is
+   * left.
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
+   * @param network makes the VM's network namespace; used when {@code guest} has the network on
    */
   static Vm start(
       MicrovmFiles files,
@@ -47,7 +57,8 @@ record Vm(Path dir, Process process, int hostPort) {
       GuestConfig guest,
       byte[] secret,
       KvmProbe.Accel accel,
-      ExecutorService launcher)
+      ExecutorService launcher,
+      VmNetwork.Opener network)
       throws IOException {
     Files.createDirectories(dir.getParent());
     Files.createDirectory(
@@ -59,8 +70,36 @@ record Vm(Path dir, Process process, int hostPort) {
     byte[] line = guest.configLine();
     System.arraycopy(line, 0, sector, secret.length, line.length);
     Files.write(config, sector);
-    int port = freeLoopbackPort();
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
+    VmNetwork namespace = null;
+    try {
+      namespace = guest.networkOn() ? network.open(dir) : null;
+      return start(files, dir, initramfs, guest, accel, launcher, namespace);
+    } catch (IOException | RuntimeException e) {
+      if (namespace != null) {
+        namespace.close();
+      }
+      FileTrees.deleteTreeQuietly(dir);
+      throw e;
+    }
+  }
+
+  private static Vm start(
+      MicrovmFiles files,
+      Path dir,
+      Path initramfs,
+      GuestConfig guest,
+      KvmProbe.Accel accel,
+      ExecutorService launcher,
+      @Nullable VmNetwork network)
+      throws IOException {
+    int port = network == null ? freeLoopbackPort() : VmNetwork.FORWARDED_PORT;
+    List<String> argv = new ArrayList<>();
+    if (network != null) {
+      // Dies with the server before nsenter runs, as QEMU does after it.
+      argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
+      argv.addAll(network.enter());
+    }
+    argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
     argv.addAll(QemuCommand.of(files, dir, initramfs, guest, port, accel));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
@@ -69,7 +108,11 @@ record Vm(Path dir, Process process, int hostPort) {
             .redirectErrorStream(true);
     Future<Process> started = launcher.submit(builder::start);
     try {
-      return new Vm(dir, started.get(30, TimeUnit.SECONDS), port);
+      SocketAddress agent =
+          network == null
+              ? new InetSocketAddress(InetAddress.getLoopbackAddress(), port)
+              : network.agent();
+      return new Vm(dir, started.get(30, TimeUnit.SECONDS), agent, network);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       throw new IOException("cannot start QEMU: " + cause.getMessage(), cause);
@@ -92,9 +135,9 @@ record Vm(Path dir, Process process, int hostPort) {
     }
   }
 
-  /** Whether QEMU runs. */
+  /** Whether QEMU runs, and with the network on its namespace's relay and way out. */
   boolean alive() {
-    return process.isAlive();
+    return process.isAlive() && (network == null || network.alive());
   }
 
   /**
@@ -110,7 +153,8 @@ record Vm(Path dir, Process process, int hostPort) {
         + tail(dir.resolve(CONSOLE_LOG));
   }
 
-  private static String tail(Path file) {
+  /** The end of a log file, bounded, printable ASCII only; "(none)" when it cannot be read. */
+  static String tail(Path file) {
     try (RandomAccessFile in = new RandomAccessFile(file.toFile(), "r")) {
       long length = in.length();
       byte[] bytes = new byte[(int) Math.min(length, LOG_TAIL_BYTES)];
@@ -122,7 +166,10 @@ record Vm(Path dir, Process process, int hostPort) {
     }
   }
 
-  /** Kills QEMU, waits for it to end, and removes the VM's directory; idempotent. */
+  /**
+   * Kills QEMU, waits for it to end, ends its network namespace's helpers, and removes the VM's
+   * directory; idempotent.
+   */
   void destroy() {
     process.destroyForcibly();
     try {
@@ -132,6 +179,10 @@ record Vm(Path dir, Process process, int hostPort) {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return;
+    } finally {
+      if (network != null) {
+        network.close();
+      }
     }
     FileTrees.deleteTreeQuietly(dir);
   }

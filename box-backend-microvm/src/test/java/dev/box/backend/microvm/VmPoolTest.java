@@ -9,6 +9,7 @@ import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
 import java.nio.charset.StandardCharsets;
@@ -37,7 +38,8 @@ class VmPoolTest {
         Files.isRegularFile(files.resolve(MicrovmFiles.MANIFEST)),
         "no micro-VM files in " + files + ": run scripts/microvm");
     List<Long> qemus = new ArrayList<>();
-    try (MicrovmBackend backend = new MicrovmBackend(state, files, BackendRuntime.system(), 1)) {
+    try (MicrovmBackend backend =
+        new MicrovmBackend(state, files, BackendRuntime.system(), 1, EgressPolicy.DEFAULT)) {
       await().atMost(BOOTS).until(() -> backend.poolLevel().equals(new PoolLevel(1, 1)));
       assertThat(backend.status().enforced().get("pool")).startsWith("1 of 1 VMs booted");
       String pooled = backend.pids().keySet().iterator().next();

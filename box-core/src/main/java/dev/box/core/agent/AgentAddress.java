@@ -1,8 +1,10 @@
 package dev.box.core.agent;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
+import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
@@ -13,10 +15,15 @@ import java.time.Duration;
  * every connection to it must open with. Used where the server cannot reach the sandbox's files or
  * cgroups (a pod of a cluster) and so connects to the agent rather than the other way round.
  *
- * @param address the agent's address
+ * <p>The address is TCP, or a Unix socket where a relay on the host leads to the agent ({@code
+ * box-agent --relay}: a network-on micro-VM, whose forwarded port listens only in the VM's own
+ * network namespace); either way every connection opens with the secret.
+ *
+ * @param address the agent's address: an {@link java.net.InetSocketAddress} or a {@link
+ *     UnixDomainSocketAddress}
  * @param secret the sandbox's secret, {@value #SECRET_BYTES} bytes
  */
-public record AgentAddress(InetSocketAddress address, byte[] secret) {
+public record AgentAddress(SocketAddress address, byte[] secret) {
   /** The size of a secret. */
   public static final int SECRET_BYTES = 32;
 
@@ -48,10 +55,17 @@ public record AgentAddress(InetSocketAddress address, byte[] secret) {
   }
 
   private SocketChannel connect(ByteBuffer header, Duration timeout) throws IOException {
-    SocketChannel channel = SocketChannel.open();
+    boolean unix = address instanceof UnixDomainSocketAddress;
+    SocketChannel channel =
+        unix ? SocketChannel.open(StandardProtocolFamily.UNIX) : SocketChannel.open();
     try {
-      channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-      channel.socket().connect(address, (int) Math.max(1, timeout.toMillis()));
+      if (unix) {
+        // A Unix socket's connect does not wait on a network: it is taken or refused at once.
+        channel.connect(address);
+      } else {
+        channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+        channel.socket().connect(address, (int) Math.max(1, timeout.toMillis()));
+      }
       while (header.hasRemaining()) {
         channel.write(header);
       }
