@@ -188,7 +188,8 @@ final class Backends {
               config.stateDir(),
               MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE")),
               runtime,
-              config.isolation().poolSize());
+              config.isolation().poolSize(),
+              config.isolation().sandboxUid());
       case "nsjail" ->
           new NsjailBackend(
               namespaceSettings(config, instanceId, runtime), config.isolation().nsjailPath());

@@ -9,9 +9,12 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -19,16 +22,20 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}, mode
- * 0700), which holds its config disk (the agent's secret), its console log and QEMU's own output.
+ * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}), which
+ * holds its config disk (the agent's secret), its console log, QEMU's own output, a link to the
+ * initramfs and its shares' mounts ({@link ShareMounts}).
  *
- * <p>QEMU is started through {@code setpriv --pdeathsig KILL} from the backend's launcher thread,
- * which lives as long as the server: when the server dies, however it dies, the kernel kills every
- * VM it started.
+ * <p>QEMU runs as the sandbox user's host uid and gid, with no supplementary group, no capability
+ * and no-new-privileges, through {@code setpriv}, in its VM's directory, where it names every file
+ * relatively: the state directory above it is root's alone. It is started with {@code --pdeathsig
+ * KILL} from the backend's launcher thread, which lives as long as the server: when the server
+ * dies, however it dies, the kernel kills every VM it started.
  */
-record Vm(Path dir, Process process, int hostPort) {
+record Vm(Path dir, Process process, int hostPort, ShareMounts mounts) {
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
+  static final String INITRAMFS = "initramfs";
   private static final String QEMU_LOG = "qemu.log";
 
   /** How much of a log an error message quotes: the guest writes the console, hostile. */
@@ -36,7 +43,8 @@ record Vm(Path dir, Process process, int hostPort) {
 
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
-   * secret} and what the guest is told of its session ({@code guest}).
+   * secret} and what the guest is told of its session ({@code guest}), its shares mounted by {@code
+   * mounts}.
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
    */
@@ -47,30 +55,46 @@ record Vm(Path dir, Process process, int hostPort) {
       GuestConfig guest,
       byte[] secret,
       KvmProbe.Accel accel,
-      ExecutorService launcher)
+      ExecutorService launcher,
+      ShareMounts mounts)
       throws IOException {
     Files.createDirectories(dir.getParent());
-    Files.createDirectory(
-        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Path config = dir.resolve(CONFIG_DISK);
-    // A disk is at least one sector.
-    byte[] sector = new byte[512];
-    System.arraycopy(secret, 0, sector, 0, secret.length);
-    byte[] line = guest.configLine();
-    System.arraycopy(line, 0, sector, secret.length, line.length);
-    Files.write(config, sector);
+    Files.createDirectory(dir, permissions("rwx--x---"));
+    try {
+      prepare(dir, initramfs, guest, secret, mounts);
+    } catch (IOException | RuntimeException e) {
+      remove(dir, mounts);
+      throw e;
+    }
     int port = freeLoopbackPort();
-    List<String> argv = new ArrayList<>(List.of("setpriv", "--pdeathsig", "KILL", "--"));
-    argv.addAll(QemuCommand.of(files, dir, initramfs, guest, port, accel));
+    int uid = guest.sandboxUid();
+    List<String> argv =
+        new ArrayList<>(
+            List.of(
+                "setpriv",
+                "--reuid",
+                Integer.toString(uid),
+                "--regid",
+                Integer.toString(uid),
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--pdeathsig",
+                "KILL",
+                "--"));
+    argv.addAll(QemuCommand.of(files, dir.getFileName().toString(), guest, port, accel));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
+            .directory(dir.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
             .redirectOutput(dir.resolve(QEMU_LOG).toFile())
             .redirectErrorStream(true);
     Future<Process> started = launcher.submit(builder::start);
     try {
-      return new Vm(dir, started.get(30, TimeUnit.SECONDS), port);
+      return new Vm(dir, started.get(30, TimeUnit.SECONDS), port, mounts);
     } catch (ExecutionException e) {
+      remove(dir, mounts);
       Throwable cause = e.getCause() == null ? e : e.getCause();
       throw new IOException("cannot start QEMU: " + cause.getMessage(), cause);
     } catch (TimeoutException e) {
@@ -80,6 +104,37 @@ record Vm(Path dir, Process process, int hostPort) {
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting QEMU", e);
     }
+  }
+
+  /**
+   * Makes what QEMU, the sandbox user, may use of the VM's directory, and nothing more: the
+   * directory (root's, which that user may enter but not list or change), the config disk (it may
+   * read it), the console log (its own), a link to the initramfs, and its shares' mounts.
+   */
+  private static void prepare(
+      Path dir, Path initramfs, GuestConfig guest, byte[] secret, ShareMounts mounts)
+      throws IOException {
+    int uid = guest.sandboxUid();
+    Files.setAttribute(dir, "unix:gid", uid);
+    Path config = dir.resolve(CONFIG_DISK);
+    byte[] disk = new byte[GuestConfig.DISK_BYTES];
+    System.arraycopy(secret, 0, disk, 0, secret.length);
+    byte[] lines = guest.configLine();
+    if (secret.length + lines.length >= disk.length) {
+      throw new IOException("the VM's config is larger than its disk: " + lines.length + " bytes");
+    }
+    System.arraycopy(lines, 0, disk, secret.length, lines.length);
+    Files.write(Files.createFile(config, permissions("rw-------")), disk);
+    Files.setAttribute(config, "unix:gid", uid);
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("r--r-----"));
+    Path console = Files.createFile(dir.resolve(CONSOLE_LOG), permissions("rw-------"));
+    Files.setAttribute(console, "unix:uid", uid);
+    Files.createLink(dir.resolve(INITRAMFS), initramfs);
+    mounts.stage(guest.shares(), dir, uid);
+  }
+
+  private static FileAttribute<Set<PosixFilePermission>> permissions(String mode) {
+    return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(mode));
   }
 
   /**
@@ -122,7 +177,10 @@ record Vm(Path dir, Process process, int hostPort) {
     }
   }
 
-  /** Kills QEMU, waits for it to end, and removes the VM's directory; idempotent. */
+  /**
+   * Kills QEMU, waits for it to end, detaches its shares and removes the VM's directory;
+   * idempotent.
+   */
   void destroy() {
     process.destroyForcibly();
     try {
@@ -133,6 +191,16 @@ record Vm(Path dir, Process process, int hostPort) {
       Thread.currentThread().interrupt();
       return;
     }
-    FileTrees.deleteTreeQuietly(dir);
+    remove(dir, mounts);
+  }
+
+  /**
+   * Removes a VM's directory once no mount is left under it: a share's folder is the host's, never
+   * deleted with the VM.
+   */
+  static void remove(Path dir, ShareMounts mounts) {
+    if (mounts.unstage(dir)) {
+      FileTrees.deleteTreeQuietly(dir);
+    }
   }
 }
