@@ -17,17 +17,19 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
  * The conformance suite against the microvm backend: real QEMU micro-VMs (under TCG here). Its
  * host-side objects are the VMs' directories ({@code <state dir>/microvm/vms/<sandbox>}) and the
- * QEMU processes whose command line names one of them; a VM of the pool that no session has taken
- * yet (a {@code pool-} directory without the backend's {@code taken-by} file) is not a leftover, as
- * the other backends' idle pooled sandboxes are not. Needs what {@code scripts/microvm} prepares
- * ({@code BOX_TEST_REQUIRE=microvm} turns its absence into a failure). Slow: a session that the
- * pool cannot serve boots a kernel.
+ * QEMU processes named after one of them ({@code -name <sandbox>}: QEMU runs in its VM's directory
+ * and names its files relatively); a VM of the pool that no session has taken yet (a {@code pool-}
+ * directory without the backend's {@code taken-by} file) is not a leftover, as the other backends'
+ * idle pooled sandboxes are not. Needs what {@code scripts/microvm} prepares ({@code
+ * BOX_TEST_REQUIRE=microvm} turns its absence into a failure). Slow: a session that the pool cannot
+ * serve boots a kernel.
  *
  * <p>What the backend cannot do yet is marked here, each case skipped with its reason after a check
  * that the backend refuses or reports it as it declares.
@@ -73,18 +75,26 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
       for (Path vm : vmDirectories(BoxDataDir.stateDir(dataDir).resolve("microvm/vms"))) {
         if (!idlePooled(vm)) {
           found.add("vm directory " + vm);
-          vms.add(vm + "/");
+          vms.add(vm.getFileName().toString());
         }
       }
     }
     ProcessHandle.allProcesses()
         .forEach(
-            h ->
-                HostProcesses.commandLine(h.pid()).stream()
-                    .filter(arg -> vms.stream().anyMatch(arg::contains))
-                    .findFirst()
-                    .ifPresent(arg -> found.add("qemu pid " + h.pid() + " " + arg)));
+            h -> {
+              String name = qemuName(h.pid());
+              if (name != null && vms.contains(name)) {
+                found.add("qemu pid " + h.pid() + " -name " + name);
+              }
+            });
     return found;
+  }
+
+  /** The VM name a QEMU process was given ({@code -name}), or null for any other process. */
+  private static @Nullable String qemuName(long pid) {
+    List<String> argv = HostProcesses.commandLine(pid);
+    int at = argv.indexOf("-name");
+    return at > 0 && at + 1 < argv.size() && argv.get(0).contains("qemu") ? argv.get(at + 1) : null;
   }
 
   /**
@@ -111,10 +121,6 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
   /** Kills the VM's QEMU, as an operator or the OOM killer might. */
   @Override
   protected void killSandboxFromOutside(String backendSessionId) {
-    SandboxProcesses.killFromOutside(
-        h ->
-            HostProcesses.commandLine(h.pid()).stream()
-                .anyMatch(a -> a.contains("/microvm/vms/" + backendSessionId + "/")),
-        "qemu");
+    SandboxProcesses.killFromOutside(h -> backendSessionId.equals(qemuName(h.pid())), "qemu");
   }
 }
