@@ -1,9 +1,5 @@
 package dev.box.testkit;
 
-import dev.box.backend.microvm.MicrovmBackend;
-import dev.box.testclient.OptionalPiece;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 
 /**
@@ -20,10 +16,6 @@ class MicrovmSyscallFilterTest extends SyscallFilterSuite {
 
   @Override
   protected Map<String, String> serverSettings() {
-    Path files = MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE"));
-    OptionalPiece.MICROVM.assumePresent(
-        Files.isRegularFile(files.resolve("microvm.env")),
-        "no micro-VM files in " + files + ": run scripts/microvm");
-    return Map.of();
+    return MicrovmConformanceTest.settings();
   }
 }

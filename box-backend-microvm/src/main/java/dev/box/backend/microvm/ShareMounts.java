@@ -1,15 +1,12 @@
 package dev.box.backend.microvm;
 
 import dev.box.api.BoxValidationException;
-import dev.box.core.backend.HostCommand;
 import dev.box.guard.HostMounter;
 import dev.box.guard.IdmappedFolder;
 import dev.box.sandbox.WorkspaceSlots;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -29,7 +26,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ShareMounts implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ShareMounts.class);
-  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
   /** The directory, in a VM's directory, of its shares' mounts. */
   static final String DIR = "shares";
@@ -110,29 +106,7 @@ final class ShareMounts implements AutoCloseable {
     } catch (IOException e) {
       return !Files.exists(vmDir);
     }
-    List<Path> mounted = WorkspaceSlots.mountPointsUnder(real);
-    mounted.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    for (Path point : mounted) {
-      detach(point);
-    }
-    List<Path> left = WorkspaceSlots.mountPointsUnder(real);
-    if (!left.isEmpty()) {
-      log.warn("mounts remain under {}: {}; its files are kept", vmDir, left);
-    }
-    return left.isEmpty();
-  }
-
-  private void detach(Path point) {
-    HostMounter m = mounter;
-    try {
-      if (m != null && m.usable()) {
-        m.detach(point);
-      } else {
-        HostCommand.run(List.of("umount", "--lazy", point.toString()), "", COMMAND_TIMEOUT);
-      }
-    } catch (IOException e) {
-      log.warn("could not detach {}: {}", point, e.toString());
-    }
+    return WorkspaceSlots.detachUnder(real, mounter);
   }
 
   @Override
