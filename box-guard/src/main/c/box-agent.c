@@ -135,9 +135,10 @@
  * be opened (no devpts): 'F' with the errno. Exit, kill and, in network mode, the keeper are those
  * of any spawn; an orphaned terminal is forgotten once its keeper has ended.
  * With --netns, USERFD and NETFD are open descriptors of a user namespace and of a network
- * namespace (box-guard --net-off makes them): every keeper enters both before anything else, so
- * that every process of the sandbox runs in that network (only loopback) while the agent stays in
- * the pod's and is reached there. A keeper that cannot enter them exits 1 without running
+ * namespace (box-guard --net-off makes them): every keeper enters both before anything else, and
+ * empties its bounding set again (entering a user namespace fills it), so that every process of the
+ * sandbox runs in that network (only loopback), with no capability in any set, while the agent
+ * stays in the pod's and is reached there. A keeper that cannot enter them exits 1 without running
  * anything: 'X' with that status, then 'L'.
  *
  * Pipe mode, where the server cannot reach the pod's network and reaches the agent through the
@@ -673,6 +674,14 @@ static void keeper(char **argv, char **envp, int in, int out, int err, int gate,
       (setns(session_userns, CLONE_NEWUSER) < 0 || setns(session_netns, CLONE_NEWNET) < 0)) {
     fprintf(stderr, "box-agent: cannot enter the session's network: %s\n", strerror(errno));
     _exit(1);
+  }
+  /* Entering a user namespace fills the bounding set (for that namespace): empty it again, as the
+   * agent's own is, so that nothing the keeper runs holds a capability there, even a useless one. */
+  for (int cap = 0; session_userns >= 0 && cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) {
+      fprintf(stderr, "box-agent: cannot empty the bounding set: %s\n", strerror(errno));
+      _exit(1);
+    }
   }
   int from[5] = {in, out, err, gate, rep};
   place(from, 5);

@@ -12,25 +12,29 @@
  *     the console again, now the virtio console's;
  *   - mounts the root disk, /dev/vda, read-only, under an overlay whose writable layer is a tmpfs
  *     (the VM's RAM bounds it, and it is gone with the VM);
- *   - reads the agent's secret, the first 32 bytes of the config disk /dev/vdb, into
- *     /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent): the
- *     secret never goes on the kernel's command line, which the host shows every user (QEMU's
- *     arguments);
- *   - reads the session's limits, the line "<memory bytes> <pids> <share> <net>\n" after the secret, mounts
- *     cgroup2 at /sys/fs/cgroup and moves itself into a cgroup "session" with memory.max,
- *     memory.swap.max 0 and pids.max set: the agent and every process of the session inherit it,
- *     its files stay root's, so the sandbox user cannot lift the limits, and a command that
- *     outgrows the memory meets the guest's OOM killer;
+ *   - reads the config disk /dev/vdb (at most 128 KiB): the agent's secret, its first 32 bytes,
+ *     goes to /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent):
+ *     the secret never goes on the kernel's command line, which the host shows every user (QEMU's
+ *     arguments); the lines after it, up to a NUL, are parsed strictly (below);
+ *   - reads the session's limits, the first line "<memory bytes> <pids> <share> <net>\n" after the
+ *     secret, mounts cgroup2 at /sys/fs/cgroup and moves itself into a cgroup "session" with
+ *     memory.max, memory.swap.max 0 and pids.max set: the agent and every process of the session
+ *     inherit it, its files stay root's, so the sandbox user cannot lift the limits, and a command
+ *     that outgrows the memory meets the guest's OOM killer;
  *   - brings up lo and eth0 with QEMU's user-mode network address (10.0.4.15/24), on which the host
  *     forwards one loopback port to the agent; when <net> is 1 (network on), also the default
  *     route through QEMU's gateway, 10.0.4.2, and /etc/resolv.conf (of the overlay) naming
  *     10.0.2.3, the DNS forwarder of the slirp4netns that is the way out of QEMU's network
  *     namespace on the host (the host's firewall there lets DNS reach only it);
- *   - makes /workspace: when <share> is 1, the host's directory over virtio-9p (tag "workspace",
- *     whose owner and mode QEMU reports as the host set them: the sandbox user's), else a directory
- *     of the overlay that the sandbox user owns; binds /box at /.box, moves the overlay onto /;
- *   - becomes the sandbox user, uid and gid 1000, with no supplementary group and an empty
- *     capability bounding set, and execs, as PID 1:
+ *   - makes /workspace (a directory of the overlay that the sandbox user owns, unless <share> is 1:
+ *     a share mounts there), binds /box at /.box, moves the overlay onto / and chroots into it;
+ *   - mounts each host folder the host shares over virtio-9p, line "share share<i> <ro|rw>
+ *     <path>\n" (in order; an absolute path, printable, no "." or ".." part), at its path
+ *     (nosuid, nodev, read-only for ro; QEMU refuses writes to those too), making the directories
+ *     above it: the host's files appear with their host owners and modes, and QEMU runs as the
+ *     sandbox user's host uid, so the guest's checks match the host's;
+ *   - becomes the sandbox user, the uid of line "uid <n>\n" (the host's sandbox uid) and the same
+ *     gid, with no supplementary group and an empty capability bounding set, and execs, as PID 1:
  *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
  *     so that the agent and everything it forks are the sandbox user under the syscall filter, and
  *     every process the agent starts runs in a network namespace with only loopback: eth0 is the
@@ -45,6 +49,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <grp.h>
 #include <net/if.h>
 #include <net/route.h>
@@ -64,7 +69,6 @@
 #include <unistd.h>
 
 #define SECRET_SIZE 32
-#define SANDBOX_ID "1000"
 #define AGENT_PORT "7000"
 #define GUEST_ADDRESS "10.0.4.15"
 #define GUEST_NETMASK "255.255.255.0"
@@ -73,8 +77,20 @@
 #define RESOLV_CONF "nameserver 10.0.2.3\noptions edns0\n"
 #define NEWROOT "/newroot"
 #define SECRET_PATH "/run/box/secret"
-#define CONFIG_SIZE 512
+#define CONFIG_MAX (128 * 1024)
+#define MAX_SHARES 16
 #define SESSION_CGROUP "/sys/fs/cgroup/session"
+
+/* One host folder shared over virtio-9p, as a line of the config names it. */
+struct share {
+  char tag[16];
+  int read_only;
+  char path[PATH_MAX];
+};
+
+static uid_t sandbox_id;
+static struct share shares[MAX_SHARES];
+static int share_count;
 
 static void die(const char *what) {
   fprintf(stderr, "box-vminit: %s: %s\n", what, strerror(errno));
@@ -131,12 +147,96 @@ static void await_device(const char *path) {
   if (access(path, F_OK) < 0) die(path);
 }
 
-/* Reads the config disk's one sector: the secret, then the limits' line. */
-static void read_config(unsigned char config[CONFIG_SIZE]) {
+/* Reads the config disk (at most CONFIG_MAX bytes): the secret, then the lines; returns how many
+   bytes it read. */
+static size_t read_config(unsigned char *config) {
   int in = open("/dev/vdb", O_RDONLY | O_CLOEXEC);
   if (in < 0) die("/dev/vdb");
-  if (read(in, config, CONFIG_SIZE) != CONFIG_SIZE) die("the config on /dev/vdb");
+  size_t size = 0;
+  while (size < CONFIG_MAX) {
+    ssize_t n = read(in, config + size, CONFIG_MAX - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) die("the config on /dev/vdb");
+    if (n == 0) break;
+    size += (size_t)n;
+  }
   close(in);
+  errno = EINVAL;
+  if (size <= SECRET_SIZE) die("the config on /dev/vdb");
+  return size;
+}
+
+/* A decimal number of 1 to 10 digits, no sign, no leading zero, within [1, max]; -1 if not. */
+static long long number(const char *text, size_t length, long long max) {
+  if (length == 0 || length > 10 || text[0] == '0') return -1;
+  long long value = 0;
+  for (size_t i = 0; i < length; i++) {
+    if (text[i] < '0' || text[i] > '9') return -1;
+    value = value * 10 + (text[i] - '0');
+  }
+  return value <= max ? value : -1;
+}
+
+/* Whether PATH (LENGTH bytes) is absolute and plain: printable, no empty, "." or ".." part. */
+static int plain_path(const char *path, size_t length) {
+  if (length < 2 || length >= PATH_MAX || path[0] != '/') return 0;
+  for (size_t i = 0; i < length; i++) {
+    unsigned char c = (unsigned char)path[i];
+    if (c < 0x20 || c == 0x7f) return 0;
+  }
+  for (size_t start = 1; start <= length;) {
+    size_t end = start;
+    while (end < length && path[end] != '/') end++;
+    size_t part = end - start;
+    if (part == 0 || (part == 1 && path[start] == '.') ||
+        (part == 2 && path[start] == '.' && path[start + 1] == '.')) {
+      return 0;
+    }
+    start = end + 1;
+  }
+  return 1;
+}
+
+/* One line after the first: "uid <n>" or "share share<i> <ro|rw> <path>", the i-th share. */
+static void parse_line(const char *line, size_t length) {
+  errno = EINVAL;
+  if (length > 4 && memcmp(line, "uid ", 4) == 0) {
+    long long uid = number(line + 4, length - 4, 4294967294LL);
+    if (uid <= 0 || sandbox_id != 0) die("the uid on /dev/vdb");
+    sandbox_id = (uid_t)uid;
+    return;
+  }
+  if (share_count >= MAX_SHARES) die("the shares on /dev/vdb");
+  struct share *share = &shares[share_count];
+  int tag = snprintf(share->tag, sizeof share->tag, "share%d", share_count);
+  size_t head = 6 + (size_t)tag + 4; /* "share " TAG " ro " */
+  if (length <= head || memcmp(line, "share ", 6) != 0 ||
+      memcmp(line + 6, share->tag, (size_t)tag) != 0 ||
+      (memcmp(line + 6 + tag, " ro ", 4) != 0 && memcmp(line + 6 + tag, " rw ", 4) != 0) ||
+      !plain_path(line + head, length - head)) {
+    die("a share on /dev/vdb");
+  }
+  share->read_only = line[6 + tag + 2] == 'o';
+  memcpy(share->path, line + head, length - head);
+  share->path[length - head] = '\0';
+  share_count++;
+}
+
+/* The lines after the limits' line, up to the first NUL: each ends with a newline. */
+static void parse_config(const unsigned char *config, size_t size) {
+  const char *text = (const char *)config + SECRET_SIZE;
+  size_t end = 0;
+  while (SECRET_SIZE + end < size && text[end] != '\0') end++;
+  const char *first = memchr(text, '\n', end);
+  errno = EINVAL;
+  if (first == NULL) die("the config on /dev/vdb");
+  for (size_t at = (size_t)(first - text) + 1; at < end;) {
+    const char *newline = memchr(text + at, '\n', end - at);
+    if (newline == NULL) die("the config on /dev/vdb");
+    parse_line(text + at, (size_t)(newline - (text + at)));
+    at = (size_t)(newline - text) + 1;
+  }
+  if (sandbox_id == 0) die("no uid on /dev/vdb");
 }
 
 static void write_file(const char *path, const char *text) {
@@ -149,7 +249,7 @@ static void write_file(const char *path, const char *text) {
 
 /* The session's cgroup, with the limits of the config's line, and this process in it; returns
    whether the workspace is the host's 9p share, and sets *net to whether the network is on. */
-static int limit_session(const unsigned char config[CONFIG_SIZE], int *net) {
+static int limit_session(const unsigned char *config, int *net) {
   char line[64] = {0};
   memcpy(line, config + SECRET_SIZE, sizeof line - 1);
   unsigned long long memory = 0;
@@ -177,15 +277,35 @@ static int limit_session(const unsigned char config[CONFIG_SIZE], int *net) {
   return share;
 }
 
+/* /workspace: a share mounts there later (mount_shares), else the sandbox user owns it. */
 static void make_workspace(int share) {
   make_dir(NEWROOT "/workspace", 0755);
-  if (share) {
-    if (mount("workspace", NEWROOT "/workspace", "9p", MS_NOSUID | MS_NODEV,
-              "trans=virtio,version=9p2000.L,msize=262144") < 0) {
-      die("the 9p workspace");
+  if (!share && chown(NEWROOT "/workspace", sandbox_id, sandbox_id) < 0) die("/workspace");
+}
+
+/* Makes PATH and the directories above it, as root, in the root it runs in. */
+static void make_dirs(const char *path) {
+  char prefix[PATH_MAX];
+  size_t length = strlen(path);
+  for (size_t i = 1; i <= length; i++) {
+    if (i == length || path[i] == '/') {
+      memcpy(prefix, path, i);
+      prefix[i] = '\0';
+      make_dir(prefix, 0755);
     }
-  } else if (chown(NEWROOT "/workspace", atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) {
-    die("/workspace");
+  }
+}
+
+/* Mounts each share at its path (after the chroot, so that a link in the image resolves inside
+   it), read-only when it is so; the host gives them in order, a folder before one inside it. */
+static void mount_shares(void) {
+  for (int i = 0; i < share_count; i++) {
+    make_dirs(shares[i].path);
+    unsigned long flags = MS_NOSUID | MS_NODEV | (shares[i].read_only ? MS_RDONLY : 0);
+    if (mount(shares[i].tag, shares[i].path, "9p", flags,
+              "trans=virtio,version=9p2000.L,msize=262144") < 0) {
+      die(shares[i].path);
+    }
   }
 }
 
@@ -195,7 +315,7 @@ static void write_secret(const unsigned char *secret) {
   int out = open(NEWROOT SECRET_PATH, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0400);
   if (out < 0) die(SECRET_PATH);
   if (write(out, secret, SECRET_SIZE) != SECRET_SIZE) die(SECRET_PATH);
-  if (fchown(out, atoi(SANDBOX_ID), atoi(SANDBOX_ID)) < 0) die(SECRET_PATH);
+  if (fchown(out, sandbox_id, sandbox_id) < 0) die(SECRET_PATH);
   close(out);
 }
 
@@ -265,10 +385,9 @@ static void become_sandbox_user(void) {
   for (int cap = 0; cap <= 63; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL) die("PR_CAPBSET_DROP");
   }
-  uid_t id = (uid_t)atoi(SANDBOX_ID);
   if (setgroups(0, NULL) < 0) die("setgroups");
-  if (setresgid(id, id, id) < 0) die("setresgid");
-  if (setresuid(id, id, id) < 0) die("setresuid");
+  if (setresgid(sandbox_id, sandbox_id, sandbox_id) < 0) die("setresgid");
+  if (setresuid(sandbox_id, sandbox_id, sandbox_id) < 0) die("setresuid");
 }
 
 int main(void) {
@@ -286,8 +405,9 @@ int main(void) {
   make_dir("/rw/upper", 0755);
   make_dir("/rw/work", 0755);
   do_mount("overlay", NEWROOT, "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work");
-  unsigned char config[CONFIG_SIZE];
-  read_config(config);
+  static unsigned char config[CONFIG_MAX];
+  size_t size = read_config(config);
+  parse_config(config, size);
   write_secret(config);
   int net = 0;
   int share = limit_session(config, &net);
@@ -302,6 +422,7 @@ int main(void) {
   if (chdir(NEWROOT) < 0) die(NEWROOT);
   if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("moving the root");
   if (chroot(".") < 0 || chdir("/") < 0) die("chroot");
+  mount_shares();
   become_sandbox_user();
   char *agent[] = {"/.box/box-guard", "--init",   "--net-off", "--", "/.box/box-agent",
                    "--listen",        AGENT_PORT, SECRET_PATH, "--netns", "3",

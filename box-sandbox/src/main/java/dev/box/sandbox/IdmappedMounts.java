@@ -2,7 +2,6 @@ package dev.box.sandbox;
 
 import dev.box.api.BoxValidationException;
 import dev.box.core.backend.BackendStatus;
-import dev.box.core.backend.HostCommand;
 import dev.box.core.backend.MountOwnership;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
@@ -13,9 +12,7 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -42,7 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class IdmappedMounts implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(IdmappedMounts.class);
-  private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(10);
 
   /** The key of {@code enforced} in a backend's status. */
   public static final String HEALTH_KEY = "idmapped_mounts";
@@ -217,28 +213,8 @@ public final class IdmappedMounts implements AutoCloseable {
    * are kept when a mount remains, so that nothing under a host folder is ever deleted.
    */
   private void remove(Path dir) {
-    List<Path> mounted = WorkspaceSlots.mountPointsUnder(dir);
-    mounted.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    for (Path point : mounted) {
-      detach(point);
-    }
-    if (!WorkspaceSlots.mountPointsUnder(dir).isEmpty()) {
-      log.warn("idmapped mounts remain under {}; its directories are kept", dir);
-      return;
-    }
-    WorkspaceSlots.deleteEmptyChildren(dir);
-  }
-
-  private void detach(Path point) {
-    HostMounter m = mounter;
-    try {
-      if (m != null && m.usable()) {
-        m.detach(point);
-      } else {
-        HostCommand.run(List.of("umount", "--lazy", point.toString()), "", COMMAND_TIMEOUT);
-      }
-    } catch (IOException e) {
-      log.warn("could not detach {}: {}", point, e.toString());
+    if (WorkspaceSlots.detachUnder(dir, mounter)) {
+      WorkspaceSlots.deleteEmptyChildren(dir);
     }
   }
 

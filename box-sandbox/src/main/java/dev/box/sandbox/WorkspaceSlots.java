@@ -232,17 +232,7 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
 
   /** Detaches the mounts at and under {@code dir}, deepest first, then removes the empty tree. */
   private static void detachAll(Path dir) {
-    List<Path> mounted = mountPointsUnder(dir);
-    mounted.sort(Comparator.comparingInt(Path::getNameCount).reversed());
-    for (Path point : mounted) {
-      try {
-        HostCommand.run(List.of("umount", "--lazy", point.toString()), "", COMMAND_TIMEOUT);
-      } catch (IOException e) {
-        log.warn("could not detach {}: {}", point, e.toString());
-      }
-    }
-    if (!mountPointsUnder(dir).isEmpty()) {
-      log.warn("mounts remain under {}; its directories are kept", dir);
+    if (!detachUnder(dir, null)) {
       return;
     }
     for (String part : List.of("slots", "staging")) {
@@ -253,6 +243,32 @@ public final class WorkspaceSlots implements SandboxPool.Slots {
     } catch (IOException e) {
       log.warn("could not remove {}: {}", dir, e.toString());
     }
+  }
+
+  /**
+   * Detaches the mounts at and under {@code dir} (a real path), deepest first, by {@code mounter}
+   * while it is usable, else by {@code umount --lazy}; true when none is left, so that what is
+   * under {@code dir} may be deleted without reaching into a mounted folder.
+   */
+  public static boolean detachUnder(Path dir, @Nullable HostMounter mounter) {
+    List<Path> mounted = mountPointsUnder(dir);
+    mounted.sort(Comparator.comparingInt(Path::getNameCount).reversed());
+    for (Path point : mounted) {
+      try {
+        if (mounter != null && mounter.usable()) {
+          mounter.detach(point);
+        } else {
+          HostCommand.run(List.of("umount", "--lazy", point.toString()), "", COMMAND_TIMEOUT);
+        }
+      } catch (IOException e) {
+        log.warn("could not detach {}: {}", point, e.toString());
+      }
+    }
+    List<Path> left = mountPointsUnder(dir);
+    if (!left.isEmpty()) {
+      log.warn("mounts remain under {}: {}; its directories are kept", dir, left);
+    }
+    return left.isEmpty();
   }
 
   /** Removes the empty entries of {@code dir}, then {@code dir} when it is empty. */

@@ -189,7 +189,8 @@ final class Backends {
               MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE")),
               runtime,
               config.isolation().poolSize(),
-              config.isolation().egress());
+              config.isolation().egress(),
+              config.isolation().sandboxUid());
       case "nsjail" ->
           new NsjailBackend(
               namespaceSettings(config, instanceId, runtime), config.isolation().nsjailPath());

@@ -2,6 +2,7 @@ package dev.box.testkit;
 
 import dev.box.api.BoxDataDir;
 import dev.box.backend.microvm.MicrovmBackend;
+import dev.box.core.agent.AgentSockets;
 import dev.box.testclient.HostProcesses;
 import dev.box.testclient.OptionalPiece;
 import java.io.IOException;
@@ -14,16 +15,18 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The conformance suite against the microvm backend: real QEMU micro-VMs (under TCG here). Its
  * host-side objects are the VMs' directories ({@code <state dir>/microvm/vms/<sandbox>}) and the
- * processes whose command line names one of them (QEMU, and a network-on VM's relay); a VM of the
- * pool that no session has taken yet (a {@code pool-} directory without the backend's {@code
- * taken-by} file) is not a leftover, as the other backends' idle pooled sandboxes are not. Needs
- * what {@code scripts/microvm} prepares ({@code BOX_TEST_REQUIRE=microvm} turns its absence into a
- * failure). Slow: a session that the pool cannot serve boots a kernel (a network-on session always
- * does).
+ * QEMU processes named after one of them ({@code -name <sandbox>}: QEMU runs in its VM's directory
+ * and names its files relatively), and the relays of network-on VMs ({@code box-agent --relay} with
+ * a socket in a server's agent socket directory); a VM of the pool that no session has taken yet (a
+ * {@code pool-} directory without the backend's {@code taken-by} file) is not a leftover, as the
+ * other backends' idle pooled sandboxes are not. Needs what {@code scripts/microvm} prepares
+ * ({@code BOX_TEST_REQUIRE=microvm} turns its absence into a failure). Slow: a session that the
+ * pool cannot serve boots a kernel (a network-on session always does).
  */
 class MicrovmConformanceTest extends BackendConformanceSuite {
   @Override
@@ -33,6 +36,11 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
 
   @Override
   protected Map<String, String> serverSettings() {
+    return settings();
+  }
+
+  /** No settings of its own; the test is skipped (or failed, when required) without the files. */
+  static Map<String, String> settings() {
     Path files = MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE"));
     OptionalPiece.MICROVM.assumePresent(
         Files.isRegularFile(files.resolve("microvm.env")),
@@ -50,22 +58,48 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
   protected Set<String> leftovers() {
     Set<String> found = new TreeSet<>();
     List<String> vms = new ArrayList<>();
+    List<String> socketDirs = new ArrayList<>();
     for (Path dataDir : dataDirs()) {
+      socketDirs.add(AgentSockets.root(BoxDataDir.stateDir(dataDir)) + "/");
       for (Path vm : vmDirectories(BoxDataDir.stateDir(dataDir).resolve("microvm/vms"))) {
         if (!idlePooled(vm)) {
           found.add("vm directory " + vm);
-          vms.add(vm + "/");
+          vms.add(vm.getFileName().toString());
         }
       }
     }
     ProcessHandle.allProcesses()
         .forEach(
-            h ->
-                HostProcesses.commandLine(h.pid()).stream()
-                    .filter(arg -> vms.stream().anyMatch(arg::contains))
-                    .findFirst()
-                    .ifPresent(arg -> found.add("process " + h.pid() + " " + arg)));
+            h -> {
+              String name = qemuName(h.pid());
+              if (name != null && vms.contains(name)) {
+                found.add("qemu pid " + h.pid() + " -name " + name);
+              }
+              String relay = relaySocket(h.pid());
+              if (relay != null && socketDirs.stream().anyMatch(relay::startsWith)) {
+                found.add("relay pid " + h.pid() + " " + relay);
+              }
+            });
     return found;
+  }
+
+  /** The VM name a QEMU process was given ({@code -name}), or null for any other process. */
+  private static @Nullable String qemuName(long pid) {
+    List<String> argv = HostProcesses.commandLine(pid);
+    int at = argv.indexOf("-name");
+    return at > 0 && at + 1 < argv.size() && argv.get(0).contains("qemu") ? argv.get(at + 1) : null;
+  }
+
+  /**
+   * The socket of a network-on VM's relay ({@code box-agent --relay SOCKET PORT}), or null for any
+   * other process: a pooled VM has the network off and no relay, so every relay serves a session.
+   */
+  private static @Nullable String relaySocket(long pid) {
+    List<String> argv = HostProcesses.commandLine(pid);
+    int at = argv.indexOf("--relay");
+    return at > 0 && at + 1 < argv.size() && argv.get(0).endsWith("box-agent")
+        ? argv.get(at + 1)
+        : null;
   }
 
   /**
@@ -92,10 +126,6 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
   /** Kills the VM's QEMU, as an operator or the OOM killer might. */
   @Override
   protected void killSandboxFromOutside(String backendSessionId) {
-    SandboxProcesses.killFromOutside(
-        h ->
-            HostProcesses.commandLine(h.pid()).stream()
-                .anyMatch(a -> a.contains("/microvm/vms/" + backendSessionId + "/")),
-        "qemu");
+    SandboxProcesses.killFromOutside(h -> backendSessionId.equals(qemuName(h.pid())), "qemu");
   }
 }

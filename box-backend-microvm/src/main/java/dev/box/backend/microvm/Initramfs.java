@@ -7,6 +7,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.Stream;
@@ -58,6 +59,8 @@ final class Initramfs {
         cpio.entry("box/box-agent", EXECUTABLE, Files.readAllBytes(agent));
         cpio.entry("TRAILER!!!", 0, new byte[0]);
       }
+      // Readable by all: QEMU, which runs as the sandbox user, reads it; nothing in it is secret.
+      Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rw-r--r--"));
       Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     } finally {
       Files.deleteIfExists(temp);

@@ -2,11 +2,11 @@ package dev.box.backend.microvm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.box.api.BoxCapabilities;
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
-import dev.box.api.internal.FileTrees;
 import dev.box.api.time.Ticker;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
@@ -22,6 +22,7 @@ import dev.box.guard.ExecAgent;
 import dev.box.guard.GuestInit;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.SandboxShape;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -60,14 +62,6 @@ public final class MicrovmBackend implements SandboxBackend {
 
   /** How long a VM may take from QEMU's start to the agent's hello. */
   private static final Duration BOOT_TIMEOUT = Duration.ofSeconds(90);
-
-  /**
-   * What the pool's VMs are booted with: the limits a session that names none gets, and the
-   * workspace in the VM's writable layer.
-   */
-  private static final GuestConfig POOLED =
-      new GuestConfig(
-          SandboxShape.pooled().memoryMb(), SandboxShape.pooled().pidsLimit(), null, false);
 
   /** The file in a pooled VM's directory that names the session which took it. */
   public static final String TAKEN_BY = "taken-by";
@@ -101,12 +95,19 @@ public final class MicrovmBackend implements SandboxBackend {
           Map.entry("output", "bounded"),
           Map.entry(
               "host_mounts",
-              "refused; a persistent session's workspace is its host directory, shared into the"
-                  + " VM over virtio-9p (QEMU's mapped-xattr model: the host files are QEMU's,"
-                  + " owners and modes in extended attributes, a symlink the guest makes a plain"
-                  + " file on the host); any other session's lives in the VM's writable layer"));
+              "host_path, extra_mounts and a persistent session's workspace over virtio-9p, QEMU"
+                  + " (the sandbox uid) serving each in its none model, ro ones readonly=on and"
+                  + " mounted read-only by the guest: what the sandbox writes lands on the host as"
+                  + " the sandbox uid's; a read-only folder only its owner can read through an"
+                  + " idmapped mount, a writable one refused; any other session's workspace lives"
+                  + " in the VM's writable layer"),
+          Map.entry("seccomp", SyscallGuard.POLICY));
 
   private final Path vmsDir;
+  private final Path workspaces;
+  private final int sandboxUid;
+  private final GuestConfig pooled;
+  private final ShareMounts mounts;
   private final Path initramfs;
   private final @Nullable MicrovmFiles files;
   private final String reason;
@@ -127,11 +128,28 @@ public final class MicrovmBackend implements SandboxBackend {
    * @param runtime the clock and the threads of the backend
    * @param poolSize how many VMs of the pooled memory size wait, booted, for their sessions
    * @param egress the operator's egress policy for network-on VMs
+   * @param sandboxUid the host uid (and gid) QEMU runs as, and the sandbox user's in the guest
    */
   public MicrovmBackend(
-      Path stateDir, Path filesDir, BackendRuntime runtime, int poolSize, EgressPolicy egress) {
+      Path stateDir,
+      Path filesDir,
+      BackendRuntime runtime,
+      int poolSize,
+      EgressPolicy egress,
+      int sandboxUid) {
     Path root = stateDir.toAbsolutePath().normalize().resolve("microvm");
     this.vmsDir = root.resolve("vms");
+    this.workspaces = stateDir.toAbsolutePath().normalize().resolve("workspaces");
+    this.sandboxUid = sandboxUid;
+    // What the pool's VMs are booted with: the limits a session that names none gets, and the
+    // workspace in the VM's writable layer.
+    this.pooled =
+        new GuestConfig(
+            SandboxShape.pooled().memoryMb(),
+            SandboxShape.pooled().pidsLimit(),
+            sandboxUid,
+            List.of(),
+            false);
     this.initramfs = root.resolve("initramfs.cpio");
     this.ticker = runtime.ticker();
     this.launcher = runtime.singleThread("microvm-launcher");
@@ -141,6 +159,7 @@ public final class MicrovmBackend implements SandboxBackend {
     MicrovmFiles found = null;
     String why;
     KvmProbe.Decision decision = new KvmProbe.Decision(KvmProbe.Accel.TCG, "no VMs");
+    this.mounts = ShareMounts.start(stateDir);
     try {
       found = MicrovmFiles.read(filesDir);
       writeInitramfs(stateDir, found);
@@ -162,7 +181,7 @@ public final class MicrovmBackend implements SandboxBackend {
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
-            name -> boot(requireNonNull(files), name, POOLED, BoxEgress.NONE, BOOT_TIMEOUT),
+            name -> boot(requireNonNull(files), name, pooled, BoxEgress.NONE, BOOT_TIMEOUT),
             booted -> destroy(booted.name(), booted.vm(), booted.link()));
     pool.fill();
   }
@@ -175,20 +194,46 @@ public final class MicrovmBackend implements SandboxBackend {
       throws IOException {
     Files.createDirectories(root);
     Path keptIn = (Files.isWritable(filesDir) ? filesDir : root).resolve(KvmProbe.FILE);
+    Path kvm = Path.of("/dev/kvm");
+    String noKvm = kvmDenied(kvm);
+    if (noKvm != null) {
+      return new KvmProbe.Decision(KvmProbe.Accel.TCG, noKvm);
+    }
     try {
       return KvmProbe.decide(
           found,
-          Path.of("/dev/kvm"),
+          kvm,
           keptIn,
           () -> {
             String name = "kvm-probe-" + HexFormat.of().formatHex(random.generateSeed(6));
             VmPool.Booted probe =
-                boot(found, name, KvmProbe.Accel.KVM, POOLED, BoxEgress.NONE, KvmProbe.TIMEOUT);
+                boot(found, name, KvmProbe.Accel.KVM, pooled, BoxEgress.NONE, KvmProbe.TIMEOUT);
             destroy(name, probe.vm(), probe.link());
           });
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return new KvmProbe.Decision(KvmProbe.Accel.TCG, "interrupted before KVM was tried");
+    }
+  }
+
+  /**
+   * Why QEMU, which runs as the sandbox uid with no supplementary group, cannot open {@code kvm}
+   * for reading and writing, or null when it can (or when there is none: the probe says so).
+   */
+  private @Nullable String kvmDenied(Path kvm) {
+    try {
+      int owner = (Integer) Files.getAttribute(kvm, "unix:uid");
+      int group = (Integer) Files.getAttribute(kvm, "unix:gid");
+      int mode = (Integer) Files.getAttribute(kvm, "unix:mode") & 0777;
+      int bits = owner == sandboxUid ? mode >> 6 : group == sandboxUid ? mode >> 3 : mode;
+      if ((bits & 06) == 06) {
+        return null;
+      }
+      return "QEMU runs as uid %d with no supplementary group, to which %s (owner uid %d, group %d,"
+              .formatted(sandboxUid, kvm, owner, group)
+          + " mode %04o) grants no read-write access".formatted(mode);
+    } catch (IOException | UnsupportedOperationException e) {
+      return null;
     }
   }
 
@@ -236,14 +281,29 @@ public final class MicrovmBackend implements SandboxBackend {
                 + " of "
                 + level.size()
                 + " VMs booted and idle ("
-                + POOLED.memoryMb()
+                + pooled.memoryMb()
                 + " MiB, "
-                + POOLED.pidsLimit()
+                + pooled.pidsLimit()
                 + " pids: a session of other limits boots its own)");
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
     enforced.put("egress", network.status());
-    return new BackendStatus(name(), files != null, reason, enforced, Set.of());
+    enforced.put(
+        "qemu",
+        "uid and gid "
+            + sandboxUid
+            + ", no supplementary group, no capability, no-new-privileges, -sandbox on");
+    enforced.put("sandbox_uid", Integer.toString(sandboxUid));
+    String noShares = mounts.unavailable();
+    enforced.put(
+        IdmappedMounts.HEALTH_KEY,
+        noShares == null ? "read-only folders only" : "false: " + noShares);
+    return new BackendStatus(
+        name(),
+        files != null,
+        reason,
+        enforced,
+        noShares == null ? Set.of(BoxCapabilities.HOST_PATHS) : Set.of());
   }
 
   @Override
@@ -263,9 +323,14 @@ public final class MicrovmBackend implements SandboxBackend {
               + ")");
     }
     GuestConfig config =
-        new GuestConfig(spec.memoryMb(), spec.pidsLimit(), SharedWorkspace.of(spec), networkOn);
+        new GuestConfig(
+            spec.memoryMb(),
+            spec.pidsLimit(),
+            sandboxUid,
+            VmShares.of(spec, workspaces, sandboxUid, mounts.unavailable()),
+            networkOn);
     // A network-on config never equals the pooled one: such a session boots a VM of its own.
-    VmPool.Booted booted = config.equals(POOLED) ? pool.take() : null;
+    VmPool.Booted booted = config.equals(pooled) ? pool.take() : null;
     try {
       if (booted == null) {
         booted = boot(found, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
@@ -338,7 +403,8 @@ public final class MicrovmBackend implements SandboxBackend {
                       dir,
                       VmNetwork.socketFor(relaySockets, name),
                       egress,
-                      launcher));
+                      launcher),
+              mounts);
       running.put(name, vm);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
@@ -404,7 +470,7 @@ public final class MicrovmBackend implements SandboxBackend {
     try (Stream<Path> dirs = Files.list(vmsDir)) {
       for (Path dir : dirs.toList()) {
         if (!running.containsKey(dir.getFileName().toString())) {
-          FileTrees.deleteTreeQuietly(dir);
+          Vm.remove(dir, mounts);
         }
       }
     } catch (IOException e) {
@@ -453,5 +519,6 @@ public final class MicrovmBackend implements SandboxBackend {
     launcher.shutdownNow();
     timers.shutdownNow();
     network.readers().shutdownNow();
+    mounts.close();
   }
 }

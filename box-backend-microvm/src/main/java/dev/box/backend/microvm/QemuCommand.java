@@ -10,19 +10,16 @@ import java.util.List;
  * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
  * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
  * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
- * config disk (read-only: the agent's secret) and a network card on QEMU's user-mode network
- * ({@link GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with
- * the network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is
- * the host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
+ * config disk (read-only: the agent's secret), a network card on QEMU's user-mode network ({@link
+ * GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with the
+ * network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is the
+ * host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
  * behind the egress firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's
- * gateway leads; for a persistent session, its workspace directory over virtio-9p. QEMU's own
- * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number, and the
- * workspace's path, which the server made.
+ * gateway leads; and each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own
+ * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number: the shares
+ * are named by their mounts in the VM's directory.
  */
 final class QemuCommand {
-  /** The 9p tag the guest's init mounts at /workspace. */
-  static final String WORKSPACE_TAG = "workspace";
-
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
   private static final int TRANSLATION_CACHE_MB = 64;
 
@@ -40,22 +37,18 @@ final class QemuCommand {
   /**
    * The command.
    *
-   * @param vmDir the VM's own directory: its console log and config disk
-   * @param initramfs the server's initramfs
-   * @param config the session's limits (the VM's RAM) and its shared workspace, if any
+   * @param name the VM's name, which {@code -name} shows; QEMU runs in the VM's directory and names
+   *     its files there relatively ({@link Vm})
+   * @param config the session's limits (the VM's RAM), its shares and its network
    * @param hostPort the loopback port forwarded to the agent (the host's, or with the network on
    *     the VM's namespace's)
    * @param accel KVM (with the host's CPU model) or TCG
    */
   static List<String> of(
-      MicrovmFiles files,
-      Path vmDir,
-      Path initramfs,
-      GuestConfig config,
-      int hostPort,
-      KvmProbe.Accel accel) {
+      MicrovmFiles files, String name, GuestConfig config, int hostPort, KvmProbe.Accel accel) {
     List<String> argv = new ArrayList<>();
     argv.add(files.qemu().toString());
+    add(argv, "-name", name);
     add(argv, "-machine", "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=off");
     if (accel == KvmProbe.Accel.KVM) {
       add(argv, "-accel", "kvm");
@@ -71,13 +64,13 @@ final class QemuCommand {
         "-sandbox",
         "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
     add(argv, "-kernel", files.kernel().toString());
-    add(argv, "-initrd", initramfs.toString());
+    add(argv, "-initrd", Vm.INITRAMFS);
     add(argv, "-append", kernelArgs(files.tscKhz()));
-    add(argv, "-chardev", "file,id=console,path=" + option(vmDir.resolve(Vm.CONSOLE_LOG)));
+    add(argv, "-chardev", "file,id=console,path=" + Vm.CONSOLE_LOG);
     add(argv, "-device", "virtio-serial-device");
     add(argv, "-device", "virtconsole,chardev=console");
     disk(argv, "root", files.rootfs());
-    disk(argv, "config", vmDir.resolve(Vm.CONFIG_DISK));
+    disk(argv, "config", Path.of(Vm.CONFIG_DISK));
     add(
         argv,
         "-netdev",
@@ -92,16 +85,23 @@ final class QemuCommand {
             + ":"
             + GuestInit.AGENT_PORT);
     add(argv, "-device", "virtio-net-device,netdev=net");
-    Path workspace = config.workspace();
-    if (workspace != null) {
-      // QEMU's 9p server resolves every path itself, below this directory, never following a
-      // symlink; mapped-xattr keeps the guest's owners, modes and symlinks in extended attributes
-      // and plain files, so that nothing the guest makes is a set-id file or a symlink on the host.
+    // QEMU's 9p server resolves every path itself, below the share, never following a symlink.
+    // It runs as the sandbox user, so in the "none" model what the guest writes lands on the host
+    // as that uid's, with the modes the guest gave: a set-id mode is refused by box-guard's filter
+    // in the guest, and at worst (a guest kernel taken over) would be set-id to that uid.
+    List<GuestConfig.Share> shares = config.shares();
+    for (int i = 0; i < shares.size(); i++) {
+      String tag = GuestConfig.tag(i);
       add(
           argv,
           "-fsdev",
-          "local,id=workspace,path=" + option(workspace) + ",security_model=mapped-xattr");
-      add(argv, "-device", "virtio-9p-device,fsdev=workspace,mount_tag=" + WORKSPACE_TAG);
+          "local,id="
+              + tag
+              + ",path="
+              + ShareMounts.slot(i)
+              + ",security_model=none"
+              + (shares.get(i).readOnly() ? ",readonly=on" : ""));
+      add(argv, "-device", "virtio-9p-device,fsdev=" + tag + ",mount_tag=" + tag);
     }
     return argv;
   }

@@ -11,9 +11,12 @@ import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
@@ -22,21 +25,32 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}, mode
- * 0700), which holds its config disk (the agent's secret), its console log and QEMU's own output.
+ * One running VM: its QEMU process and its directory ({@code <state>/microvm/vms/<name>}), which
+ * holds its config disk (the agent's secret), its console log, QEMU's own output, a link to the
+ * initramfs and its shares' mounts ({@link ShareMounts}).
  *
- * <p>QEMU is started through {@code setpriv --pdeathsig KILL} from the backend's launcher thread,
- * which lives as long as the server: when the server dies, however it dies, the kernel kills every
- * VM it started. A network-on VM's QEMU runs in a network namespace of its own ({@link VmNetwork}),
- * entered through {@code nsenter} under a {@code setpriv --pdeathsig KILL} of its own.
+ * <p>QEMU runs as the sandbox user's host uid and gid, with no supplementary group, no capability
+ * and no-new-privileges, through {@code setpriv}, in its VM's directory, where it names every file
+ * relatively: the state directory above it is root's alone. It is started with {@code --pdeathsig
+ * KILL} from the backend's launcher thread, which lives as long as the server: when the server
+ * dies, however it dies, the kernel kills every VM it started. A network-on VM's QEMU runs in a
+ * network namespace of its own ({@link VmNetwork}), entered through {@code nsenter} (as root,
+ * before the uid changes) under a {@code setpriv --pdeathsig KILL} of its own.
  *
  * @param agent where the server reaches the guest's agent: a host loopback port QEMU forwards, or
- *     with the network on the relay's Unix socket in the VM's directory
+ *     with the network on the relay's Unix socket
  * @param network the VM's network namespace with the network on, else null
+ * @param mounts the mounts of the VM's shares in its directory
  */
-record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork network) {
+record Vm(
+    Path dir,
+    Process process,
+    SocketAddress agent,
+    @Nullable VmNetwork network,
+    ShareMounts mounts) {
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
+  static final String INITRAMFS = "initramfs";
   private static final String QEMU_LOG = "qemu.log";
 
   /** How much of a log an error message quotes: the guest writes the console, hostile. */
@@ -44,8 +58,8 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
 
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
-   * secret} and what the guest is told of its session ({@code guest}); on failure nothing of it is
-   * left.
+   * secret} and what the guest is told of its session ({@code guest}), its shares mounted by {@code
+   * mounts}; on failure nothing of it is left.
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
    * @param network makes the VM's network namespace; used when {@code guest} has the network on
@@ -58,27 +72,21 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
       byte[] secret,
       KvmProbe.Accel accel,
       ExecutorService launcher,
-      VmNetwork.Opener network)
+      VmNetwork.Opener network,
+      ShareMounts mounts)
       throws IOException {
     Files.createDirectories(dir.getParent());
-    Files.createDirectory(
-        dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-    Path config = dir.resolve(CONFIG_DISK);
-    // A disk is at least one sector.
-    byte[] sector = new byte[512];
-    System.arraycopy(secret, 0, sector, 0, secret.length);
-    byte[] line = guest.configLine();
-    System.arraycopy(line, 0, sector, secret.length, line.length);
-    Files.write(config, sector);
+    Files.createDirectory(dir, permissions("rwx--x---"));
     VmNetwork namespace = null;
     try {
+      prepare(dir, initramfs, guest, secret, mounts);
       namespace = guest.networkOn() ? network.open(dir) : null;
-      return start(files, dir, initramfs, guest, accel, launcher, namespace);
+      return start(files, dir, guest, accel, launcher, namespace, mounts);
     } catch (IOException | RuntimeException e) {
       if (namespace != null) {
         namespace.close();
       }
-      FileTrees.deleteTreeQuietly(dir);
+      remove(dir, mounts);
       throw e;
     }
   }
@@ -86,23 +94,39 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
   private static Vm start(
       MicrovmFiles files,
       Path dir,
-      Path initramfs,
       GuestConfig guest,
       KvmProbe.Accel accel,
       ExecutorService launcher,
-      @Nullable VmNetwork network)
+      @Nullable VmNetwork network,
+      ShareMounts mounts)
       throws IOException {
     int port = network == null ? freeLoopbackPort() : VmNetwork.FORWARDED_PORT;
     List<String> argv = new ArrayList<>();
     if (network != null) {
-      // Dies with the server before nsenter runs, as QEMU does after it.
+      // Dies with the server before nsenter runs, as QEMU does after it; nsenter needs root, so
+      // the uid changes after it.
       argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
       argv.addAll(network.enter());
     }
-    argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
-    argv.addAll(QemuCommand.of(files, dir, initramfs, guest, port, accel));
+    String uid = Integer.toString(guest.sandboxUid());
+    argv.addAll(
+        List.of(
+            "setpriv",
+            "--reuid",
+            uid,
+            "--regid",
+            uid,
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--pdeathsig",
+            "KILL",
+            "--"));
+    argv.addAll(QemuCommand.of(files, dir.getFileName().toString(), guest, port, accel));
     ProcessBuilder builder =
         new ProcessBuilder(argv)
+            .directory(dir.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
             .redirectOutput(dir.resolve(QEMU_LOG).toFile())
             .redirectErrorStream(true);
@@ -112,7 +136,7 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
           network == null
               ? new InetSocketAddress(InetAddress.getLoopbackAddress(), port)
               : network.agent();
-      return new Vm(dir, started.get(30, TimeUnit.SECONDS), agent, network);
+      return new Vm(dir, started.get(30, TimeUnit.SECONDS), agent, network, mounts);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       throw new IOException("cannot start QEMU: " + cause.getMessage(), cause);
@@ -123,6 +147,37 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
       Thread.currentThread().interrupt();
       throw new IOException("interrupted while starting QEMU", e);
     }
+  }
+
+  /**
+   * Makes what QEMU, the sandbox user, may use of the VM's directory, and nothing more: the
+   * directory (root's, which that user may enter but not list or change), the config disk (it may
+   * read it), the console log (its own), a link to the initramfs, and its shares' mounts.
+   */
+  private static void prepare(
+      Path dir, Path initramfs, GuestConfig guest, byte[] secret, ShareMounts mounts)
+      throws IOException {
+    int uid = guest.sandboxUid();
+    Files.setAttribute(dir, "unix:gid", uid);
+    Path config = dir.resolve(CONFIG_DISK);
+    byte[] disk = new byte[GuestConfig.DISK_BYTES];
+    System.arraycopy(secret, 0, disk, 0, secret.length);
+    byte[] lines = guest.configLine();
+    if (secret.length + lines.length >= disk.length) {
+      throw new IOException("the VM's config is larger than its disk: " + lines.length + " bytes");
+    }
+    System.arraycopy(lines, 0, disk, secret.length, lines.length);
+    Files.write(Files.createFile(config, permissions("rw-------")), disk);
+    Files.setAttribute(config, "unix:gid", uid);
+    Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("r--r-----"));
+    Path console = Files.createFile(dir.resolve(CONSOLE_LOG), permissions("rw-------"));
+    Files.setAttribute(console, "unix:uid", uid);
+    Files.createLink(dir.resolve(INITRAMFS), initramfs);
+    mounts.stage(guest.shares(), dir, uid);
+  }
+
+  private static FileAttribute<Set<PosixFilePermission>> permissions(String mode) {
+    return PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString(mode));
   }
 
   /**
@@ -167,8 +222,8 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
   }
 
   /**
-   * Kills QEMU, waits for it to end, ends its network namespace's helpers, and removes the VM's
-   * directory; idempotent.
+   * Kills QEMU, waits for it to end, ends its network namespace's helpers, detaches its shares and
+   * removes the VM's directory; idempotent.
    */
   void destroy() {
     process.destroyForcibly();
@@ -184,6 +239,16 @@ record Vm(Path dir, Process process, SocketAddress agent, @Nullable VmNetwork ne
         network.close();
       }
     }
-    FileTrees.deleteTreeQuietly(dir);
+    remove(dir, mounts);
+  }
+
+  /**
+   * Removes a VM's directory once no mount is left under it: a share's folder is the host's, never
+   * deleted with the VM.
+   */
+  static void remove(Path dir, ShareMounts mounts) {
+    if (mounts.unstage(dir)) {
+      FileTrees.deleteTreeQuietly(dir);
+    }
   }
 }

@@ -1,10 +1,12 @@
 package dev.box.backend.microvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.api.BoxEgress;
 import dev.box.api.BoxNetworkMode;
+import dev.box.api.BoxValidationException;
 import dev.box.api.Cidr;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
@@ -21,10 +23,12 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -43,7 +47,11 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class MicrovmBackendTest {
+  /** The host uid QEMU runs as, and the sandbox user's in the guest: the server's default. */
+  static final int SANDBOX_UID = 2_000_000;
+
   private Path state;
+  private @Nullable Sandbox withFolders;
   private MicrovmBackend backend;
   private Sandbox sandbox;
 
@@ -54,7 +62,9 @@ class MicrovmBackendTest {
     assumeTrue(
         Files.isRegularFile(files.resolve(MicrovmFiles.MANIFEST)),
         "no micro-VM files in " + files + ": run scripts/microvm");
-    backend = new MicrovmBackend(state, files, BackendRuntime.system(), 0, EgressPolicy.DEFAULT);
+    backend =
+        new MicrovmBackend(
+            state, files, BackendRuntime.system(), 0, EgressPolicy.DEFAULT, SANDBOX_UID);
     assertThat(backend.status().available()).as(backend.status().reason()).isTrue();
     // KVM only where a test boot under it worked; the health report says which, and why.
     assertThat(backend.status().enforced().get("isolation")).matches("vm \\((kvm|tcg)\\)");
@@ -116,7 +126,7 @@ class MicrovmBackendTest {
     String hostKernel = Files.readString(Path.of("/proc/sys/kernel/osrelease")).strip();
 
     assertThat(run("id -u; echo hi > f; cat f; pwd; uname -r", 0))
-        .startsWith("1000\nhi\n/workspace\n")
+        .startsWith(SANDBOX_UID + "\nhi\n/workspace\n")
         .doesNotContain(hostKernel);
   }
 
@@ -278,22 +288,112 @@ class MicrovmBackendTest {
             true);
     Sandbox kept = backend.start(persistent);
     try {
+      // The guest resolves every symlink itself, in its own root; QEMU's 9p server opens each
+      // component below the share without following one, so no link leads to a host file.
       String script =
-          "echo kept > note; stat -c %u note; ln -s /etc/shadow shadow;"
-              + " cat shadow 2>/dev/null || echo no-shadow; cat planted 2>/dev/null || echo no-host";
+          "echo kept > note; stat -c %u note; ln -s /etc/shadow shadow; ln -s "
+              + hostOnly
+              + " out; cat shadow 2>/dev/null || echo no-shadow;"
+              + " cat planted 2>/dev/null || echo no-host; (echo x > out) 2>/dev/null || echo no-out";
 
-      assertThat(run(kept, script, 0)).isEqualTo("1000\nno-shadow\nno-host\n");
-      assertThat(Files.isSymbolicLink(workspace.resolve("shadow")))
-          .as("the guest's symlink is a plain file on the host")
-          .isFalse();
+      assertThat(run(kept, script, 0)).isEqualTo(SANDBOX_UID + "\nno-shadow\nno-host\nno-out\n");
+      assertThat(Files.readSymbolicLink(workspace.resolve("shadow")))
+          .as("the guest's symlink is a symlink on the host, never followed there")
+          .isEqualTo(Path.of("/etc/shadow"));
+      assertThat(hostOnly).hasContent("host-only\n");
     } finally {
       kept.destroy();
     }
     assertThat(workspace.resolve("note")).as("the file outlives the VM").hasContent("kept\n");
+    assertThat((Integer) Files.getAttribute(workspace.resolve("note"), "unix:uid"))
+        .as("its host owner")
+        .isEqualTo(SANDBOX_UID);
   }
 
   @Test
   @Order(10)
+  void hostFolders_areSharedWithTheirModes_readOnlyOnesRefuseWrites() throws Exception {
+    Path host = Files.createDirectory(state.resolve("folders"));
+    Path ro = Files.createDirectory(host.resolve("ro"));
+    Files.writeString(ro.resolve("in"), "x\n");
+    Files.setPosixFilePermissions(ro, PosixFilePermissions.fromString("rwxr-xr-x"));
+    Path rw = Files.createDirectory(host.resolve("rw"));
+    Files.setPosixFilePermissions(rw, PosixFilePermissions.fromString("rwxrwxrwx"));
+    Path ownerOnly = Files.createDirectory(host.resolve("owner-only"));
+    Files.writeString(ownerOnly.resolve("secret"), "owner\n");
+    Files.setPosixFilePermissions(ownerOnly, PosixFilePermissions.fromString("rwx------"));
+    Sandbox vm =
+        backend.start(
+            spec(
+                "h1",
+                new SandboxMount(ro, "/workspace", true),
+                List.of(
+                    new SandboxMount(rw, "/mnt/rw", false),
+                    new SandboxMount(ownerOnly, "/mnt/owner-only", true))));
+    withFolders = vm;
+    String script =
+        "cat /workspace/in; (echo y > /workspace/in) 2>/dev/null || echo no-write;"
+            + " (touch /workspace/new) 2>/dev/null || echo no-create;"
+            + " echo hi > /mnt/rw/out; mkdir /mnt/rw/dir; cat /mnt/owner-only/secret;"
+            + " (touch /mnt/owner-only/new) 2>/dev/null || echo no-create";
+
+    assertThat(run(vm, script, 0)).isEqualTo("x\nno-write\nno-create\nowner\nno-create\n");
+    assertThat(ro.resolve("in")).hasContent("x\n");
+    assertThat(ro.resolve("new")).doesNotExist();
+    assertThat(rw.resolve("out")).hasContent("hi\n");
+    for (Path made : List.of(rw.resolve("out"), rw.resolve("dir"))) {
+      assertThat((Integer) Files.getAttribute(made, "unix:uid")).isEqualTo(SANDBOX_UID);
+    }
+    assertThat(ownerOnly.resolve("new")).doesNotExist();
+  }
+
+  @Test
+  @Order(11)
+  void destroyingAVmWithFolders_detachesThem_andLeavesTheirFiles() {
+    Sandbox vm = withFolders;
+    assumeTrue(vm != null, "the VM of host folders did not start");
+    Path dir = state.resolve("microvm/vms").resolve(vm.id());
+    assertThat(dir.resolve("shares/0")).isDirectory();
+
+    vm.destroy();
+
+    assertThat(dir).doesNotExist();
+    assertThat(mountInfo()).doesNotContain(dir.toString());
+    assertThat(state.resolve("folders/rw/out")).hasContent("hi\n");
+  }
+
+  private static String mountInfo() {
+    try {
+      return Files.readString(Path.of("/proc/self/mountinfo"));
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @Test
+  @Order(12)
+  void aWritableFolderOnlyItsOwnerCanWrite_isRefused_namingItsOwnerAndMode(@TempDir Path host)
+      throws Exception {
+    Path ownerOnly = Files.createDirectory(host.resolve("owner-only"));
+    Files.setPosixFilePermissions(ownerOnly, PosixFilePermissions.fromString("rwx------"));
+
+    assertThatThrownBy(
+            () ->
+                backend.start(
+                    spec("h2", null, List.of(new SandboxMount(ownerOnly, "/mnt/owner", false)))))
+        .isInstanceOf(BoxValidationException.class)
+        .hasMessageStartingWith("host_path " + ownerOnly + " (owner uid 0, group 0, mode 0700)")
+        .hasMessageContaining(VmShares.NO_WRITABLE_IDMAP);
+    assertThat(backend.pids()).containsOnlyKeys(sandbox.id());
+  }
+
+  static SandboxSpec spec(
+      String session, @Nullable SandboxMount workspace, List<SandboxMount> extras) {
+    return spec(session, BoxNetworkMode.OFF, 256).withMounts(workspace, extras);
+  }
+
+  @Test
+  @Order(20)
   void destroy_killsQemuAndRemovesTheVmsFiles() {
     long pid = java.util.Objects.requireNonNull(backend.pids().get(sandbox.id()));
     Path dir = state.resolve("microvm/vms").resolve(sandbox.id());

@@ -39,7 +39,13 @@ class VmPoolTest {
         "no micro-VM files in " + files + ": run scripts/microvm");
     List<Long> qemus = new ArrayList<>();
     try (MicrovmBackend backend =
-        new MicrovmBackend(state, files, BackendRuntime.system(), 1, EgressPolicy.DEFAULT)) {
+        new MicrovmBackend(
+            state,
+            files,
+            BackendRuntime.system(),
+            1,
+            EgressPolicy.DEFAULT,
+            MicrovmBackendTest.SANDBOX_UID)) {
       await().atMost(BOOTS).until(() -> backend.poolLevel().equals(new PoolLevel(1, 1)));
       assertThat(backend.status().enforced().get("pool")).startsWith("1 of 1 VMs booted");
       String pooled = backend.pids().keySet().iterator().next();
