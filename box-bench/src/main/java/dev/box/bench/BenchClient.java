@@ -218,7 +218,12 @@ final class BenchClient {
    * enforced.pool} "N of N ..."); returns at once on a server without a pool.
    */
   void awaitPoolFull() throws IOException, InterruptedException {
-    long deadline = System.nanoTime() + POOL_WAIT.toNanos();
+    awaitPoolFull(POOL_WAIT);
+  }
+
+  /** As {@link #awaitPoolFull()}, waiting up to {@code patience}: a VM's boot takes seconds. */
+  void awaitPoolFull(Duration patience) throws IOException, InterruptedException {
+    long deadline = System.nanoTime() + patience.toNanos();
     while (true) {
       String pool =
           mapper
@@ -231,7 +236,7 @@ final class BenchClient {
         return;
       }
       if (System.nanoTime() > deadline) {
-        throw new IOException("the pool did not refill within " + POOL_WAIT + ": " + pool);
+        throw new IOException("the pool did not refill within " + patience + ": " + pool);
       }
       Thread.sleep(2);
     }

@@ -19,9 +19,9 @@ import java.util.stream.Collectors;
  *
  * <p>Usage: {@code BoxBench [--quick] [--iterations-scale X] [--markdown FILE]}, or {@code BoxBench
  * --containers ...} for the container backends ({@link ContainerBench}), or {@code BoxBench
- * --nsjail [N]} for the nsjail backend ({@link NsjailBench}), or {@code BoxBench --fork [N]} for
- * the cost of forks and snapshots ({@link ForkBench}); {@code bench/run} builds the module and runs
- * it.
+ * --nsjail [N]} for the nsjail backend ({@link NsjailBench}), or {@code BoxBench --microvm [N]} for
+ * the microvm backend ({@link MicrovmBench}), or {@code BoxBench --fork [N]} for the cost of forks
+ * and snapshots ({@link ForkBench}); {@code bench/run} builds the module and runs it.
  */
 public final class BoxBench {
   /** Room for the memory measurement's idle sessions and more. */
@@ -34,6 +34,11 @@ public final class BoxBench {
     if (args.length > 0 && args[0].equals("--nsjail")) {
       System.exit(
           exitStatus(() -> NsjailBench.main(List.of(args).subList(1, args.length), System.out)));
+      return;
+    }
+    if (args.length > 0 && args[0].equals("--microvm")) {
+      System.exit(
+          exitStatus(() -> MicrovmBench.main(List.of(args).subList(1, args.length), System.out)));
       return;
     }
     if (args.length > 0 && args[0].equals("--fork")) {
