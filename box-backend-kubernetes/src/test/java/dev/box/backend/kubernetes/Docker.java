@@ -55,13 +55,44 @@ final class Docker {
     return ip;
   }
 
-  /** Makes the internal network {@code name} (no route out of the machine) unless it exists. */
+  /**
+   * Makes the internal network {@code name} (no route out of the machine) unless it exists with its
+   * gateway, the node, named in its address configuration: a network made with a subnet but no
+   * gateway (as an earlier stand-in made it) names none there on some engines, though its bridge
+   * has one, so it is made again.
+   */
   static void ensureNetwork(String name) throws IOException {
+    String gateway;
     try {
-      call(List.of("network", "inspect", name));
+      gateway =
+          call(List.of(
+                  "network",
+                  "inspect",
+                  "--format",
+                  "{{range .IPAM.Config}}{{.Gateway}}{{end}}",
+                  name))
+              .strip();
     } catch (IOException e) {
-      call(List.of("network", "create", "--internal", "--subnet", "10.244.0.0/24", name));
+      create(name);
+      return;
     }
+    if (gateway.isEmpty()) {
+      call(List.of("network", "rm", name));
+      create(name);
+    }
+  }
+
+  private static void create(String name) throws IOException {
+    call(
+        List.of(
+            "network",
+            "create",
+            "--internal",
+            "--subnet",
+            "10.244.0.0/24",
+            "--gateway",
+            "10.244.0.1",
+            name));
   }
 
   /** Removes {@code container} and its anonymous volumes, if it exists. */
