@@ -119,6 +119,14 @@ public final class MicrovmBackend implements SandboxBackend {
   private @Nullable Path relay;
   private final SecureRandom random = new SecureRandom();
   private final Map<String, Vm> running = new ConcurrentHashMap<>();
+
+  /**
+   * The VMs whose directory exists but which are not running yet: {@link #removeOrphans} must not
+   * take them for an earlier server's (the pool boots while the server removes what a crashed one
+   * left).
+   */
+  private final Set<String> starting = ConcurrentHashMap.newKeySet();
+
   private final VmPool pool;
   private final KvmProbe.Decision acceleration;
 
@@ -385,6 +393,7 @@ public final class MicrovmBackend implements SandboxBackend {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
+    starting.add(name);
     try {
       long started = ticker.read();
       vm =
@@ -406,12 +415,15 @@ public final class MicrovmBackend implements SandboxBackend {
                       launcher),
               mounts);
       running.put(name, vm);
+      starting.remove(name);
       AgentLink link = awaitAgent(name, vm, secret, timeout);
       log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
       return new VmPool.Booted(name, vm, link);
     } catch (IOException | InterruptedException | RuntimeException e) {
       destroy(name, vm, null);
       throw e;
+    } finally {
+      starting.remove(name);
     }
   }
 
@@ -469,7 +481,8 @@ public final class MicrovmBackend implements SandboxBackend {
     }
     try (Stream<Path> dirs = Files.list(vmsDir)) {
       for (Path dir : dirs.toList()) {
-        if (!running.containsKey(dir.getFileName().toString())) {
+        String name = dir.getFileName().toString();
+        if (!running.containsKey(name) && !starting.contains(name)) {
           Vm.remove(dir, mounts);
         }
       }
@@ -485,6 +498,7 @@ public final class MicrovmBackend implements SandboxBackend {
     }
     Set<Path> ours = new HashSet<>();
     running.keySet().forEach(name -> ours.add(VmNetwork.socketFor(relaySockets, name)));
+    starting.forEach(name -> ours.add(VmNetwork.socketFor(relaySockets, name)));
     try (Stream<Path> sockets = Files.list(relaySockets)) {
       for (Path socket : sockets.toList()) {
         String file = socket.getFileName().toString();
