@@ -43,10 +43,10 @@ final class VmShares {
   static List<GuestConfig.Share> of(
       SandboxSpec spec, Path workspaces, int sandboxUid, @Nullable String noIdmap) {
     SandboxMount workspace = spec.workspace();
-    if (workspace != null
-        && !spec.persistent()
-        && workspace.boxOwned()
-        && workspace.hostPath().startsWith(workspaces)) {
+    // A session's own private workspace (Box made it, in the workspace store or under workspaces/)
+    // lives in the VM's writable layer unless the session is persistent: so such a session can take
+    // a pooled VM.
+    if (workspace != null && !spec.persistent() && workspace.boxOwned()) {
       workspace = null;
     }
     SandboxSpec shared = spec.withMounts(workspace, spec.extraMounts());
