@@ -8,6 +8,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
@@ -50,13 +51,17 @@ class VmPoolTest {
       assertThat(backend.status().enforced().get("pool")).startsWith("1 of 1 VMs booted");
       String pooled = backend.pids().keySet().iterator().next();
 
+      // A non-persistent session's own workspace, where Box keeps private workspaces (the
+      // workspace store), stays in the VM: the session takes the pooled VM.
+      Path own = Files.createDirectories(state.resolve("store").resolve("ws-s1"));
       Sandbox sandbox =
           backend.start(
               MicrovmBackendTest.spec(
-                  "s1",
-                  BoxNetworkMode.OFF,
-                  SandboxShape.pooled().memoryMb(),
-                  SandboxShape.pooled().pidsLimit()));
+                      "s1",
+                      BoxNetworkMode.OFF,
+                      SandboxShape.pooled().memoryMb(),
+                      SandboxShape.pooled().pidsLimit())
+                  .withMounts(new SandboxMount(own, "/workspace", false, true), List.of()));
 
       assertThat(sandbox.id()).isEqualTo(pooled);
       SandboxProcess p =
