@@ -95,7 +95,8 @@ public record SandboxShape(
         memoryMb,
         pidsLimit,
         egress,
-        false);
+        false,
+        null);
   }
 
   /** The shape in a few words, for the health report. */

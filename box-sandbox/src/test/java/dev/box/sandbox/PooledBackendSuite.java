@@ -150,7 +150,8 @@ public abstract class PooledBackendSuite {
         memoryMb,
         shape.pidsLimit(),
         BoxEgress.NONE,
-        persistent);
+        persistent,
+        null);
   }
 
   /** A new host directory {@code name}, by its real path, for a test to give a session. */

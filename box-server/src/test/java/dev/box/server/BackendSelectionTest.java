@@ -169,7 +169,8 @@ class BackendSelectionTest {
                             256,
                             64,
                             dev.box.api.BoxEgress.NONE,
-                            false)))
+                            false,
+                            null)))
         .isInstanceOfSatisfying(
             BoxException.class,
             e -> assertThat(e.code()).isEqualTo(BoxErrorCode.BACKEND_UNAVAILABLE));

@@ -240,7 +240,8 @@ class BoxliteBackendTest {
         256,
         64,
         BoxEgress.NONE,
-        persistent);
+        persistent,
+        null);
   }
 
   private static SandboxSpec with(
@@ -261,7 +262,8 @@ class BoxliteBackendTest {
         base.memoryMb(),
         base.pidsLimit(),
         egress,
-        base.persistent());
+        base.persistent(),
+        null);
   }
 
   private static String text(byte[] bytes) {

@@ -55,7 +55,8 @@ class ExecAgentTest {
         256,
         64,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   private static SandboxProcess start(Sandbox sandbox, String script, boolean stdin) {

@@ -31,7 +31,8 @@ class SandboxArgsTest {
         256,
         64,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   private static List<String> argv(SandboxSpec spec, @Nullable Path guard) throws Exception {

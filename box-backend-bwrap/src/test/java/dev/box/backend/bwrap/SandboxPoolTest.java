@@ -224,7 +224,8 @@ class SandboxPoolTest extends PooledBackendSuite {
           memoryMb,
           pidsLimit,
           egress,
-          s.persistent());
+          s.persistent(),
+          null);
     }
   }
 }

@@ -79,7 +79,8 @@ class ContainerBackendTest {
         256,
         64,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   static String text(SandboxProcess p) throws IOException {

@@ -128,7 +128,8 @@ class E2bBackendTest {
         512,
         128,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   private static int run(Sandbox sandbox, String script) throws InterruptedException {

@@ -75,7 +75,8 @@ class KubernetesBackendTest {
         256,
         64,
         BoxEgress.NONE,
-        persistent);
+        persistent,
+        null);
   }
 
   static String run(Sandbox sandbox, String script) throws Exception {

@@ -158,7 +158,8 @@ class PoolTest {
             base.memoryMb(),
             base.pidsLimit(),
             base.egress(),
-            true);
+            true,
+            null);
 
     Sandbox sandbox = backend.start(persistent);
     tenant.keep(sandbox);

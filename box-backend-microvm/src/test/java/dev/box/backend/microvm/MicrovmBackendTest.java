@@ -97,7 +97,8 @@ class MicrovmBackendTest {
         memoryMb,
         pidsLimit,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   private SandboxProcess spawn(String script, boolean stdin) {
@@ -285,7 +286,8 @@ class MicrovmBackendTest {
             256,
             64,
             BoxEgress.NONE,
-            true);
+            true,
+            null);
     Sandbox kept = backend.start(persistent);
     try {
       // The guest resolves every symlink itself, in its own root; QEMU's 9p server opens each

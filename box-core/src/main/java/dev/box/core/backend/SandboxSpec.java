@@ -50,38 +50,6 @@ public record SandboxSpec(
     extraMounts = List.copyOf(extraMounts);
   }
 
-  /** A spec that starts from {@code image}, with no copied root. */
-  public SandboxSpec(
-      String sessionId,
-      String sandboxName,
-      String instanceId,
-      String image,
-      BoxNetworkMode network,
-      @Nullable SandboxMount workspace,
-      List<SandboxMount> extraMounts,
-      boolean readOnlyRootfs,
-      double cpus,
-      int memoryMb,
-      int pidsLimit,
-      BoxEgress egress,
-      boolean persistent) {
-    this(
-        sessionId,
-        sandboxName,
-        instanceId,
-        image,
-        network,
-        workspace,
-        extraMounts,
-        readOnlyRootfs,
-        cpus,
-        memoryMb,
-        pidsLimit,
-        egress,
-        persistent,
-        null);
-  }
-
   /** This spec with {@code workspace} and {@code extraMounts} in place of its own. */
   public SandboxSpec withMounts(@Nullable SandboxMount workspace, List<SandboxMount> extraMounts) {
     return new SandboxSpec(
