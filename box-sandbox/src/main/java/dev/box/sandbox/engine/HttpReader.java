@@ -122,14 +122,19 @@ public final class HttpReader {
         throw cutShort();
       }
       body.write(chunk);
-      int cr = in.read();
-      int lf = in.read();
-      if (lf < 0) {
-        throw cutShort();
-      }
-      if (cr != '\r' || lf != '\n') {
-        throw new IOException("a chunk of the engine's answer does not end with CRLF");
-      }
+      readChunkEnd();
+    }
+  }
+
+  /** Reads the CRLF after a chunk's data. */
+  private void readChunkEnd() throws IOException {
+    int cr = in.read();
+    int lf = in.read();
+    if (lf < 0) {
+      throw cutShort();
+    }
+    if (cr != '\r' || lf != '\n') {
+      throw new IOException("a chunk of the engine's answer does not end with CRLF");
     }
   }
 
@@ -230,10 +235,15 @@ public final class HttpReader {
     return text.length() > SHOWN_CHARS ? shown + "..." : shown.toString();
   }
 
-  /** The decoded chunks of a chunked body, read one chunk at a time. */
-  private final class ChunkedBody extends InputStream {
-    private long left;
-    private boolean ended;
+  /** A body read as it arrives, a run of {@code left} bytes at a time. */
+  private abstract class StreamedBody extends InputStream {
+    long left;
+
+    /** Starts the next run of bytes, setting {@code left}; false at the end of the body. */
+    abstract boolean nextRun() throws IOException;
+
+    /** Reads what follows a run. */
+    void endOfRun() throws IOException {}
 
     @Override
     public int read() throws IOException {
@@ -246,7 +256,7 @@ public final class HttpReader {
       if (length == 0) {
         return 0;
       }
-      if (left == 0 && !nextChunk()) {
+      if (left == 0 && !nextRun()) {
         return -1;
       }
       int n = in.read(buffer, offset, (int) Math.min(length, left));
@@ -255,13 +265,18 @@ public final class HttpReader {
       }
       left -= n;
       if (left == 0) {
-        endOfChunk();
+        endOfRun();
       }
       return n;
     }
+  }
 
-    /** Reads the next chunk's size line; false at the last chunk, after its trailers. */
-    private boolean nextChunk() throws IOException {
+  /** The decoded chunks of a chunked body, one chunk a run. */
+  private final class ChunkedBody extends StreamedBody {
+    private boolean ended;
+
+    @Override
+    boolean nextRun() throws IOException {
       if (ended) {
         return false;
       }
@@ -274,46 +289,21 @@ public final class HttpReader {
       return true;
     }
 
-    private void endOfChunk() throws IOException {
-      int cr = in.read();
-      int lf = in.read();
-      if (lf < 0) {
-        throw cutShort();
-      }
-      if (cr != '\r' || lf != '\n') {
-        throw new IOException("a chunk of the engine's answer does not end with CRLF");
-      }
+    @Override
+    void endOfRun() throws IOException {
+      readChunkEnd();
     }
   }
 
-  /** A body of a known length. */
-  private final class LengthBody extends InputStream {
-    private long left;
-
+  /** A body of a known length, one run. */
+  private final class LengthBody extends StreamedBody {
     LengthBody(long length) {
       this.left = length;
     }
 
     @Override
-    public int read() throws IOException {
-      byte[] one = new byte[1];
-      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] buffer, int offset, int length) throws IOException {
-      if (length == 0) {
-        return 0;
-      }
-      if (left == 0) {
-        return -1;
-      }
-      int n = in.read(buffer, offset, (int) Math.min(length, left));
-      if (n < 0) {
-        throw cutShort();
-      }
-      left -= n;
-      return n;
+    boolean nextRun() {
+      return false;
     }
   }
 
