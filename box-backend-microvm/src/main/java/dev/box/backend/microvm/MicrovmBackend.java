@@ -394,8 +394,6 @@ public final class MicrovmBackend implements SandboxBackend {
               + network.status()
               + ")");
     }
-    Path imageRoot = imageRoot(spec);
-    MicrovmFiles vmFiles = imageRoot == null ? found : found.withRootfs(imageRoot);
     GuestConfig config =
         new GuestConfig(
             spec.memoryMb(),
@@ -403,11 +401,14 @@ public final class MicrovmBackend implements SandboxBackend {
             sandboxUid,
             VmShares.of(spec, workspaces, sandboxUid, mounts.unavailable()),
             networkOn);
-    // A network-on config never equals the pooled one: such a session boots a VM of its own, as
-    // does one of an image of its own (the pool's VMs boot the default root).
-    VmPool.Booted booted = imageRoot == null && config.equals(pooled) ? pool.take() : null;
+    VmPool.Booted booted;
     try {
+      Path imageRoot = imageRoot(spec);
+      // A network-on config never equals the pooled one: such a session boots a VM of its own, as
+      // does one of an image of its own (the pool's VMs boot the default root).
+      booted = imageRoot == null && config.equals(pooled) ? pool.take() : null;
       if (booted == null) {
+        MicrovmFiles vmFiles = imageRoot == null ? found : found.withRootfs(imageRoot);
         booted = boot(vmFiles, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
@@ -429,7 +430,7 @@ public final class MicrovmBackend implements SandboxBackend {
    * The root disk of the spec's image, made now if need be; null for the default root: the spec
    * names the default image, or no engine serves images.
    */
-  private @Nullable Path imageRoot(SandboxSpec spec) {
+  private @Nullable Path imageRoot(SandboxSpec spec) throws IOException, InterruptedException {
     ImageRoots roots = images;
     if (roots == null || imageSource.isDefault(spec.image())) {
       return null;
@@ -437,13 +438,8 @@ public final class MicrovmBackend implements SandboxBackend {
     try {
       return roots.rootOf(spec.image());
     } catch (IOException e) {
-      throw new BoxException(
-          BoxErrorCode.RUNTIME_UNAVAILABLE,
-          "cannot make the root disk of image " + spec.image() + ": " + e.getMessage(),
-          e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
+      throw new IOException(
+          "cannot make the root disk of image " + spec.image() + ": " + e.getMessage(), e);
     }
   }
 
