@@ -144,7 +144,8 @@ class MicrovmImageTest {
         256,
         64,
         BoxEgress.NONE,
-        false);
+        false,
+        null);
   }
 
   private static String run(Sandbox in, String script) throws Exception {
