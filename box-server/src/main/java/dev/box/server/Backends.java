@@ -8,6 +8,7 @@ import dev.box.backend.e2b.E2bBackend;
 import dev.box.backend.kubernetes.KubernetesBackend;
 import dev.box.backend.kubernetes.Replica;
 import dev.box.backend.microvm.MicrovmBackend;
+import dev.box.backend.microvm.MicrovmImages;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.NoBackend;
@@ -15,12 +16,14 @@ import dev.box.core.backend.SandboxBackend;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.NamespaceSettings;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -190,12 +193,30 @@ final class Backends {
               runtime,
               config.isolation().poolSize(),
               config.isolation().egress(),
-              config.isolation().sandboxUid());
+              config.isolation().sandboxUid(),
+              new MicrovmImages(
+                  microvmEngine(containers),
+                  containers.image(),
+                  MicrovmImages.maxMb(System.getenv("BOX_MICROVM_IMAGE_MAX_MB"))));
       case "nsjail" ->
           new NsjailBackend(
               namespaceSettings(config, instanceId, runtime), config.isolation().nsjailPath());
       default -> new BwrapBackend(namespaceSettings(config, instanceId, runtime));
     };
+  }
+
+  /**
+   * The engine the microvm backend exports sessions' images from: Docker's socket, else Podman's,
+   * whichever is there; null when neither is.
+   */
+  private static @Nullable Path microvmEngine(ContainerConfig containers) {
+    for (String socket : List.of(containers.dockerSocket(), containers.podmanSocket())) {
+      Path path = Path.of(socket);
+      if (Files.exists(path)) {
+        return path;
+      }
+    }
+    return null;
   }
 
   private static NamespaceSettings namespaceSettings(

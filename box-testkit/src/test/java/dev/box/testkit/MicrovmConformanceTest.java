@@ -39,13 +39,17 @@ class MicrovmConformanceTest extends BackendConformanceSuite {
     return settings();
   }
 
-  /** No settings of its own; the test is skipped (or failed, when required) without the files. */
+  /**
+   * The Docker engine and test image of the container suites: with the engine there, the backend
+   * declares {@code images}, and the suite's image (the server's default) boots the default root.
+   * The test is skipped (or failed, when required) without the VMs' files.
+   */
   static Map<String, String> settings() {
     Path files = MicrovmBackend.filesDir(System.getenv("BOX_MICROVM_CACHE"));
     OptionalPiece.MICROVM.assumePresent(
         Files.isRegularFile(files.resolve("microvm.env")),
         "no micro-VM files in " + files + ": run scripts/microvm");
-    return Map.of();
+    return ContainerEngines.serverSettings("docker");
   }
 
   /** Under TCG a VM boots in seconds and runs a command several times slower than the host. */

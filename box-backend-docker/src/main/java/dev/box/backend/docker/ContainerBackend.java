@@ -23,6 +23,7 @@ import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.PreStarted;
 import dev.box.sandbox.WorkspaceSlots;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

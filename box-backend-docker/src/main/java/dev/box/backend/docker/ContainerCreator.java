@@ -2,6 +2,7 @@ package dev.box.backend.docker;
 
 import dev.box.api.BoxException;
 import dev.box.core.backend.SandboxSpec;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Map;

@@ -7,6 +7,7 @@ import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.core.net.EgressRuleset;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

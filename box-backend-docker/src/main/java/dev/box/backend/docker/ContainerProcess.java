@@ -3,6 +3,8 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.time.Ticker;
 import dev.box.core.backend.PipedProcess;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EngineThreads;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

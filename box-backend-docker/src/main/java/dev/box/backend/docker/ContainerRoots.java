@@ -5,6 +5,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.backend.RootCopies;
 import dev.box.core.backend.Sandbox;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;

@@ -11,6 +11,8 @@ import dev.box.core.backend.SandboxUsage;
 import dev.box.core.backend.TaggedTree;
 import dev.box.guard.ExecAgent;
 import dev.box.guard.SyscallGuard;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EnginePaths;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.Channel;

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxCapabilities;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.net.NetnsFirewall;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

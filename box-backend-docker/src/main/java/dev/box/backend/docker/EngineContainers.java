@@ -5,6 +5,8 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.session.SandboxNames;
 import dev.box.guard.ExecAgent;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EnginePaths;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

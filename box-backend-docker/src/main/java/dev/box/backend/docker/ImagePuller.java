@@ -3,6 +3,8 @@ package dev.box.backend.docker;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EnginePaths;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,8 @@
 package dev.box.backend.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EnginePaths;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Locale;

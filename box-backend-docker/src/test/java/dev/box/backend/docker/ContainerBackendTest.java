@@ -18,6 +18,7 @@ import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.SandboxTests;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

@@ -9,6 +9,8 @@ import dev.box.core.Hashes;
 import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.PooledBackendSuite;
+import dev.box.sandbox.engine.EngineClient;
+import dev.box.sandbox.engine.EnginePaths;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

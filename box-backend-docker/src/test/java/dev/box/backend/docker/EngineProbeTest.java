@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.net.NetnsFirewall;
 import dev.box.sandbox.BackendRuntime;
+import dev.box.sandbox.engine.EngineClient;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;

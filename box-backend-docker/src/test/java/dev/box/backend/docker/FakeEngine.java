@@ -1,5 +1,6 @@
 package dev.box.backend.docker;
 
+import dev.box.sandbox.engine.HttpReader;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;

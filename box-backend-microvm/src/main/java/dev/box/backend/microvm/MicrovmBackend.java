@@ -24,6 +24,7 @@ import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.SandboxShape;
+import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -129,6 +130,15 @@ public final class MicrovmBackend implements SandboxBackend {
 
   private final VmPool pool;
   private final KvmProbe.Decision acceleration;
+  private final MicrovmImages imageSource;
+
+  /** The roots of sessions' images, or null when no engine serves them. */
+  private final @Nullable ImageRoots images;
+
+  private final @Nullable EngineClient engine;
+
+  /** What the health report says of images. */
+  private final String imagesStatus;
 
   /**
    * @param stateDir the server's state directory: VMs live under {@code microvm/} in it
@@ -145,6 +155,21 @@ public final class MicrovmBackend implements SandboxBackend {
       int poolSize,
       EgressPolicy egress,
       int sandboxUid) {
+    this(stateDir, filesDir, runtime, poolSize, egress, sandboxUid, MicrovmImages.none());
+  }
+
+  /**
+   * A backend that boots each session of an image other than the default from that image's root,
+   * exported from the engine {@code images} names ({@link ImageRoots}); see the other constructor.
+   */
+  public MicrovmBackend(
+      Path stateDir,
+      Path filesDir,
+      BackendRuntime runtime,
+      int poolSize,
+      EgressPolicy egress,
+      int sandboxUid,
+      MicrovmImages images) {
     Path root = stateDir.toAbsolutePath().normalize().resolve("microvm");
     this.vmsDir = root.resolve("vms");
     this.workspaces = stateDir.toAbsolutePath().normalize().resolve("workspaces");
@@ -186,6 +211,42 @@ public final class MicrovmBackend implements SandboxBackend {
     this.acceleration = decision;
     this.files = found;
     this.reason = String.valueOf(why);
+    this.imageSource = images;
+    Path socket = images.engineSocket();
+    EngineClient client = null;
+    ImageRoots roots = null;
+    String imagesWhy;
+    if (found == null) {
+      imagesWhy = "none: the backend is unavailable";
+    } else if (socket == null) {
+      imagesWhy = "none: no container engine's socket; every VM boots the default root";
+    } else {
+      client = new EngineClient(socket, runtime);
+      try {
+        roots =
+            new ImageRoots(
+                client,
+                socket,
+                filesDir.resolve("images"),
+                ImageRoots.mkfs(),
+                images.maxMb() << 20);
+        roots.prepare();
+        imagesWhy =
+            "the session's image, exported once from the engine at "
+                + socket
+                + " into a read-only root disk (at most "
+                + images.maxMb()
+                + " MiB) that its VMs share; the default image boots the default root";
+      } catch (IOException | RuntimeException e) {
+        roots = null;
+        client.close();
+        client = null;
+        imagesWhy = "none: the engine at " + socket + " cannot export images: " + e.getMessage();
+      }
+    }
+    this.engine = client;
+    this.images = roots;
+    this.imagesStatus = imagesWhy;
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
@@ -302,16 +363,19 @@ public final class MicrovmBackend implements SandboxBackend {
             + sandboxUid
             + ", no supplementary group, no capability, no-new-privileges, -sandbox on");
     enforced.put("sandbox_uid", Integer.toString(sandboxUid));
+    enforced.put("images", imagesStatus);
     String noShares = mounts.unavailable();
     enforced.put(
         IdmappedMounts.HEALTH_KEY,
         noShares == null ? "read-only folders only" : "false: " + noShares);
-    return new BackendStatus(
-        name(),
-        files != null,
-        reason,
-        enforced,
-        noShares == null ? Set.of(BoxCapabilities.HOST_PATHS) : Set.of());
+    Set<String> capabilities = new HashSet<>();
+    if (noShares == null) {
+      capabilities.add(BoxCapabilities.HOST_PATHS);
+    }
+    if (images != null) {
+      capabilities.add(BoxCapabilities.IMAGES);
+    }
+    return new BackendStatus(name(), files != null, reason, enforced, capabilities);
   }
 
   @Override
@@ -337,11 +401,15 @@ public final class MicrovmBackend implements SandboxBackend {
             sandboxUid,
             VmShares.of(spec, workspaces, sandboxUid, mounts.unavailable()),
             networkOn);
-    // A network-on config never equals the pooled one: such a session boots a VM of its own.
-    VmPool.Booted booted = config.equals(pooled) ? pool.take() : null;
+    VmPool.Booted booted;
     try {
+      Path imageRoot = imageRoot(spec);
+      // A network-on config never equals the pooled one: such a session boots a VM of its own, as
+      // does one of an image of its own (the pool's VMs boot the default root).
+      booted = imageRoot == null && config.equals(pooled) ? pool.take() : null;
       if (booted == null) {
-        booted = boot(found, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
+        MicrovmFiles vmFiles = imageRoot == null ? found : found.withRootfs(imageRoot);
+        booted = boot(vmFiles, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
       } else {
         log.debug("session {} takes the booted VM {}", spec.sessionId(), booted.name());
         markTaken(booted, spec.sessionId());
@@ -356,6 +424,23 @@ public final class MicrovmBackend implements SandboxBackend {
       throw new BoxException(BoxErrorCode.RUNTIME_UNAVAILABLE, "interrupted while starting", e);
     }
     return new MicrovmSandbox(booted.name(), booted.link(), booted.vm(), running::remove);
+  }
+
+  /**
+   * The root disk of the spec's image, made now if need be; null for the default root: the spec
+   * names the default image, or no engine serves images.
+   */
+  private @Nullable Path imageRoot(SandboxSpec spec) throws IOException, InterruptedException {
+    ImageRoots roots = images;
+    if (roots == null || imageSource.isDefault(spec.image())) {
+      return null;
+    }
+    try {
+      return roots.rootOf(spec.image());
+    } catch (IOException e) {
+      throw new IOException(
+          "cannot make the root disk of image " + spec.image() + ": " + e.getMessage(), e);
+    }
   }
 
   /**
@@ -534,5 +619,8 @@ public final class MicrovmBackend implements SandboxBackend {
     timers.shutdownNow();
     network.readers().shutdownNow();
     mounts.close();
+    if (engine != null) {
+      engine.close();
+    }
   }
 }

@@ -78,6 +78,14 @@ record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscK
     return new MicrovmFiles(paths[0], paths[1], paths[2], paths[3], Long.parseLong(tsc));
   }
 
+  /**
+   * These files with {@code root} as the root file system (a session's image's: {@link
+   * ImageRoots}).
+   */
+  MicrovmFiles withRootfs(Path root) {
+    return new MicrovmFiles(qemu, kernel, modules, root, tscKhz);
+  }
+
   /** The directory {@code BOX_MICROVM_CACHE} names ({@code env}'s value), else the default. */
   static Path dir(@Nullable String env) {
     return env == null || env.isBlank() ? DEFAULT_DIR : Path.of(env.strip());

@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.sandbox.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** How an answer of the engine is read from its bytes, well-formed or not. */
 class HttpReaderTest {
@@ -66,6 +67,44 @@ class HttpReaderTest {
     HttpReader reader = reader(answer);
 
     assertThat(text(reader.readBody(reader.readHead()))).isEqualTo(body);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("bodies")
+  void bodyStream_readsTheSameBodyAsItArrives(String name, String answer, String body)
+      throws IOException {
+    HttpReader reader = reader(answer);
+
+    assertThat(text(reader.bodyStream(reader.readHead()).readAllBytes())).isEqualTo(body);
+  }
+
+  @Test
+  void bodyStream_hasNoBoundOfItsOwnAndStopsAtTheBodysEnd() throws IOException {
+    String big = "x".repeat(100_000);
+    HttpReader reader =
+        reader(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + Integer.toHexString(big.length())
+                + "\r\n"
+                + big
+                + "\r\n1\r\n!\r\n0\r\n\r\nX");
+
+    assertThat(text(reader.bodyStream(reader.readHead()).readAllBytes())).isEqualTo(big + "!");
+    assertThat(text(reader.stream().readAllBytes())).isEqualTo("X");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\nabc",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"
+      })
+  void bodyStream_cutShort_isAnIoException(String answer) throws IOException {
+    HttpReader reader = reader(answer);
+    InputStream body = reader.bodyStream(reader.readHead());
+
+    assertThatThrownBy(body::readAllBytes).isInstanceOf(IOException.class);
   }
 
   @Test

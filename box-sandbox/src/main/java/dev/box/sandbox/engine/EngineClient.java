@@ -1,9 +1,10 @@
-package dev.box.backend.docker;
+package dev.box.sandbox.engine;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import dev.box.sandbox.BackendRuntime;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -29,9 +30,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Its {@link EngineThreads} enforce deadlines and run the streams and exit polls of the
  * processes it starts; {@link #close()} shuts them down when the client created them.
  */
-final class EngineClient implements AutoCloseable {
+public final class EngineClient implements AutoCloseable {
   /** The API version Box speaks: Docker 20.10 and Podman 4 both serve it. */
-  static final String API = "/v1.41";
+  public static final String API = "/v1.41";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -42,12 +43,12 @@ final class EngineClient implements AutoCloseable {
   /**
    * A client with threads of its own, made by {@code runtime}, which {@link #close()} shuts down.
    */
-  EngineClient(Path socket, BackendRuntime runtime) {
+  public EngineClient(Path socket, BackendRuntime runtime) {
     this(socket, EngineThreads.of(runtime), true);
   }
 
   /** A client on the caller's threads, which {@link #close()} leaves alone. */
-  EngineClient(Path socket, EngineThreads threads) {
+  public EngineClient(Path socket, EngineThreads threads) {
     this(socket, threads, false);
   }
 
@@ -58,7 +59,7 @@ final class EngineClient implements AutoCloseable {
   }
 
   /** The threads of this client and of the processes it starts. */
-  EngineThreads threads() {
+  public EngineThreads threads() {
     return threads;
   }
 
@@ -71,9 +72,9 @@ final class EngineClient implements AutoCloseable {
   }
 
   /** An answer: its status and its body. */
-  record Response(int status, byte[] body) {
+  public record Response(int status, byte[] body) {
     /** The body as JSON, or a missing node when it is not JSON. */
-    JsonNode json() {
+    public JsonNode json() {
       try {
         JsonNode node = JSON.readTree(body);
         return node == null ? MissingNode.getInstance() : node;
@@ -83,14 +84,14 @@ final class EngineClient implements AutoCloseable {
     }
 
     /** The engine's error message, or the raw body. */
-    String message() {
+    public String message() {
       JsonNode message = json().path("message");
       String text =
           message.isTextual() ? message.asText() : new String(body, StandardCharsets.UTF_8).strip();
       return text.length() > 500 ? text.substring(0, 500) : text;
     }
 
-    boolean ok() {
+    public boolean ok() {
       return status >= 200 && status < 300;
     }
   }
@@ -103,7 +104,7 @@ final class EngineClient implements AutoCloseable {
    * @throws IOException when the engine cannot be reached, does not answer in time or answers
    *     something that is not well-formed HTTP/1.1
    */
-  Response call(String method, String path, @Nullable Object body, Duration timeout)
+  public Response call(String method, String path, @Nullable Object body, Duration timeout)
       throws IOException {
     SocketChannel channel = SocketChannel.open(address);
     AtomicBoolean expired = new AtomicBoolean();
@@ -125,12 +126,45 @@ final class EngineClient implements AutoCloseable {
   }
 
   /**
+   * Sends a GET and returns its answer's body as a stream read as it arrives, for an answer too
+   * large to hold (an exported file system); closing the stream closes the connection.
+   *
+   * @param timeout how long the whole exchange may take, reading the body included: the connection
+   *     is closed then, and the read under way fails
+   * @throws IOException also when the engine answers with an error (its message)
+   */
+  public InputStream download(String path, Duration timeout) throws IOException {
+    SocketChannel channel = SocketChannel.open(address);
+    ScheduledFuture<?> deadline = closeAfter(channel, timeout, new AtomicBoolean());
+    try {
+      writeRequest(channel, "GET", path, null, false);
+      HttpReader answer = new HttpReader(Channels.newInputStream(channel));
+      HttpReader.Head head = answer.readHead();
+      if (head.status() < 200 || head.status() >= 300) {
+        throw engineError(
+            head.status(), new Response(head.status(), answer.readBody(head)).message());
+      }
+      return new FilterInputStream(answer.bodyStream(head)) {
+        @Override
+        public void close() throws IOException {
+          deadline.cancel(false);
+          channel.close();
+        }
+      };
+    } catch (IOException | RuntimeException e) {
+      deadline.cancel(false);
+      channel.close();
+      throw e;
+    }
+  }
+
+  /**
    * Sends a request that upgrades the connection to a raw stream ({@code POST /exec/{id}/start}),
    * and returns the connection positioned at the first byte of the stream.
    *
    * @throws IOException also when the engine answers with an error instead of upgrading
    */
-  Hijacked hijack(String path, Object body, Duration timeout) throws IOException {
+  public Hijacked hijack(String path, Object body, Duration timeout) throws IOException {
     SocketChannel channel = SocketChannel.open(address);
     ScheduledFuture<?> deadline = closeAfter(channel, timeout, new AtomicBoolean());
     try {
@@ -157,7 +191,7 @@ final class EngineClient implements AutoCloseable {
    * @param in the stream, starting at its first byte: it holds what was read past the answer's head
    *     already, so read it rather than the channel
    */
-  record Hijacked(SocketChannel channel, InputStream in) {}
+  public record Hijacked(SocketChannel channel, InputStream in) {}
 
   /** Closes {@code channel} when {@code timeout} passes, setting {@code expired} first. */
   private ScheduledFuture<?> closeAfter(
@@ -201,7 +235,7 @@ final class EngineClient implements AutoCloseable {
   }
 
   /** An error answer of the engine, as the exception callers report. */
-  static IOException engineError(int status, String message) {
+  public static IOException engineError(int status, String message) {
     return new IOException("the engine answered " + status + ": " + message);
   }
 }

@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.sandbox.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.sandbox.engine;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
@@ -16,7 +16,7 @@ import java.util.Locale;
  * <p>Not thread-safe: one reader per connection. After the head of an upgraded answer, {@link
  * #stream()} goes on with the bytes the buffer already holds.
  */
-final class HttpReader {
+public final class HttpReader {
   static final int MAX_LINE_BYTES = 8 * 1024;
   static final int MAX_HEADER_LINES = 100;
   static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -26,7 +26,7 @@ final class HttpReader {
 
   private final InputStream in;
 
-  HttpReader(InputStream source) {
+  public HttpReader(InputStream source) {
     this.in = new BufferedInputStream(source, BUFFER_BYTES);
   }
 
@@ -34,7 +34,7 @@ final class HttpReader {
   record Head(int status, long contentLength, boolean chunked) {}
 
   /** The rest of the connection, starting with the first byte this reader has not consumed. */
-  InputStream stream() {
+  public InputStream stream() {
     return in;
   }
 
@@ -91,6 +91,21 @@ final class HttpReader {
     return in.readNBytes(MAX_BODY_BYTES);
   }
 
+  /**
+   * The body {@code head} announces as a stream read as it arrives, with no bound of its own (the
+   * caller bounds what it reads): the chunks decoded, or Content-Length bytes, or up to the end of
+   * the connection. A body cut short is an {@link IOException} at the read that finds it so.
+   */
+  InputStream bodyStream(Head head) {
+    if (head.status() == 204 || head.status() == 304) {
+      return InputStream.nullInputStream();
+    }
+    if (head.chunked()) {
+      return new ChunkedBody();
+    }
+    return head.contentLength() >= 0 ? new LengthBody(head.contentLength()) : in;
+  }
+
   private byte[] readChunked() throws IOException {
     ByteArrayOutputStream body = new ByteArrayOutputStream();
     while (true) {
@@ -107,14 +122,19 @@ final class HttpReader {
         throw cutShort();
       }
       body.write(chunk);
-      int cr = in.read();
-      int lf = in.read();
-      if (lf < 0) {
-        throw cutShort();
-      }
-      if (cr != '\r' || lf != '\n') {
-        throw new IOException("a chunk of the engine's answer does not end with CRLF");
-      }
+      readChunkEnd();
+    }
+  }
+
+  /** Reads the CRLF after a chunk's data. */
+  private void readChunkEnd() throws IOException {
+    int cr = in.read();
+    int lf = in.read();
+    if (lf < 0) {
+      throw cutShort();
+    }
+    if (cr != '\r' || lf != '\n') {
+      throw new IOException("a chunk of the engine's answer does not end with CRLF");
     }
   }
 
@@ -132,7 +152,7 @@ final class HttpReader {
    *
    * @param what what the line is, for the message of the exception
    */
-  String readLine(String what) throws IOException {
+  public String readLine(String what) throws IOException {
     ByteArrayOutputStream line = new ByteArrayOutputStream();
     int b;
     while ((b = in.read()) >= 0) {
@@ -213,6 +233,78 @@ final class HttpReader {
       shown.append(c < 0x20 || c >= 0x7f ? '?' : c);
     }
     return text.length() > SHOWN_CHARS ? shown + "..." : shown.toString();
+  }
+
+  /** A body read as it arrives, a run of {@code left} bytes at a time. */
+  private abstract class StreamedBody extends InputStream {
+    long left;
+
+    /** Starts the next run of bytes, setting {@code left}; false at the end of the body. */
+    abstract boolean nextRun() throws IOException;
+
+    /** Reads what follows a run. */
+    void endOfRun() throws IOException {}
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] buffer, int offset, int length) throws IOException {
+      if (length == 0) {
+        return 0;
+      }
+      if (left == 0 && !nextRun()) {
+        return -1;
+      }
+      int n = in.read(buffer, offset, (int) Math.min(length, left));
+      if (n < 0) {
+        throw cutShort();
+      }
+      left -= n;
+      if (left == 0) {
+        endOfRun();
+      }
+      return n;
+    }
+  }
+
+  /** The decoded chunks of a chunked body, one chunk a run. */
+  private final class ChunkedBody extends StreamedBody {
+    private boolean ended;
+
+    @Override
+    boolean nextRun() throws IOException {
+      if (ended) {
+        return false;
+      }
+      left = chunkSize(readLine("chunk size line"));
+      if (left == 0) {
+        ended = true;
+        readTrailers();
+        return false;
+      }
+      return true;
+    }
+
+    @Override
+    void endOfRun() throws IOException {
+      readChunkEnd();
+    }
+  }
+
+  /** A body of a known length, one run. */
+  private final class LengthBody extends StreamedBody {
+    LengthBody(long length) {
+      this.left = length;
+    }
+
+    @Override
+    boolean nextRun() {
+      return false;
+    }
   }
 
   private static IOException tooLarge() {

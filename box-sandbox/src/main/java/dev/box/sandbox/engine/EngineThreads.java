@@ -1,4 +1,4 @@
-package dev.box.backend.docker;
+package dev.box.sandbox.engine;
 
 import dev.box.sandbox.BackendRuntime;
 import java.time.Duration;
@@ -19,14 +19,14 @@ import java.util.concurrent.TimeUnit;
  * @param streams reads exec streams: one blocking thread per running exec
  * @param exits inspects execs until they have exited
  */
-record EngineThreads(
+public record EngineThreads(
     ScheduledExecutorService deadlines, ExecutorService streams, ScheduledExecutorService exits)
     implements AutoCloseable {
   /** How long a thread waits for work before it ends. */
-  static final Duration IDLE = Duration.ofSeconds(60);
+  public static final Duration IDLE = Duration.ofSeconds(60);
 
   /** Threads of {@code runtime} named {@code box-engine-deadline}, {@code box-container-*}. */
-  static EngineThreads of(BackendRuntime runtime) {
+  public static EngineThreads of(BackendRuntime runtime) {
     return new EngineThreads(
         runtime.threads().apply("box-engine-deadline"),
         runtime.threads().apply("box-container-stream"),
@@ -34,7 +34,7 @@ record EngineThreads(
   }
 
   /** Threads made by the given factories (tests record them). */
-  EngineThreads(ThreadFactory deadlines, ThreadFactory streams, ThreadFactory exits) {
+  public EngineThreads(ThreadFactory deadlines, ThreadFactory streams, ThreadFactory exits) {
     this(
         idling(new ScheduledThreadPoolExecutor(1, deadlines)),
         // Platform threads: they block on socket reads.
@@ -60,7 +60,7 @@ record EngineThreads(
   }
 
   /** Whether {@link #close()} was called. */
-  boolean isClosed() {
+  public boolean isClosed() {
     return deadlines.isShutdown();
   }
 }
