@@ -20,8 +20,12 @@ import org.jspecify.annotations.Nullable;
  * @param modules the directory of the modules, named in the order they load
  * @param rootfs the root file system, an ext4 image
  * @param tscKhz the host's TSC frequency in kHz
+ * @param acpi whether the machine describes its devices in ACPI tables (Debian's kernel, whose
+ *     virtio-mmio driver is a module and cannot take them from the command line) or, without ACPI,
+ *     on the kernel's command line (the guest kernel {@code scripts/microvm} builds, which has no
+ *     ACPI: its boot is shorter)
  */
-record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscKhz) {
+record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscKhz, boolean acpi) {
   /** The file of KEY=VALUE lines the script writes. */
   static final String MANIFEST = "microvm.env";
 
@@ -29,6 +33,9 @@ record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscK
   static final Path DEFAULT_DIR = Path.of("/var/tmp/box-test-cache/microvm");
 
   private static final String TSC_KHZ = "BOX_MICROVM_TSC_KHZ";
+
+  /** {@code on} or {@code off}; a manifest without it is one of Debian's kernel: on. */
+  private static final String ACPI = "BOX_MICROVM_ACPI";
 
   private static final List<String> KEYS =
       List.of(
@@ -75,7 +82,13 @@ record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscK
               + tsc
               + "' (run scripts/microvm again)");
     }
-    return new MicrovmFiles(paths[0], paths[1], paths[2], paths[3], Long.parseLong(tsc));
+    String acpi = values.getOrDefault(ACPI, "on");
+    if (!acpi.equals("on") && !acpi.equals("off")) {
+      throw new IOException(
+          manifest + ": " + ACPI + " is on or off, not '" + acpi + "' (run scripts/microvm again)");
+    }
+    return new MicrovmFiles(
+        paths[0], paths[1], paths[2], paths[3], Long.parseLong(tsc), acpi.equals("on"));
   }
 
   /**
@@ -83,7 +96,7 @@ record MicrovmFiles(Path qemu, Path kernel, Path modules, Path rootfs, long tscK
    * ImageRoots}).
    */
   MicrovmFiles withRootfs(Path root) {
-    return new MicrovmFiles(qemu, kernel, modules, root, tscKhz);
+    return new MicrovmFiles(qemu, kernel, modules, root, tscKhz, acpi);
   }
 
   /** The directory {@code BOX_MICROVM_CACHE} names ({@code env}'s value), else the default. */

@@ -7,17 +7,19 @@ import java.util.List;
 
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
- * no legacy devices), one vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
- * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
- * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
- * config disk (read-only: the agent's secret), a network card on QEMU's user-mode network ({@link
- * GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with the
- * network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is the
- * host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
- * behind the egress firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's
- * gateway leads; and each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own
- * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number: the shares
- * are named by their mounts in the VM's directory.
+ * no legacy devices but the CMOS clock, from which the guest kernel reads the time at boot; ACPI
+ * tables or the kernel's command line naming the devices, as {@link MicrovmFiles#acpi} says), one
+ * vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory ceiling (the session's own
+ * memory limit is a cgroup in the guest: {@link GuestConfig}), and only virtio-mmio devices: the
+ * console (to a log file), the shared root disk (read-only), the VM's config disk (read-only: the
+ * agent's secret), a network card on QEMU's user-mode network ({@link GuestInit#GUEST_NETWORK})
+ * with the agent's port forwarded from one loopback port: with the network off, {@code
+ * restrict=on}, so that the guest reaches nothing outside, and the port is the host's; with it on,
+ * no restrict and no IPv6, and QEMU runs in a network namespace of its own behind the egress
+ * firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's gateway leads; and
+ * each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own seccomp sandbox is on.
+ * Nothing from a request is on it but the memory size, a number: the shares are named by their
+ * mounts in the VM's directory.
  */
 final class QemuCommand {
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
@@ -49,7 +51,11 @@ final class QemuCommand {
     List<String> argv = new ArrayList<>();
     argv.add(files.qemu().toString());
     add(argv, "-name", name);
-    add(argv, "-machine", "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=off");
+    add(
+        argv,
+        "-machine",
+        "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=on,acpi="
+            + (files.acpi() ? "on" : "off"));
     if (accel == KvmProbe.Accel.KVM) {
       add(argv, "-accel", "kvm");
       add(argv, "-cpu", "host");

@@ -25,7 +25,7 @@ class KvmProbeTest {
       Files.writeString(qemu, "qemu");
       Files.writeString(kernel, "kernel");
     }
-    return new MicrovmFiles(qemu, kernel, dir, dir.resolve("rootfs"), 1_000_000);
+    return new MicrovmFiles(qemu, kernel, dir, dir.resolve("rootfs"), 1_000_000, true);
   }
 
   private final AtomicInteger boots = new AtomicInteger();
