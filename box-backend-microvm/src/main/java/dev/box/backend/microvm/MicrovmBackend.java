@@ -308,8 +308,8 @@ public final class MicrovmBackend implements SandboxBackend {
   }
 
   /**
-   * A VM for the pool: restored from the saved template (made first when there is none), or when
-   * that cannot be, booted; a restore that fails discards the file and boots.
+   * A VM of the pool's limits: restored from the saved template (made first when there is none), or
+   * when that cannot be, booted; a restore that fails discards the file and boots.
    */
   private VmPool.Booted startPooled(MicrovmFiles found, String name)
       throws IOException, InterruptedException {
@@ -437,9 +437,9 @@ public final class MicrovmBackend implements SandboxBackend {
     VmState state = saved;
     enforced.put(
         "vm_state",
-        state == null || level.size() == 0
-            ? "none: the pool's VMs boot"
-            : "pooled VMs restore from a saved VM state: " + state.status());
+        state == null
+            ? "none: every VM boots"
+            : "VMs of the pool's limits restore from a saved VM state: " + state.status());
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
     enforced.put("egress", network.status());
@@ -492,8 +492,12 @@ public final class MicrovmBackend implements SandboxBackend {
       Path imageRoot = imageRoot(spec);
       // A network-on config never equals the pooled one: such a session boots a VM of its own, as
       // does one of an image of its own (the pool's VMs boot the default root).
-      booted = imageRoot == null && config.equals(pooled) ? pool.take() : null;
-      if (booted == null) {
+      boolean likePooled = imageRoot == null && config.equals(pooled);
+      booted = likePooled ? pool.take() : null;
+      if (booted == null && likePooled) {
+        // The pool is empty or off: a VM like the pool's restores all the same.
+        booted = startPooled(found, spec.sandboxName());
+      } else if (booted == null) {
         MicrovmFiles vmFiles = imageRoot == null ? found : found.withRootfs(imageRoot);
         booted = boot(vmFiles, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
       } else {

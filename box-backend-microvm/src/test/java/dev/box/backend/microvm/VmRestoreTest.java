@@ -9,13 +9,17 @@ import dev.box.core.backend.PoolLevel;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.SandboxShape;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -90,6 +95,41 @@ class VmRestoreTest {
   }
 
   @Test
+  void aSessionWithoutAPool_restoresToo_andAStateThatDoesNotRestore_isDiscardedForABoot(
+      @TempDir Path state) throws Exception {
+    Path files = MicrovmFiles.dir(System.getenv("BOX_MICROVM_CACHE"));
+    assumeTrue(
+        Files.isRegularFile(files.resolve(MicrovmFiles.MANIFEST)),
+        "no micro-VM files in " + files + ": run scripts/microvm");
+    Path saved;
+    try (MicrovmBackend first = backend(state, files, 0)) {
+      Sandbox sandbox = first.start(pooledSpec("s1"));
+      assertThat(first.status().enforced().get("vm_state"))
+          .endsWith("1 VMs restored, 1 templates booted since the server started");
+      assertThat(run(sandbox, "echo restored")).isEqualTo("restored\n");
+      sandbox.destroy();
+      try (Stream<Path> kept = Files.list(state.resolve("microvm/saved"))) {
+        saved = kept.findFirst().orElseThrow();
+      }
+    }
+    // The right name, a stream cut in half: QEMU refuses it and exits.
+    try (var file = FileChannel.open(saved, StandardOpenOption.WRITE)) {
+      file.truncate(file.size() / 2);
+    }
+
+    try (MicrovmBackend second = backend(state, files, 0)) {
+      Sandbox sandbox = second.start(pooledSpec("s2"));
+
+      assertThat(run(sandbox, "echo booted")).isEqualTo("booted\n");
+      assertThat(second.status().enforced().get("vm_state"))
+          .contains("discarded: a restore failed")
+          .endsWith("0 VMs restored, 0 templates booted since the server started");
+      assertThat(saved).doesNotExist();
+      sandbox.destroy();
+    }
+  }
+
+  @Test
   void theKey_changesWithTheKernelAndTheInitramfs_andAStaleStateIsRemoved(@TempDir Path dir)
       throws Exception {
     MicrovmFiles files =
@@ -110,8 +150,7 @@ class VmRestoreTest {
           new VmState(saved, key, MicrovmBackendTest.SANDBOX_UID, timers, Clock.systemUTC());
       assertThat(first.ensure(into -> Files.writeString(into, "state"))).isEqualTo(first.file());
       assertThat(Files.getPosixFilePermissions(first.file()))
-          .containsExactlyInAnyOrderElementsOf(
-              java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+          .containsExactlyInAnyOrderElementsOf(PosixFilePermissions.fromString("rw-------"));
       assertThat(new VmState(saved, key, 1, timers, Clock.systemUTC()).status())
           .startsWith("found at start");
 
@@ -140,7 +179,7 @@ class VmRestoreTest {
         MicrovmBackendTest.SANDBOX_UID);
   }
 
-  private static dev.box.core.backend.SandboxSpec pooledSpec(String session) {
+  private static SandboxSpec pooledSpec(String session) {
     return MicrovmBackendTest.spec(
         session,
         BoxNetworkMode.OFF,
