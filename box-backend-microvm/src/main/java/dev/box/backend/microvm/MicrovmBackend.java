@@ -317,9 +317,10 @@ public final class MicrovmBackend implements SandboxBackend {
     Path file = state == null ? null : state.ensure(into -> saveTemplate(found, state, into));
     if (state != null && file != null) {
       try {
+        long started = ticker.read();
         VmPool.Booted booted =
             start(found, name, acceleration.accel(), pooled, BoxEgress.NONE, BOOT_TIMEOUT, file);
-        state.restored();
+        state.restored((ticker.read() - started) / 1_000_000);
         return booted;
       } catch (IOException e) {
         if (closed) {

@@ -55,7 +55,7 @@ class VmRestoreTest {
       await().atMost(BOOTS).until(() -> first.poolLevel().equals(new PoolLevel(1, 1)));
       assertThat(first.status().enforced().get("vm_state"))
           .contains("saved by this server")
-          .endsWith("1 VMs restored, 1 templates booted since the server started");
+          .contains("1 VMs restored, 1 templates booted since the server started");
       Sandbox sandbox = first.start(pooledSpec("s1"));
       assertThat(run(sandbox, "echo restored; id -u"))
           .isEqualTo("restored\n" + MicrovmBackendTest.SANDBOX_UID + "\n");
@@ -66,7 +66,7 @@ class VmRestoreTest {
       await().atMost(BOOTS).until(() -> second.poolLevel().equals(new PoolLevel(2, 2)));
       assertThat(second.status().enforced().get("vm_state"))
           .contains("found at start")
-          .endsWith("2 VMs restored, 0 templates booted since the server started");
+          .contains("2 VMs restored, 0 templates booted since the server started");
       Sandbox a = second.start(pooledSpec("a"));
       Sandbox b = second.start(pooledSpec("b"));
       String script =
@@ -105,7 +105,7 @@ class VmRestoreTest {
     try (MicrovmBackend first = backend(state, files, 0)) {
       Sandbox sandbox = first.start(pooledSpec("s1"));
       assertThat(first.status().enforced().get("vm_state"))
-          .endsWith("1 VMs restored, 1 templates booted since the server started");
+          .contains("1 VMs restored, 1 templates booted since the server started");
       assertThat(run(sandbox, "echo restored")).isEqualTo("restored\n");
       sandbox.destroy();
       try (Stream<Path> kept = Files.list(state.resolve("microvm/saved"))) {
