@@ -17,7 +17,9 @@ import java.util.List;
  * behind the egress firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's
  * gateway leads; and each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own
  * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number: the shares
- * are named by their mounts in the VM's directory.
+ * are named by their mounts in the VM's directory. A template and the VMs restored from it ({@link
+ * VmState}) have two sockets more, a virtio-serial port for the host's go and QMP, with the same
+ * devices in the same order.
  */
 final class QemuCommand {
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */

@@ -27,9 +27,12 @@ import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -72,6 +75,9 @@ final class VmState {
 
   private static final Duration QMP_CALL = Duration.ofSeconds(30);
 
+  /** How long a VM waits for another's template: its boot, its save and room to spare. */
+  private static final Duration MAKING = Duration.ofMinutes(5);
+
   /** Makes the template and saves it into a file. */
   interface Maker {
     void make(Path into) throws IOException, InterruptedException;
@@ -85,6 +91,7 @@ final class VmState {
   private final AtomicInteger restored = new AtomicInteger();
   private final AtomicInteger templates = new AtomicInteger();
   private volatile String note;
+  private @Nullable CompletableFuture<Boolean> making;
   private volatile long lastRestoreMs = -1;
   private boolean disabled;
 
@@ -159,16 +166,42 @@ final class VmState {
 
   /**
    * The saved state, made first by {@code maker} when there is none; null when none can be had
-   * (making one failed, now or before, or a restore from it failed): the pool then boots.
+   * (making one failed, now or before, or a restore from it failed): the pool then boots. One
+   * caller makes it; the others wait for that, up to {@link #MAKING}, without holding a lock.
    */
-  synchronized @Nullable Path ensure(Maker maker) throws InterruptedException {
-    long started = System.nanoTime();
-    if (disabled) {
+  @Nullable Path ensure(Maker maker) throws InterruptedException {
+    CompletableFuture<Boolean> mine = null;
+    CompletableFuture<Boolean> theirs;
+    synchronized (this) {
+      if (disabled) {
+        return null;
+      }
+      if (Files.isRegularFile(file)) {
+        return file;
+      }
+      if (making == null) {
+        making = mine = new CompletableFuture<>();
+      }
+      theirs = making;
+    }
+    if (mine != null) {
+      boolean made = make(maker);
+      synchronized (this) {
+        making = null;
+      }
+      mine.complete(made);
+      return made ? file : null;
+    }
+    try {
+      return theirs.get(MAKING.toSeconds(), TimeUnit.SECONDS) ? file : null;
+    } catch (ExecutionException | TimeoutException e) {
       return null;
     }
-    if (Files.isRegularFile(file)) {
-      return file;
-    }
+  }
+
+  /** Makes the file through a temporary one; false, noted and logged, when it cannot. */
+  private boolean make(Maker maker) throws InterruptedException {
+    long started = System.nanoTime();
     Path temp = file.resolveSibling("." + file.getFileName() + ".tmp");
     try {
       templates.incrementAndGet();
@@ -186,12 +219,14 @@ final class VmState {
               + " MiB, the template booted and saved in "
               + (System.nanoTime() - started) / 1_000_000
               + " ms)";
-      return file;
+      return true;
     } catch (IOException | RuntimeException e) {
-      disabled = true;
+      synchronized (this) {
+        disabled = true;
+      }
       note = "none: the template could not be saved: " + e.getMessage();
       log.warn("cannot save a template VM; the pool boots its VMs: {}", e.getMessage());
-      return null;
+      return false;
     } finally {
       try {
         Files.deleteIfExists(temp);
@@ -202,8 +237,10 @@ final class VmState {
   }
 
   /** Discards the file after a restore from it failed; the pool boots from now on. */
-  synchronized void discard(String why) {
-    disabled = true;
+  void discard(String why) {
+    synchronized (this) {
+      disabled = true;
+    }
     note = "discarded: a restore failed: " + why;
     log.warn("a restore from {} failed, the file is discarded: {}", file, why);
     try {
