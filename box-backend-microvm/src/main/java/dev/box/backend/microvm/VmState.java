@@ -318,8 +318,8 @@ final class VmState {
 
   /**
    * Lets the restored {@code vm} run: waits until QEMU has read the whole state (it is then paused,
-   * as the template was), resumes it through QMP, and sends the go. Returns the go port's
-   * connection, to be closed once the agent said hello.
+   * as the template was), resumes it through QMP, sends the go and removes both sockets' paths.
+   * Returns the go port's connection, to be closed once the agent said hello.
    */
   SocketChannel resume(Vm vm, Duration timeout) throws IOException, InterruptedException {
     try (Qmp qmp = Qmp.connect(vm, timeout, timers)) {
@@ -339,6 +339,9 @@ final class VmState {
     }
     SocketChannel go = Qmp.connect(vm, vm.viaProc(Vm.GO_SOCKET), timeout);
     try {
+      // Nothing else, not even another QEMU of the same uid, connects to them from now on.
+      Files.deleteIfExists(vm.viaProc(Vm.QMP_SOCKET));
+      Files.deleteIfExists(vm.viaProc(Vm.GO_SOCKET));
       ByteBuffer message = go();
       while (message.hasRemaining()) {
         go.write(message);

@@ -86,9 +86,10 @@ class VmRestoreTest {
         assertThat(guest).isBetween(before.minus(CLOCK_SLACK), after.plus(CLOCK_SLACK));
       }
       // Only a template's init waits for a go, and says so when it comes.
-      assertThat(
-              Files.readString(state.resolve("microvm/vms").resolve(a.id()).resolve("console.log")))
-          .contains("box-vminit: go");
+      Path vm = state.resolve("microvm/vms").resolve(a.id());
+      assertThat(Files.readString(vm.resolve("console.log"))).contains("box-vminit: go");
+      // Once the go is sent, nothing can reach the VM's QMP or go port by a path.
+      assertThat(vm.resolve("sockets")).isEmptyDirectory();
       a.destroy();
       b.destroy();
     }
