@@ -2,7 +2,7 @@
  * box-vminit: the first program of a Box micro-VM, the /init of its initramfs, run by the guest
  * kernel as root before anything of the sandbox runs.
  *
- *   /init        (no arguments; nothing is read from the kernel's command line)
+ *   /init        (no arguments; of the kernel's command line only the word "box.template")
  *
  * The initramfs holds this program, the guest kernel's modules in /modules, and box-guard and
  * box-agent in /box. In order:
@@ -12,6 +12,16 @@
  *     the console again, now the virtio console's;
  *   - mounts the root disk, /dev/vda, read-only, under an overlay whose writable layer is a tmpfs
  *     (the VM's RAM bounds it, and it is gone with the VM);
+ *   - with "box.template" on the kernel's command line (the VMs Box saves once and restores many
+ *     times), everything above is generic: it writes one byte, "R", on the virtio-serial port
+ *     /dev/vport0p1 and waits there for the host's go, which comes only after the host saved the
+ *     VM and restored it as one of many: GO_SIZE bytes, "BOXGO001", the host's time (seconds and
+ *     nanoseconds, 8 and 4 bytes, little-endian) and GO_RANDOM random bytes. Every restored VM
+ *     starts with the template's clock and the template's random state: the init sets
+ *     CLOCK_REALTIME to the host's time, adds the bytes to the kernel's pool (RNDADDENTROPY,
+ *     credited) and forces a reseed of its generator (RNDRESEEDCRNG) before anything else runs.
+ *     What is the VM's own, the config disk, it reads only then, with O_DIRECT: the kernel read
+ *     the template's (all zeros) when it probed the disk, and its page cache may still hold it;
  *   - reads the config disk /dev/vdb (at most 128 KiB): the agent's secret, its first 32 bytes,
  *     goes to /run/box/secret (a tmpfs, mode 0400, owned by the sandbox user, who runs the agent):
  *     the secret never goes on the kernel's command line, which the host shows every user (QEMU's
@@ -57,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/random.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -80,6 +91,10 @@
 #define CONFIG_MAX (128 * 1024)
 #define MAX_SHARES 16
 #define SESSION_CGROUP "/sys/fs/cgroup/session"
+#define GO_PORT "/dev/vport0p1"
+#define GO_MAGIC "BOXGO001"
+#define GO_RANDOM 64
+#define GO_SIZE (8 + 8 + 4 + GO_RANDOM)
 
 /* One host folder shared over virtio-9p, as a line of the config names it. */
 struct share {
@@ -150,7 +165,9 @@ static void await_device(const char *path) {
 /* Reads the config disk (at most CONFIG_MAX bytes): the secret, then the lines; returns how many
    bytes it read. */
 static size_t read_config(unsigned char *config) {
-  int in = open("/dev/vdb", O_RDONLY | O_CLOEXEC);
+  /* O_DIRECT: a restored VM's page cache may hold what the template's kernel read of its own
+     config disk; the buffer, the offsets and the size are multiples of 4096, as it asks. */
+  int in = open("/dev/vdb", O_RDONLY | O_CLOEXEC | O_DIRECT);
   if (in < 0) die("/dev/vdb");
   size_t size = 0;
   while (size < CONFIG_MAX) {
@@ -164,6 +181,79 @@ static size_t read_config(unsigned char *config) {
   errno = EINVAL;
   if (size <= SECRET_SIZE) die("the config on /dev/vdb");
   return size;
+}
+
+/* Whether the kernel's command line has the word WORD. */
+static int on_command_line(const char *word) {
+  static char line[4096];
+  int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) die("/proc/cmdline");
+  ssize_t n = read(fd, line, sizeof line - 1);
+  if (n < 0) die("/proc/cmdline");
+  close(fd);
+  line[n] = '\0';
+  size_t length = strlen(word);
+  for (char *at = line; (at = strstr(at, word)) != NULL; at += length) {
+    int starts = at == line || at[-1] == ' ';
+    int ends = at[length] == '\0' || at[length] == ' ' || at[length] == '\n';
+    if (starts && ends) return 1;
+  }
+  return 0;
+}
+
+static void pause_ms(long ms) {
+  struct timespec pause = {ms / 1000, (ms % 1000) * 1000 * 1000};
+  nanosleep(&pause, NULL);
+}
+
+static unsigned long long little_endian(const unsigned char *bytes, int count) {
+  unsigned long long value = 0;
+  for (int i = count - 1; i >= 0; i--) value = value << 8 | bytes[i];
+  return value;
+}
+
+/* Says "ready" on the go port, then reads the host's go. A read returns 0 while no host end is
+   connected (a restored VM's, until the host connects), so it is tried again, every 10 ms. */
+static void await_go(unsigned char *go) {
+  await_device(GO_PORT);
+  int port = open(GO_PORT, O_RDWR | O_CLOEXEC);
+  if (port < 0) die(GO_PORT);
+  if (write(port, "R", 1) != 1) die(GO_PORT);
+  size_t size = 0;
+  while (size < GO_SIZE) {
+    ssize_t n = read(port, go + size, GO_SIZE - size);
+    if (n < 0 && errno != EINTR && errno != EAGAIN) die(GO_PORT);
+    if (n > 0) size += (size_t)n;
+    if (n <= 0) pause_ms(10);
+  }
+  close(port);
+  errno = EINVAL;
+  if (memcmp(go, GO_MAGIC, 8) != 0) die("the go on " GO_PORT);
+}
+
+/* A restored VM's own clock and random state, from the host's go. */
+static void go_on(void) {
+  static unsigned char go[GO_SIZE];
+  await_go(go);
+  struct timespec now = {(time_t)little_endian(go + 8, 8), (long)little_endian(go + 16, 4)};
+  errno = EINVAL;
+  if (now.tv_nsec >= 1000000000L) die("the time of the go");
+  if (clock_settime(CLOCK_REALTIME, &now) < 0) die("clock_settime");
+  struct {
+    struct rand_pool_info info;
+    unsigned char bytes[GO_RANDOM];
+  } entropy;
+  entropy.info.entropy_count = GO_RANDOM * 8;
+  entropy.info.buf_size = GO_RANDOM;
+  memcpy(entropy.bytes, go + 20, GO_RANDOM);
+  int random = open("/dev/urandom", O_RDWR | O_CLOEXEC);
+  if (random < 0) die("/dev/urandom");
+  if (ioctl(random, RNDADDENTROPY, &entropy) < 0) die("RNDADDENTROPY");
+  if (ioctl(random, RNDRESEEDCRNG) < 0) die("RNDRESEEDCRNG");
+  close(random);
+  memset(&entropy, 0, sizeof entropy);
+  memset(go, 0, sizeof go);
+  fprintf(stderr, "box-vminit: go\n");
 }
 
 /* A decimal number of 1 to 10 digits, no sign, no leading zero, within [1, max]; -1 if not. */
@@ -405,7 +495,8 @@ int main(void) {
   make_dir("/rw/upper", 0755);
   make_dir("/rw/work", 0755);
   do_mount("overlay", NEWROOT, "overlay", 0, "lowerdir=/lower,upperdir=/rw/upper,workdir=/rw/work");
-  static unsigned char config[CONFIG_MAX];
+  if (on_command_line("box.template")) go_on();
+  static unsigned char config[CONFIG_MAX] __attribute__((aligned(4096)));
   size_t size = read_config(config);
   parse_config(config, size);
   write_secret(config);

@@ -242,6 +242,11 @@ final class BenchClient {
     }
   }
 
+  /** The answer of {@code GET /v1/health}. */
+  JsonNode health() throws IOException, InterruptedException {
+    return mapper.readTree(send("GET", "/v1/health", "", 200));
+  }
+
   /** The answer of {@code GET /v1/status}. */
   JsonNode status() throws IOException, InterruptedException {
     return mapper.readTree(send("GET", "/v1/status", "", 200));

@@ -1,5 +1,6 @@
 package dev.box.bench;
 
+import dev.box.api.BoxSpec;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -11,10 +12,12 @@ import org.jspecify.annotations.Nullable;
 /**
  * The microvm backend, under the acceleration the host gives it (what {@code /v1/health} says),
  * with the bubblewrap backend beside it in the same run, all over HTTP through the real server: a
- * VM's boot (a new session and its first {@code true} on a server with {@code pool_size 0}, so
- * every session boots its own VM), a session that takes a booted VM of the pool (the same, with the
- * pool refilled before each, untimed), and a {@code true} exec in an existing session. Restoring a
- * saved VM state is not built, so there is no restore row. It is a measurement, not a test.
+ * VM's boot (a new session and its first {@code true} on a server with {@code pool_size 0}, the
+ * session's {@code pids_limit} one below the default so that its VM is not like the pool's and
+ * boots), a VM's restore from the saved template (the same with the default limits: the warm-up
+ * boots and saves the template), a session that takes a VM of the pool (the same, with the pool
+ * refilled before each, untimed), and a {@code true} exec in an existing session. It is a
+ * measurement, not a test.
  *
  * <p>Usage: {@code BoxBench --microvm [N]} (iterations, default 5, after one warm-up); needs root
  * and what {@code scripts/microvm} prepares.
@@ -31,9 +34,22 @@ final class MicrovmBench {
   static int main(List<String> args, PrintStream out) throws IOException, InterruptedException {
     int iterations = args.isEmpty() ? 5 : Integer.parseInt(args.get(0));
     Latencies boot;
+    Latencies restore;
+    String restored;
     try (LocalBox box = LocalBox.start(100, Map.of("backend", "microvm", "pool_size", "0"))) {
+      BenchClient client = box.client();
       progress(out, "microvm, pool_size 0: " + iterations + " boots: new session + exec true");
-      boot = box.client().coldExecs(WARMUP, iterations);
+      String notLikeThePool =
+          "\"pids_limit\":" + (BoxSpec.builder("bench").build().pidsLimit() - 1);
+      boot =
+          Sampler.measure(
+              WARMUP,
+              iterations,
+              i -> client.execTrue(BenchClient.benchId("b", i), notLikeThePool),
+              i -> client.delete(BenchClient.benchId("b", i)));
+      progress(out, "microvm, pool_size 0: " + iterations + " restores: new session + exec true");
+      restore = client.coldExecs(WARMUP, iterations);
+      restored = client.health().path("enforced").path("vm_state").asText();
     }
     Latencies pooled;
     Latencies warm;
@@ -64,6 +80,7 @@ final class MicrovmBench {
     }
     Table table = new Table("measure", "p50 ms", "p95 ms", "p99 ms", "ratio p50 to bwrap");
     row(table, "microvm boot: new session + exec true, no pool", boot, bwrapCold);
+    row(table, "microvm restore: new session + exec true, no pool", restore, bwrapCold);
     row(table, "microvm pooled: new session + exec true", pooled, bwrapCold);
     row(table, "microvm warm: exec true in a session", warm, bwrapWarm);
     row(table, "bwrap cold, same run", bwrapCold, null);
@@ -79,6 +96,7 @@ final class MicrovmBench {
             + WARMUP
             + " warm-up\n");
     out.print(table.markdown());
+    out.println("\nvm_state after the restores: " + restored);
     return 0;
   }
 

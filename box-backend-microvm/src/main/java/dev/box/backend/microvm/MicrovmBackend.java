@@ -26,9 +26,11 @@ import dev.box.sandbox.IdmappedMounts;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
+import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -140,6 +142,11 @@ public final class MicrovmBackend implements SandboxBackend {
   /** What the health report says of images. */
   private final String imagesStatus;
 
+  /** The saved template the pool's VMs restore from, or null when there can be none. */
+  private final @Nullable VmState saved;
+
+  private volatile boolean closed;
+
   /**
    * @param stateDir the server's state directory: VMs live under {@code microvm/} in it
    * @param filesDir the directory {@code scripts/microvm} prepared ({@link MicrovmFiles})
@@ -247,10 +254,11 @@ public final class MicrovmBackend implements SandboxBackend {
     this.engine = client;
     this.images = roots;
     this.imagesStatus = imagesWhy;
+    this.saved = found == null ? null : savedState(root, found, decision.accel());
     this.pool =
         new VmPool(
             found == null ? 0 : poolSize,
-            name -> boot(requireNonNull(files), name, pooled, BoxEgress.NONE, BOOT_TIMEOUT),
+            name -> startPooled(requireNonNull(files), name),
             booted -> destroy(booted.name(), booted.vm(), booted.link()));
     pool.fill();
   }
@@ -282,6 +290,79 @@ public final class MicrovmBackend implements SandboxBackend {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return new KvmProbe.Decision(KvmProbe.Accel.TCG, "interrupted before KVM was tried");
+    }
+  }
+
+  private @Nullable VmState savedState(Path root, MicrovmFiles found, KvmProbe.Accel accel) {
+    try {
+      return new VmState(
+          root.resolve("saved"),
+          VmState.key(found, initramfs, pooled, accel),
+          sandboxUid,
+          timers,
+          Clock.systemUTC());
+    } catch (IOException e) {
+      log.warn("no saved VM state: the pool boots its VMs: {}", e.toString());
+      return null;
+    }
+  }
+
+  /**
+   * A VM of the pool's limits: restored from the saved template (made first when there is none), or
+   * when that cannot be, booted; a restore that fails discards the file and boots.
+   */
+  private VmPool.Booted startPooled(MicrovmFiles found, String name)
+      throws IOException, InterruptedException {
+    VmState state = saved;
+    Path file = state == null ? null : state.ensure(into -> saveTemplate(found, state, into));
+    if (state != null && file != null) {
+      try {
+        long started = ticker.read();
+        VmPool.Booted booted =
+            start(found, name, acceleration.accel(), pooled, BoxEgress.NONE, BOOT_TIMEOUT, file);
+        state.restored((ticker.read() - started) / 1_000_000);
+        return booted;
+      } catch (IOException e) {
+        if (closed) {
+          throw e; // killed by close, not a state that fails
+        }
+        state.discard(String.valueOf(e.getMessage()));
+      }
+    }
+    return boot(found, name, pooled, BoxEgress.NONE, BOOT_TIMEOUT);
+  }
+
+  /** Boots a template VM, saves it into {@code into} and destroys it. */
+  private void saveTemplate(MicrovmFiles found, VmState state, Path into)
+      throws IOException, InterruptedException {
+    String name = "template-" + HexFormat.of().formatHex(random.generateSeed(6));
+    Vm vm = null;
+    starting.add(name);
+    try {
+      long started = ticker.read();
+      vm =
+          Vm.start(
+              found,
+              vmsDir.resolve(name),
+              initramfs,
+              pooled,
+              new byte[AgentAddress.SECRET_BYTES],
+              acceleration.accel(),
+              launcher,
+              dir -> {
+                throw new IOException("a template has no network");
+              },
+              mounts,
+              QemuCommand.Start.TEMPLATE,
+              null);
+      running.put(name, vm);
+      starting.remove(name);
+      state.save(vm, into, BOOT_TIMEOUT);
+      log.info(
+          "template VM {} booted and saved in {} ms", name, (ticker.read() - started) / 1_000_000);
+    } finally {
+      destroy(name, vm, null);
+      starting.remove(name);
     }
   }
 
@@ -354,6 +435,12 @@ public final class MicrovmBackend implements SandboxBackend {
                 + " MiB, "
                 + pooled.pidsLimit()
                 + " pids: a session of other limits boots its own)");
+    VmState state = saved;
+    enforced.put(
+        "vm_state",
+        state == null
+            ? "none: every VM boots"
+            : "VMs of the pool's limits restore from a saved VM state: " + state.status());
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
     enforced.put("egress", network.status());
@@ -406,8 +493,12 @@ public final class MicrovmBackend implements SandboxBackend {
       Path imageRoot = imageRoot(spec);
       // A network-on config never equals the pooled one: such a session boots a VM of its own, as
       // does one of an image of its own (the pool's VMs boot the default root).
-      booted = imageRoot == null && config.equals(pooled) ? pool.take() : null;
-      if (booted == null) {
+      boolean likePooled = imageRoot == null && config.equals(pooled);
+      booted = likePooled ? pool.take() : null;
+      if (booted == null && likePooled) {
+        // The pool is empty or off: a VM like the pool's restores all the same.
+        booted = startPooled(found, spec.sandboxName());
+      } else if (booted == null) {
         MicrovmFiles vmFiles = imageRoot == null ? found : found.withRootfs(imageRoot);
         booted = boot(vmFiles, spec.sandboxName(), config, spec.egress(), BOOT_TIMEOUT);
       } else {
@@ -475,6 +566,22 @@ public final class MicrovmBackend implements SandboxBackend {
       BoxEgress egress,
       Duration timeout)
       throws IOException, InterruptedException {
+    return start(found, name, accel, config, egress, timeout, null);
+  }
+
+  /**
+   * Boots the VM {@code name}, or restores it from the saved state {@code restoreFrom} and sends
+   * its go, to its agent within {@code timeout}; on failure nothing of it is left.
+   */
+  private VmPool.Booted start(
+      MicrovmFiles found,
+      String name,
+      KvmProbe.Accel accel,
+      GuestConfig config,
+      BoxEgress egress,
+      Duration timeout,
+      @Nullable Path restoreFrom)
+      throws IOException, InterruptedException {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
@@ -498,11 +605,24 @@ public final class MicrovmBackend implements SandboxBackend {
                       VmNetwork.socketFor(relaySockets, name),
                       egress,
                       launcher),
-              mounts);
+              mounts,
+              restoreFrom == null ? QemuCommand.Start.BOOT : QemuCommand.Start.RESTORE,
+              restoreFrom);
       running.put(name, vm);
       starting.remove(name);
-      AgentLink link = awaitAgent(name, vm, secret, timeout);
-      log.info("VM {} booted to its agent in {} ms", name, (ticker.read() - started) / 1_000_000);
+      AgentLink link;
+      if (restoreFrom == null) {
+        link = awaitAgent(name, vm, secret, timeout);
+      } else {
+        try (SocketChannel go = requireNonNull(saved).resume(vm, timeout)) {
+          link = awaitAgent(name, vm, secret, timeout);
+        }
+      }
+      log.info(
+          "VM {} {} to its agent in {} ms",
+          name,
+          restoreFrom == null ? "booted" : "restored",
+          (ticker.read() - started) / 1_000_000);
       return new VmPool.Booted(name, vm, link);
     } catch (IOException | InterruptedException | RuntimeException e) {
       destroy(name, vm, null);
@@ -613,6 +733,7 @@ public final class MicrovmBackend implements SandboxBackend {
    */
   @Override
   public void close() {
+    closed = true;
     pool.close();
     running.forEach((name, vm) -> destroy(name, vm, null));
     launcher.shutdownNow();

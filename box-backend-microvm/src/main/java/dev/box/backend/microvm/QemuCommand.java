@@ -19,11 +19,16 @@ import java.util.List;
  * firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's gateway leads; and
  * each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own seccomp sandbox is on.
  * Nothing from a request is on it but the memory size, a number: the shares are named by their
- * mounts in the VM's directory.
+ * mounts in the VM's directory. A template and the VMs restored from it ({@link VmState}) have two
+ * sockets more, a virtio-serial port for the host's go and QMP, with the same devices in the same
+ * order.
  */
 final class QemuCommand {
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
   private static final int TRANSLATION_CACHE_MB = 64;
+
+  /** The word on the kernel's command line that makes box-vminit wait for the host's go. */
+  static final String TEMPLATE_ARG = "box.template";
 
   /**
    * The guest kernel's command line: the console on the virtio console, no messages but errors, a
@@ -34,7 +39,29 @@ final class QemuCommand {
     return "console=hvc0 quiet panic=-1 tsc_early_khz=" + tscKhz;
   }
 
+  /** How a VM's QEMU starts (see {@link VmState}). */
+  enum Start {
+    /** Boots the kernel; the guest reads its config disk as it boots. */
+    BOOT,
+    /**
+     * Boots the kernel with {@code box.template}: the guest does what is the same in every VM, then
+     * waits on the go port for the host's go, and QEMU has a QMP socket to be saved through.
+     */
+    TEMPLATE,
+    /**
+     * The same devices as {@link #TEMPLATE}, the saved state read from QEMU's stdin: QEMU waits,
+     * paused once the state is in, for QMP's {@code cont}, then the guest for its go.
+     */
+    RESTORE
+  }
+
   private QemuCommand() {}
+
+  /** The command of a VM that boots ({@link Start#BOOT}). */
+  static List<String> of(
+      MicrovmFiles files, String name, GuestConfig config, int hostPort, KvmProbe.Accel accel) {
+    return of(files, name, config, hostPort, accel, Start.BOOT);
+  }
 
   /**
    * The command.
@@ -45,9 +72,15 @@ final class QemuCommand {
    * @param hostPort the loopback port forwarded to the agent (the host's, or with the network on
    *     the VM's namespace's)
    * @param accel KVM (with the host's CPU model) or TCG
+   * @param start whether QEMU boots, boots a template, or restores a template's state
    */
   static List<String> of(
-      MicrovmFiles files, String name, GuestConfig config, int hostPort, KvmProbe.Accel accel) {
+      MicrovmFiles files,
+      String name,
+      GuestConfig config,
+      int hostPort,
+      KvmProbe.Accel accel,
+      Start start) {
     List<String> argv = new ArrayList<>();
     argv.add(files.qemu().toString());
     add(argv, "-name", name);
@@ -71,10 +104,19 @@ final class QemuCommand {
         "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny");
     add(argv, "-kernel", files.kernel().toString());
     add(argv, "-initrd", Vm.INITRAMFS);
-    add(argv, "-append", kernelArgs(files.tscKhz()));
+    boolean saved = start != Start.BOOT;
+    add(argv, "-append", kernelArgs(files.tscKhz()) + (saved ? " " + TEMPLATE_ARG : ""));
     add(argv, "-chardev", "file,id=console,path=" + Vm.CONSOLE_LOG);
     add(argv, "-device", "virtio-serial-device");
     add(argv, "-device", "virtconsole,chardev=console");
+    if (saved) {
+      // The go port (the guest's /dev/vport0p1) and QMP, each a socket QEMU listens on in the
+      // VM's directory, which only root and the sandbox user may enter.
+      add(argv, "-chardev", "socket,id=go,path=" + Vm.GO_SOCKET + ",server=on,wait=off");
+      add(argv, "-device", "virtserialport,chardev=go,name=box.go,nr=1");
+      add(argv, "-chardev", "socket,id=qmp,path=" + Vm.QMP_SOCKET + ",server=on,wait=off");
+      add(argv, "-mon", "chardev=qmp,mode=control");
+    }
     disk(argv, "root", files.rootfs());
     disk(argv, "config", Path.of(Vm.CONFIG_DISK));
     add(
@@ -108,6 +150,9 @@ final class QemuCommand {
               + ",security_model=none"
               + (shares.get(i).readOnly() ? ",readonly=on" : ""));
       add(argv, "-device", "virtio-9p-device,fsdev=" + tag + ",mount_tag=" + tag);
+    }
+    if (start == Start.RESTORE) {
+      add(argv, "-incoming", "fd:0");
     }
     return argv;
   }

@@ -15,6 +15,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
@@ -51,6 +52,17 @@ record Vm(
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
   static final String INITRAMFS = "initramfs";
+
+  /**
+   * The directory of a template's or a restored VM's sockets, the sandbox user's (QEMU makes its
+   * sockets there; the VM's directory is root's).
+   */
+  static final String SOCKETS = "sockets";
+
+  /** The sockets QEMU listens on there: the go port's and QMP's. */
+  static final String GO_SOCKET = SOCKETS + "/go.sock";
+
+  static final String QMP_SOCKET = SOCKETS + "/qmp.sock";
   private static final String QEMU_LOG = "qemu.log";
 
   /** How much of a log an error message quotes: the guest writes the console, hostile. */
@@ -75,13 +87,46 @@ record Vm(
       VmNetwork.Opener network,
       ShareMounts mounts)
       throws IOException {
+    return start(
+        files,
+        dir,
+        initramfs,
+        guest,
+        secret,
+        accel,
+        launcher,
+        network,
+        mounts,
+        QemuCommand.Start.BOOT,
+        null);
+  }
+
+  /**
+   * Starts the VM of {@code dir} as {@link #start(MicrovmFiles, Path, Path, GuestConfig, byte[],
+   * KvmProbe.Accel, ExecutorService, VmNetwork.Opener, ShareMounts)} does, booting, as a template
+   * (its config disk all zeros: nothing of a session is in a template) or restored from {@code
+   * state}, which the server opens as QEMU's stdin: QEMU never opens the file itself.
+   */
+  static Vm start(
+      MicrovmFiles files,
+      Path dir,
+      Path initramfs,
+      GuestConfig guest,
+      byte[] secret,
+      KvmProbe.Accel accel,
+      ExecutorService launcher,
+      VmNetwork.Opener network,
+      ShareMounts mounts,
+      QemuCommand.Start start,
+      @Nullable Path state)
+      throws IOException {
     Files.createDirectories(dir.getParent());
     Files.createDirectory(dir, permissions("rwx--x---"));
     VmNetwork namespace = null;
     try {
-      prepare(dir, initramfs, guest, secret, mounts);
+      prepare(dir, initramfs, guest, secret, mounts, start);
       namespace = guest.networkOn() ? network.open(dir) : null;
-      return start(files, dir, guest, accel, launcher, namespace, mounts);
+      return start(files, dir, guest, accel, launcher, namespace, mounts, start, state);
     } catch (IOException | RuntimeException e) {
       if (namespace != null) {
         namespace.close();
@@ -98,7 +143,9 @@ record Vm(
       KvmProbe.Accel accel,
       ExecutorService launcher,
       @Nullable VmNetwork network,
-      ShareMounts mounts)
+      ShareMounts mounts,
+      QemuCommand.Start start,
+      @Nullable Path state)
       throws IOException {
     int port = network == null ? freeLoopbackPort() : VmNetwork.FORWARDED_PORT;
     List<String> argv = new ArrayList<>();
@@ -123,11 +170,12 @@ record Vm(
             "--pdeathsig",
             "KILL",
             "--"));
-    argv.addAll(QemuCommand.of(files, dir.getFileName().toString(), guest, port, accel));
+    argv.addAll(QemuCommand.of(files, dir.getFileName().toString(), guest, port, accel, start));
+    File stdin = state == null ? new File("/dev/null") : state.toFile();
     ProcessBuilder builder =
         new ProcessBuilder(argv)
             .directory(dir.toFile())
-            .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+            .redirectInput(ProcessBuilder.Redirect.from(stdin))
             .redirectOutput(dir.resolve(QEMU_LOG).toFile())
             .redirectErrorStream(true);
     Future<Process> started = launcher.submit(builder::start);
@@ -155,7 +203,12 @@ record Vm(
    * read it), the console log (its own), a link to the initramfs, and its shares' mounts.
    */
   private static void prepare(
-      Path dir, Path initramfs, GuestConfig guest, byte[] secret, ShareMounts mounts)
+      Path dir,
+      Path initramfs,
+      GuestConfig guest,
+      byte[] secret,
+      ShareMounts mounts,
+      QemuCommand.Start start)
       throws IOException {
     int uid = guest.sandboxUid();
     Files.setAttribute(dir, "unix:gid", uid);
@@ -167,12 +220,20 @@ record Vm(
       throw new IOException("the VM's config is larger than its disk: " + lines.length + " bytes");
     }
     System.arraycopy(lines, 0, disk, secret.length, lines.length);
+    if (start == QemuCommand.Start.TEMPLATE) {
+      Arrays.fill(disk, (byte) 0);
+    }
     Files.write(Files.createFile(config, permissions("rw-------")), disk);
     Files.setAttribute(config, "unix:gid", uid);
     Files.setPosixFilePermissions(config, PosixFilePermissions.fromString("r--r-----"));
     Path console = Files.createFile(dir.resolve(CONSOLE_LOG), permissions("rw-------"));
     Files.setAttribute(console, "unix:uid", uid);
     Files.createLink(dir.resolve(INITRAMFS), initramfs);
+    if (start != QemuCommand.Start.BOOT) {
+      Path sockets = Files.createDirectory(dir.resolve(SOCKETS), permissions("rwx------"));
+      Files.setAttribute(sockets, "unix:uid", uid);
+      Files.setAttribute(sockets, "unix:gid", uid);
+    }
     mounts.stage(guest.shares(), dir, uid);
   }
 
@@ -188,6 +249,15 @@ record Vm(
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return socket.getLocalPort();
     }
+  }
+
+  /**
+   * A file of the VM's directory by a path of at most 40 bytes, through QEMU's working directory in
+   * {@code /proc}: a Unix socket's path has at most 107, and the state directory's may be longer.
+   * Only root, which the server is, may follow it.
+   */
+  Path viaProc(String name) {
+    return Path.of("/proc", Long.toString(process.pid()), "cwd", name);
   }
 
   /** Whether QEMU runs, and with the network on its namespace's relay and way out. */
