@@ -109,6 +109,11 @@ final class QemuCommand {
     add(argv, "-chardev", "file,id=console,path=" + Vm.CONSOLE_LOG);
     add(argv, "-device", "virtio-serial-device");
     add(argv, "-device", "virtconsole,chardev=console");
+    // The guest's entropy, from the host's generator: under TCG the guest kernel has no other
+    // source that seeds it soon, and until it is seeded getrandom() blocks (python3 does not
+    // start).
+    add(argv, "-object", "rng-random,id=rng,filename=/dev/urandom");
+    add(argv, "-device", "virtio-rng-device,rng=rng");
     if (saved) {
       // The go port (the guest's /dev/vport0p1) and QMP, each a socket QEMU listens on in the
       // VM's directory, which only root and the sandbox user may enter.

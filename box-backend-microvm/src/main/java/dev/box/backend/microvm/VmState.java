@@ -71,7 +71,7 @@ final class VmState {
   private static final String SUFFIX = ".vmstate";
 
   /** What changes the saved state's format: a new value makes every kept file stale. */
-  private static final String FORMAT = "box-vmstate 1";
+  private static final String FORMAT = "box-vmstate 2";
 
   private static final Duration QMP_CALL = Duration.ofSeconds(30);
 
@@ -121,7 +121,7 @@ final class VmState {
   /**
    * What a saved state depends on: QEMU, the kernel and the root image, each by path, size and
    * modification time; the initramfs by its content (each server writes it anew); the pooled VM's
-   * memory and the acceleration.
+   * memory, the acceleration and whether the machine has ACPI (another machine's devices).
    */
   static String key(MicrovmFiles files, Path initramfs, GuestConfig pooled, KvmProbe.Accel accel)
       throws IOException {
@@ -142,6 +142,8 @@ final class VmState {
         .append(files.tscKhz())
         .append("\naccel ")
         .append(accel)
+        .append("\nacpi ")
+        .append(files.acpi())
         .append('\n')
         .toString();
   }

@@ -139,7 +139,8 @@ class VmRestoreTest {
             Files.writeString(dir.resolve("kernel"), "k"),
             Files.createDirectory(dir.resolve("modules")),
             Files.writeString(dir.resolve("rootfs"), "r"),
-            1000);
+            1000,
+            false);
     Path initramfs = Files.writeString(dir.resolve("initramfs"), "i");
     GuestConfig pooled =
         new GuestConfig(512, 100, MicrovmBackendTest.SANDBOX_UID, List.of(), false);
@@ -160,8 +161,14 @@ class VmRestoreTest {
       String newKernel = VmState.key(files, initramfs, pooled, KvmProbe.Accel.TCG);
       Files.writeString(initramfs, "j");
       String newInit = VmState.key(files, initramfs, pooled, KvmProbe.Accel.TCG);
+      MicrovmFiles withAcpi =
+          new MicrovmFiles(
+              files.qemu(), files.kernel(), files.modules(), files.rootfs(), files.tscKhz(), true);
+      String newMachine = VmState.key(withAcpi, initramfs, pooled, KvmProbe.Accel.TCG);
 
-      assertThat(List.of(newKernel, newInit)).doesNotContain(key).doesNotHaveDuplicates();
+      assertThat(List.of(newKernel, newInit, newMachine))
+          .doesNotContain(key)
+          .doesNotHaveDuplicates();
       VmState next = new VmState(saved, newInit, 1, timers, Clock.systemUTC());
       assertThat(next.status()).startsWith("none yet");
       assertThat(first.file()).doesNotExist();
