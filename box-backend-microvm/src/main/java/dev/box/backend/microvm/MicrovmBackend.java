@@ -357,7 +357,8 @@ public final class MicrovmBackend implements SandboxBackend {
               null);
       running.put(name, vm);
       starting.remove(name);
-      state.save(vm, into, BOOT_TIMEOUT);
+      // A state is the guest's memory and the devices' few megabytes: more is not a state.
+      state.save(vm, into, (pooled.vmMemoryMb() + 64L) * 1024 * 1024, BOOT_TIMEOUT);
       log.info(
           "template VM {} booted and saved in {} ms", name, (ticker.read() - started) / 1_000_000);
     } finally {

@@ -3,9 +3,10 @@ package dev.box.backend.microvm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.BufferedReader;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStreamReader;
+import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -28,15 +29,19 @@ import java.util.concurrent.TimeUnit;
 final class Qmp implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  /**
+   * The longest line read: QEMU's answers to the few commands sent are a few hundred bytes, and
+   * what a QEMU process writes is not trusted to be bounded.
+   */
+  static final int MAX_LINE = 64 * 1024;
+
   private final SocketChannel channel;
-  private final BufferedReader in;
+  private final InputStream in;
   private final ScheduledExecutorService timers;
 
   private Qmp(SocketChannel channel, ScheduledExecutorService timers) {
     this.channel = channel;
-    this.in =
-        new BufferedReader(
-            new InputStreamReader(Channels.newInputStream(channel), StandardCharsets.UTF_8));
+    this.in = new BufferedInputStream(Channels.newInputStream(channel));
     this.timers = timers;
   }
 
@@ -106,15 +111,26 @@ final class Qmp implements AutoCloseable {
   /** The next object that is not an event: the greeting, or an answer. */
   private JsonNode read(boolean greeting) throws IOException {
     while (true) {
-      String line = in.readLine();
-      if (line == null) {
-        throw new IOException("QEMU closed its QMP socket");
-      }
-      JsonNode node = JSON.readTree(line);
+      JsonNode node = JSON.readTree(line());
       if (!node.has("event") && (greeting == node.has("QMP"))) {
         return node;
       }
     }
+  }
+
+  /** The next line, without its end; refused beyond {@link #MAX_LINE} bytes. */
+  private String line() throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    for (int b; (b = in.read()) != '\n'; ) {
+      if (b < 0) {
+        throw new IOException("QEMU closed its QMP socket");
+      }
+      if (line.size() == MAX_LINE) {
+        throw new IOException("QEMU's QMP line is longer than " + MAX_LINE + " bytes");
+      }
+      line.write(b);
+    }
+    return line.toString(StandardCharsets.UTF_8);
   }
 
   private interface Call {

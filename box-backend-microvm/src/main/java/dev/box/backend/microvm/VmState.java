@@ -275,9 +275,10 @@ final class VmState {
    * stops it, and migrates it through QMP to a socket the server listens on in the VM's directory
    * (QEMU's seccomp sandbox forbids a command, and QEMU 7.2 has no file URI). Only the first
    * connection is read, and only a migration QEMU calls completed is kept: a stream from anything
-   * else never completes QEMU's.
+   * else never completes QEMU's. A stream of more than {@code maxBytes} is refused.
    */
-  void save(Vm vm, Path into, Duration timeout) throws IOException, InterruptedException {
+  void save(Vm vm, Path into, long maxBytes, Duration timeout)
+      throws IOException, InterruptedException {
     try (SocketChannel go = Qmp.connect(vm, vm.viaProc(Vm.GO_SOCKET), timeout);
         Qmp qmp = Qmp.connect(vm, timeout, timers)) {
       ByteBuffer ready = ByteBuffer.allocate(1);
@@ -293,7 +294,11 @@ final class VmState {
         qmp.execute("migrate", Map.of("uri", "unix:" + SAVE_SOCKET), QMP_CALL);
         try (FileChannel out = FileChannel.open(into, StandardOpenOption.WRITE);
             SocketChannel stream = within(timeout, server, server::accept)) {
-          within(timeout, stream, () -> out.transferFrom(stream, 0, Long.MAX_VALUE));
+          long saved = within(timeout, stream, () -> out.transferFrom(stream, 0, maxBytes));
+          ByteBuffer more = ByteBuffer.allocate(1);
+          if (saved == maxBytes && within(timeout, stream, () -> (long) stream.read(more)) > 0) {
+            throw new IOException("the template's state is larger than " + maxBytes + " bytes");
+          }
         }
         awaitMigrated(qmp, timeout);
       }
