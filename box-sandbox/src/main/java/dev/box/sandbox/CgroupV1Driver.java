@@ -244,10 +244,19 @@ public record CgroupV1Driver(
 
     @Override
     public void freeze() {
-      Path state = writeFreezerState("FROZEN");
-      if (!files.await(state, content -> content.strip().equals("FROZEN"))) {
-        thaw();
-        throw new IllegalStateException("the processes of " + state + " did not all freeze");
+      // A task in an uninterruptible wait leaves the group FREEZING; writing FROZEN again retries
+      // the tasks not frozen yet (the v1 freezer does not retry on its own), which a loaded host
+      // needs more than once. Three writes, each awaited, before the group counts as one that
+      // cannot freeze.
+      for (int attempt = 1; ; attempt++) {
+        Path state = writeFreezerState("FROZEN");
+        if (files.await(state, content -> content.strip().equals("FROZEN"))) {
+          return;
+        }
+        if (attempt == 3) {
+          thaw();
+          throw new IllegalStateException("the processes of " + state + " did not all freeze");
+        }
       }
     }
 
