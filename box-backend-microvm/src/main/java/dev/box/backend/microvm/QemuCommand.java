@@ -57,12 +57,6 @@ final class QemuCommand {
 
   private QemuCommand() {}
 
-  /** The command of a VM that boots ({@link Start#BOOT}). */
-  static List<String> of(
-      MicrovmFiles files, String name, GuestConfig config, int hostPort, KvmProbe.Accel accel) {
-    return of(files, name, config, hostPort, accel, Start.BOOT);
-  }
-
   /**
    * The command.
    *

@@ -71,41 +71,12 @@ record Vm(
   /**
    * Starts the VM of {@code dir} (made here; it must not exist), its config disk holding {@code
    * secret} and what the guest is told of its session ({@code guest}), its shares mounted by {@code
-   * mounts}; on failure nothing of it is left.
+   * mounts}; on failure nothing of it is left. It boots, boots as a template (its config disk all
+   * zeros: nothing of a session is in a template) or is restored from {@code state}, which the
+   * server opens as QEMU's stdin: QEMU never opens the file itself.
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
    * @param network makes the VM's network namespace; used when {@code guest} has the network on
-   */
-  static Vm start(
-      MicrovmFiles files,
-      Path dir,
-      Path initramfs,
-      GuestConfig guest,
-      byte[] secret,
-      KvmProbe.Accel accel,
-      ExecutorService launcher,
-      VmNetwork.Opener network,
-      ShareMounts mounts)
-      throws IOException {
-    return start(
-        files,
-        dir,
-        initramfs,
-        guest,
-        secret,
-        accel,
-        launcher,
-        network,
-        mounts,
-        QemuCommand.Start.BOOT,
-        null);
-  }
-
-  /**
-   * Starts the VM of {@code dir} as {@link #start(MicrovmFiles, Path, Path, GuestConfig, byte[],
-   * KvmProbe.Accel, ExecutorService, VmNetwork.Opener, ShareMounts)} does, booting, as a template
-   * (its config disk all zeros: nothing of a session is in a template) or restored from {@code
-   * state}, which the server opens as QEMU's stdin: QEMU never opens the file itself.
    */
   static Vm start(
       MicrovmFiles files,

@@ -47,7 +47,8 @@ class MicrovmFilesTest {
                 "vm",
                 new GuestConfig(256, 64, 2_000_000, List.of(), false),
                 7000,
-                KvmProbe.Accel.TCG))
+                KvmProbe.Accel.TCG,
+                QemuCommand.Start.BOOT))
         .anySatisfy(arg -> assertThat(arg).startsWith("microvm,").endsWith(",rtc=on,acpi=on"));
   }
 
@@ -63,7 +64,8 @@ class MicrovmFilesTest {
                 "vm",
                 new GuestConfig(256, 64, 2_000_000, List.of(), false),
                 7000,
-                KvmProbe.Accel.TCG))
+                KvmProbe.Accel.TCG,
+                QemuCommand.Start.BOOT))
         .anySatisfy(arg -> assertThat(arg).startsWith("microvm,").endsWith(",rtc=on,acpi=off"));
   }
 
