@@ -43,8 +43,12 @@
  *     (nosuid, nodev, read-only for ro; QEMU refuses writes to those too), making the directories
  *     above it: the host's files appear with their host owners and modes, and QEMU runs as the
  *     sandbox user's host uid, so the guest's checks match the host's;
- *   - becomes the sandbox user, the uid of line "uid <n>\n" (the host's sandbox uid) and the same
- *     gid, with no supplementary group and an empty capability bounding set, and execs, as PID 1:
+ *   - forks the session's init into a pid namespace of its own, with a /proc of that namespace:
+ *     the session sees only its own processes, neither this init (which waits for it as the VM's
+ *     PID 1, outside the session's cgroup, and ends the VM when it ends) nor the kernel's threads;
+ *   - there becomes the sandbox user, the uid of line "uid <n>\n" (the host's sandbox uid) and the
+ *     same gid, with no supplementary group and an empty capability bounding set, and execs, as the
+ *     namespace's PID 1:
  *       /.box/box-guard --init --net-off -- /.box/box-agent --listen 7000 SECRET --netns 3 4
  *     so that the agent and everything it forks are the sandbox user under the syscall filter, and
  *     every process the agent starts runs in a network namespace with only loopback: eth0 is the
@@ -59,6 +63,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <limits.h>
 #include <grp.h>
 #include <net/if.h>
@@ -75,6 +80,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <arpa/inet.h>
 #include <time.h>
 #include <unistd.h>
@@ -480,6 +486,39 @@ static void become_sandbox_user(void) {
   if (setresuid(sandbox_id, sandbox_id, sandbox_id) < 0) die("setresuid");
 }
 
+/*
+ * Puts the session into a pid namespace of its own: this process forks the session's init, which
+ * is PID 1 of the new namespace and mounts a /proc that shows only the session's processes (not this
+ * init, nor the kernel's threads), and waits for it as the VM's PID 1, in the root cgroup (not
+ * counted in the session's pids.max). When the session's init ends the VM ends, as it did when that
+ * init was the VM's PID 1. Returns in the session's init only.
+ */
+static void session_namespace(void) {
+  if (unshare(CLONE_NEWPID) < 0) die("unshare(CLONE_NEWPID)");
+  pid_t session = fork();
+  if (session < 0) die("fork");
+  if (session == 0) {
+    if (umount2("/proc", MNT_DETACH) < 0) die("/proc");
+    do_mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+    return;
+  }
+  char value[32];
+  snprintf(value, sizeof value, "%d", (int)getpid());
+  write_file("/sys/fs/cgroup/cgroup.procs", value);
+  for (;;) {
+    int status;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid == session) {
+      fprintf(stderr, "box-vminit: the session's init ended (status %d)\n", status);
+      fflush(stderr);
+      sync();
+      reboot(RB_AUTOBOOT);
+      _exit(0);
+    }
+    if (pid < 0 && errno != EINTR) die("waitpid");
+  }
+}
+
 int main(void) {
   do_mount("devtmpfs", "/dev", "devtmpfs", MS_NOSUID, "mode=0755");
   console();
@@ -514,6 +553,7 @@ int main(void) {
   if (mount(".", "/", NULL, MS_MOVE, NULL) < 0) die("moving the root");
   if (chroot(".") < 0 || chdir("/") < 0) die("chroot");
   mount_shares();
+  session_namespace();
   become_sandbox_user();
   char *agent[] = {"/.box/box-guard", "--init",   "--net-off", "--", "/.box/box-agent",
                    "--listen",        AGENT_PORT, SECRET_PATH, "--netns", "3",
