@@ -51,6 +51,19 @@ public record Launcher(Path setpriv, Path nsenter, boolean guard) {
     return setpriv != null && nsenter != null ? new Launcher(setpriv, nsenter, guard) : null;
   }
 
+  /**
+   * The start of a command line that puts the command it is followed by into {@code group}'s
+   * cgroups from its first instruction, at once (no go line; stdin is the command's). Nothing but
+   * the cgroups' paths is on it.
+   */
+  public static List<String> joining(CgroupDriver.ProcessCgroup group) {
+    List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", LAUNCHER, "box-launch"));
+    argv.add("--at-once");
+    group.procsFiles().forEach(f -> argv.add(f.toString()));
+    argv.add("--");
+    return argv;
+  }
+
   public Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
       throws IOException {
     List<Path> procsFiles = group.procsFiles();

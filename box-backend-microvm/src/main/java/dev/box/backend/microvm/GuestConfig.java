@@ -22,6 +22,8 @@ import java.util.List;
  *
  * @param memoryMb the session's memory limit in MiB
  * @param pidsLimit the session's process limit
+ * @param cpus the session's CPU quota in cores: the VM's vCPUs ({@link #vcpus}) and the quota of
+ *     QEMU's cgroup on the host ({@link VmCgroups})
  * @param sandboxUid the uid (and gid) of the sandbox user, in the guest as on the host: QEMU runs
  *     as it, so a file the sandbox user may write in the guest is one QEMU may write on the host
  * @param shares the host folders shared over virtio-9p, none for a VM of the pool
@@ -29,7 +31,12 @@ import java.util.List;
  *     the egress firewall: {@link VmNetwork}), else they see only loopback
  */
 record GuestConfig(
-    int memoryMb, int pidsLimit, int sandboxUid, List<Share> shares, boolean networkOn) {
+    int memoryMb,
+    int pidsLimit,
+    double cpus,
+    int sandboxUid,
+    List<Share> shares,
+    boolean networkOn) {
   /**
    * What the guest kernel and its caches take beside the session's memory: the kernel and its init
    * start in no less.
@@ -38,6 +45,9 @@ record GuestConfig(
 
   /** The most shares one VM takes: each is a virtio-mmio device, and the config disk is bounded. */
   static final int MAX_SHARES = 16;
+
+  /** The most vCPUs a VM gets: the guest kernel built for it has room for no more. */
+  static final int MAX_VCPUS = 8;
 
   /**
    * The config disk's size: the secret, the lines, and a NUL after them; box-vminit reads no more.
@@ -60,6 +70,9 @@ record GuestConfig(
       throw new IllegalArgumentException(
           "limits must be positive: memory_mb " + memoryMb + ", pids_limit " + pidsLimit);
     }
+    if (!(cpus > 0) || Double.isInfinite(cpus)) {
+      throw new IllegalArgumentException("cpus must be positive: " + cpus);
+    }
     if (sandboxUid <= 0) {
       throw new IllegalArgumentException("the sandbox uid must not be root: " + sandboxUid);
     }
@@ -73,6 +86,14 @@ record GuestConfig(
   /** The VM's RAM (QEMU's {@code -m}), in MiB. */
   int vmMemoryMb() {
     return memoryMb + HEADROOM_MB;
+  }
+
+  /**
+   * The VM's vCPUs (QEMU's {@code -smp}): the session's cpus rounded up, at most {@value
+   * #MAX_VCPUS}.
+   */
+  int vcpus() {
+    return (int) Math.min(MAX_VCPUS, Math.ceil(cpus));
   }
 
   /** The 9p tag of the share at {@code index} of {@link #shares}. */

@@ -8,6 +8,7 @@ import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.api.BoxNetworkMode;
 import dev.box.api.time.Ticker;
+import dev.box.core.Hashes;
 import dev.box.core.agent.AgentAddress;
 import dev.box.core.agent.AgentLink;
 import dev.box.core.agent.AgentSockets;
@@ -23,6 +24,7 @@ import dev.box.guard.GuestInit;
 import dev.box.guard.SyscallGuard;
 import dev.box.sandbox.BackendRuntime;
 import dev.box.sandbox.IdmappedMounts;
+import dev.box.sandbox.NamespaceHost;
 import dev.box.sandbox.SandboxShape;
 import dev.box.sandbox.engine.EngineClient;
 import java.io.IOException;
@@ -80,8 +82,6 @@ public final class MicrovmBackend implements SandboxBackend {
                   + " (memory.max, no swap); the VM's RAM is that and "
                   + GuestConfig.HEADROOM_MB
                   + " MiB for the guest kernel"),
-          // One vCPU whatever the session's cpus asks: not a limit the session chose.
-          Map.entry("cpu", "none"),
           Map.entry("pids", "the guest's pids cgroup around the agent and the session (pids.max)"),
           Map.entry(
               "network",
@@ -111,6 +111,8 @@ public final class MicrovmBackend implements SandboxBackend {
   private final int sandboxUid;
   private final GuestConfig pooled;
   private final ShareMounts mounts;
+  private final VmCgroups cgroups;
+  private final @Nullable QemuJail jail = QemuJail.onHost();
   private final Path initramfs;
   private final @Nullable MicrovmFiles files;
   private final String reason;
@@ -187,6 +189,7 @@ public final class MicrovmBackend implements SandboxBackend {
         new GuestConfig(
             SandboxShape.pooled().memoryMb(),
             SandboxShape.pooled().pidsLimit(),
+            SandboxShape.pooled().cpus(),
             sandboxUid,
             List.of(),
             false);
@@ -196,6 +199,11 @@ public final class MicrovmBackend implements SandboxBackend {
     this.timers = runtime.timer("microvm-timeouts");
     this.network = VmNetwork.Host.probe(egress, runtime.cachedThreads("microvm-readers"));
     this.relaySockets = AgentSockets.root(stateDir);
+    this.cgroups =
+        VmCgroups.of(
+            NamespaceHost.probeCgroups(
+                "box-microvm-" + Hashes.shortSha256(root.toString()), runtime.ticker()),
+            random);
     MicrovmFiles found = null;
     String why;
     KvmProbe.Decision decision = new KvmProbe.Decision(KvmProbe.Accel.TCG, "no VMs");
@@ -353,6 +361,8 @@ public final class MicrovmBackend implements SandboxBackend {
                 throw new IOException("a template has no network");
               },
               mounts,
+              cgroups,
+              jail,
               QemuCommand.Start.TEMPLATE,
               null);
       running.put(name, vm);
@@ -423,6 +433,7 @@ public final class MicrovmBackend implements SandboxBackend {
   @Override
   public BackendStatus status() {
     Map<String, String> enforced = new TreeMap<>(ENFORCED);
+    enforced.put("cpu", cgroups.cpuEnforced());
     PoolLevel level = pool.level();
     enforced.put(
         "pool",
@@ -445,11 +456,7 @@ public final class MicrovmBackend implements SandboxBackend {
     enforced.put("isolation", "vm (" + acceleration.accel().name().toLowerCase(Locale.ROOT) + ")");
     enforced.put("acceleration", acceleration.why());
     enforced.put("egress", network.status());
-    enforced.put(
-        "qemu",
-        "uid and gid "
-            + sandboxUid
-            + ", no supplementary group, no capability, no-new-privileges, -sandbox on");
+    enforced.put("qemu", QemuJail.enforced(jail, sandboxUid));
     enforced.put("sandbox_uid", Integer.toString(sandboxUid));
     enforced.put("images", imagesStatus);
     String noShares = mounts.unavailable();
@@ -486,6 +493,7 @@ public final class MicrovmBackend implements SandboxBackend {
         new GuestConfig(
             spec.memoryMb(),
             spec.pidsLimit(),
+            spec.cpus(),
             sandboxUid,
             VmShares.of(spec, workspaces, sandboxUid, mounts.unavailable()),
             networkOn);
@@ -607,6 +615,8 @@ public final class MicrovmBackend implements SandboxBackend {
                       egress,
                       launcher),
               mounts,
+              cgroups,
+              jail,
               restoreFrom == null ? QemuCommand.Start.BOOT : QemuCommand.Start.RESTORE,
               restoreFrom);
       running.put(name, vm);
@@ -682,6 +692,7 @@ public final class MicrovmBackend implements SandboxBackend {
   @Override
   public void removeOrphans() {
     removeOrphanRelaySockets();
+    cgroups.removeOthers();
     if (!Files.isDirectory(vmsDir)) {
       return;
     }
@@ -741,6 +752,7 @@ public final class MicrovmBackend implements SandboxBackend {
     timers.shutdownNow();
     network.readers().shutdownNow();
     mounts.close();
+    cgroups.driver().close();
     if (engine != null) {
       engine.close();
     }

@@ -8,20 +8,21 @@ import java.util.List;
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
  * no legacy devices but the CMOS clock, from which the guest kernel reads the time at boot; ACPI
- * tables or the kernel's command line naming the devices, as {@link MicrovmFiles#acpi} says), one
- * vCPU under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory ceiling (the session's own
- * memory limit is a cgroup in the guest: {@link GuestConfig}), and only virtio-mmio devices: the
- * console (to a log file), the shared root disk (read-only), the VM's config disk (read-only: the
- * agent's secret), a network card on QEMU's user-mode network ({@link GuestInit#GUEST_NETWORK})
- * with the agent's port forwarded from one loopback port: with the network off, {@code
- * restrict=on}, so that the guest reaches nothing outside, and the port is the host's; with it on,
- * no restrict and no IPv6, and QEMU runs in a network namespace of its own behind the egress
- * firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's gateway leads; and
- * each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own seccomp sandbox is on.
- * Nothing from a request is on it but the memory size, a number: the shares are named by their
- * mounts in the VM's directory. A template and the VMs restored from it ({@link VmState}) have two
- * sockets more, a virtio-serial port for the host's go and QMP, with the same devices in the same
- * order.
+ * tables or the kernel's command line naming the devices, as {@link MicrovmFiles#acpi} says), the
+ * session's cpus rounded up as vCPUs ({@link GuestConfig#vcpus}; the quota itself is QEMU's cgroup
+ * on the host, {@link VmCgroups}) under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
+ * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
+ * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
+ * config disk (read-only: the agent's secret), a network card on QEMU's user-mode network ({@link
+ * GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with the
+ * network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is the
+ * host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
+ * behind the egress firewall ({@link VmNetwork}), whose loopback has the port and is where QEMU's
+ * gateway leads; and each shared host folder over virtio-9p ({@link ShareMounts}). QEMU's own
+ * seccomp sandbox is on. Nothing from a request is on it but the memory size, a number: the shares
+ * are named by their mounts in the VM's directory. A template and the VMs restored from it ({@link
+ * VmState}) have two sockets more, a virtio-serial port for the host's go and QMP, with the same
+ * devices in the same order.
  */
 final class QemuCommand {
   /** TCG's translation cache, in MiB: QEMU's default reserves 1 GiB per VM. */
@@ -89,7 +90,7 @@ final class QemuCommand {
     } else {
       add(argv, "-accel", "tcg,tb-size=" + TRANSLATION_CACHE_MB);
     }
-    add(argv, "-smp", "1");
+    add(argv, "-smp", Integer.toString(config.vcpus()));
     add(argv, "-m", config.vmMemoryMb() + "M");
     argv.addAll(List.of("-nodefaults", "-no-user-config", "-nographic", "-no-reboot"));
     add(

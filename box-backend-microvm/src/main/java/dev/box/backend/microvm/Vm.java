@@ -1,6 +1,8 @@
 package dev.box.backend.microvm;
 
 import dev.box.api.internal.FileTrees;
+import dev.box.sandbox.CgroupDriver;
+import dev.box.sandbox.Launcher;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -36,19 +38,23 @@ import org.jspecify.annotations.Nullable;
  * KILL} from the backend's launcher thread, which lives as long as the server: when the server
  * dies, however it dies, the kernel kills every VM it started. A network-on VM's QEMU runs in a
  * network namespace of its own ({@link VmNetwork}), entered through {@code nsenter} (as root,
- * before the uid changes) under a {@code setpriv --pdeathsig KILL} of its own.
+ * before the uid changes) under a {@code setpriv --pdeathsig KILL} of its own. QEMU is in the VM's
+ * cgroups on the host ({@link VmCgroups}) from its first instruction, and in namespaces of its own
+ * ({@link QemuJail}).
  *
  * @param agent where the server reaches the guest's agent: a host loopback port QEMU forwards, or
  *     with the network on the relay's Unix socket
  * @param network the VM's network namespace with the network on, else null
  * @param mounts the mounts of the VM's shares in its directory
+ * @param cgroup QEMU's cgroups on the host
  */
 record Vm(
     Path dir,
     Process process,
     SocketAddress agent,
     @Nullable VmNetwork network,
-    ShareMounts mounts) {
+    ShareMounts mounts,
+    CgroupDriver.SessionCgroup cgroup) {
   static final String CONFIG_DISK = "config";
   static final String CONSOLE_LOG = "console.log";
   static final String INITRAMFS = "initramfs";
@@ -77,6 +83,8 @@ record Vm(
    *
    * @param launcher the thread that starts every QEMU of the backend (see the class comment)
    * @param network makes the VM's network namespace; used when {@code guest} has the network on
+   * @param cgroups makes QEMU's cgroups
+   * @param jail the namespaces QEMU runs in, or null where the host has no bubblewrap
    */
   static Vm start(
       MicrovmFiles files,
@@ -88,17 +96,25 @@ record Vm(
       ExecutorService launcher,
       VmNetwork.Opener network,
       ShareMounts mounts,
+      VmCgroups cgroups,
+      @Nullable QemuJail jail,
       QemuCommand.Start start,
       @Nullable Path state)
       throws IOException {
     Files.createDirectories(dir.getParent());
     Files.createDirectory(dir, permissions("rwx--x---"));
     VmNetwork namespace = null;
+    CgroupDriver.SessionCgroup cgroup = null;
     try {
       prepare(dir, initramfs, guest, secret, mounts, start);
       namespace = guest.networkOn() ? network.open(dir) : null;
-      return start(files, dir, guest, accel, launcher, namespace, mounts, start, state);
+      cgroup = cgroups.create(dir.getFileName().toString(), guest);
+      return start(
+          files, dir, guest, accel, launcher, namespace, mounts, cgroup, jail, start, state);
     } catch (IOException | RuntimeException e) {
+      if (cgroup != null) {
+        cgroup.destroy();
+      }
       if (namespace != null) {
         namespace.close();
       }
@@ -115,16 +131,21 @@ record Vm(
       ExecutorService launcher,
       @Nullable VmNetwork network,
       ShareMounts mounts,
+      CgroupDriver.SessionCgroup cgroup,
+      @Nullable QemuJail jail,
       QemuCommand.Start start,
       @Nullable Path state)
       throws IOException {
     int port = network == null ? freeLoopbackPort() : VmNetwork.FORWARDED_PORT;
-    List<String> argv = new ArrayList<>();
+    List<String> argv = new ArrayList<>(Launcher.joining(cgroup.createProcessGroup(0)));
+    // Dies with the server before nsenter and bubblewrap run, as QEMU does after them; they need
+    // root, so the uid changes after them.
+    argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
     if (network != null) {
-      // Dies with the server before nsenter runs, as QEMU does after it; nsenter needs root, so
-      // the uid changes after it.
-      argv.addAll(List.of("setpriv", "--pdeathsig", "KILL", "--"));
       argv.addAll(network.enter());
+    }
+    if (jail != null) {
+      argv.addAll(jail.argv(files, dir, accel));
     }
     String uid = Integer.toString(guest.sandboxUid());
     argv.addAll(
@@ -155,7 +176,7 @@ record Vm(
           network == null
               ? new InetSocketAddress(InetAddress.getLoopbackAddress(), port)
               : network.agent();
-      return new Vm(dir, started.get(30, TimeUnit.SECONDS), agent, network, mounts);
+      return new Vm(dir, started.get(30, TimeUnit.SECONDS), agent, network, mounts, cgroup);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       throw new IOException("cannot start QEMU: " + cause.getMessage(), cause);
@@ -263,8 +284,8 @@ record Vm(
   }
 
   /**
-   * Kills QEMU, waits for it to end, ends its network namespace's helpers, detaches its shares and
-   * removes the VM's directory; idempotent.
+   * Kills QEMU, waits for it to end, ends its network namespace's helpers, removes its cgroups,
+   * detaches its shares and removes the VM's directory; idempotent.
    */
   void destroy() {
     process.destroyForcibly();
@@ -280,6 +301,7 @@ record Vm(
         network.close();
       }
     }
+    cgroup.destroy();
     remove(dir, mounts);
   }
 

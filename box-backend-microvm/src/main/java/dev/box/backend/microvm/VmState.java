@@ -42,8 +42,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The saved state of a template VM, from which the pool's VMs start instead of booting: one file in
  * {@code <state>/microvm/saved/}, named by a hash of what it depends on ({@link #key}: QEMU, the
- * kernel, the root image, the initramfs, the pooled VM's memory and the acceleration), root's alone
- * (mode 0600: it holds the template's memory), written under a temporary name and renamed.
+ * kernel, the root image, the initramfs, the pooled VM's memory and vCPUs and the acceleration),
+ * root's alone (mode 0600: it holds the template's memory), written under a temporary name and
+ * renamed.
  *
  * <p>A template boots with {@code box.template} ({@link QemuCommand.Start#TEMPLATE}), its config
  * disk all zeros: its init does what every VM does alike and says so on the go port, where it
@@ -121,7 +122,8 @@ final class VmState {
   /**
    * What a saved state depends on: QEMU, the kernel and the root image, each by path, size and
    * modification time; the initramfs by its content (each server writes it anew); the pooled VM's
-   * memory, the acceleration and whether the machine has ACPI (another machine's devices).
+   * memory and vCPUs, the acceleration and whether the machine has ACPI (another machine's
+   * devices).
    */
   static String key(MicrovmFiles files, Path initramfs, GuestConfig pooled, KvmProbe.Accel accel)
       throws IOException {
@@ -138,6 +140,8 @@ final class VmState {
         .append(sha256(initramfs))
         .append("\nmemory ")
         .append(pooled.vmMemoryMb())
+        .append("\nvcpus ")
+        .append(pooled.vcpus())
         .append("\ntsc ")
         .append(files.tscKhz())
         .append("\naccel ")

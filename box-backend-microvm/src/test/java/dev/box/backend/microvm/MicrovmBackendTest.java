@@ -84,6 +84,11 @@ class MicrovmBackendTest {
   }
 
   static SandboxSpec spec(String session, BoxNetworkMode network, int memoryMb, int pidsLimit) {
+    return spec(session, network, memoryMb, pidsLimit, 1);
+  }
+
+  static SandboxSpec spec(
+      String session, BoxNetworkMode network, int memoryMb, int pidsLimit, double cpus) {
     return new SandboxSpec(
         session,
         "i_" + session,
@@ -93,7 +98,7 @@ class MicrovmBackendTest {
         null,
         List.of(),
         false,
-        1,
+        cpus,
         memoryMb,
         pidsLimit,
         BoxEgress.NONE,
@@ -264,6 +269,106 @@ class MicrovmBackendTest {
 
     assertThat(run(limits, 0))
         .isEqualTo("0::/session\n" + 256L * 1024 * 1024 + "\n64\nrefused\nstays\n");
+  }
+
+  @Test
+  @Order(8)
+  void theSessionsProcesses_haveAPidNamespaceOfTheirOwn_withoutTheGuestsInitOrKernelThreads()
+      throws Exception {
+    // kthreadd is PID 2 of every Linux's first pid namespace: only a namespace of the session's
+    // own hides it, and the VM's real init with it.
+    String script =
+        "cat /proc/1/comm; grep -l -x -e kthreadd -e init /proc/[0-9]*/comm || echo hidden";
+
+    assertThat(run(script, 0)).isEqualTo("box-guard\nhidden\n");
+  }
+
+  @Test
+  @Order(8)
+  void cpus_areTheVmsVcpus_andAQuotaOnEveryThreadOfItsQemu() throws Exception {
+    assertThat(hostCgroupFile(sandbox, "cpu", "cpu.cfs_quota_us", "cpu.max"))
+        .as("the default session's 1 cpu")
+        .startsWith("100000");
+    Sandbox two = backend.start(spec("c2", BoxNetworkMode.OFF, 256, 64, 1.5));
+    try {
+      assertThat(run(two, "nproc", 0)).isEqualTo("2\n");
+      assertThat(hostCgroupFile(two, "cpu", "cpu.cfs_quota_us", "cpu.max")).startsWith("150000");
+      assertThat(hostCgroupFile(two, "memory", "memory.limit_in_bytes", "memory.max"))
+          .as("QEMU's own ceiling: the VM's RAM and QEMU's overhead")
+          .isEqualTo(
+              Long.toString(
+                  (256L + GuestConfig.HEADROOM_MB + VmCgroups.QEMU_OVERHEAD_MB) * 1024 * 1024));
+      assertThat(backend.status().enforced().get("cpu")).contains("quota of cpus around QEMU");
+    } finally {
+      two.destroy();
+    }
+  }
+
+  /**
+   * A file of the host cgroup of {@code in}'s QEMU: {@code v1} in {@code controller}'s hierarchy
+   * where the host has cgroup v1, else {@code v2} in the unified one. The limits are the VM's
+   * cgroup's, the parent of a process group ({@code p<n>}) where the driver nests one.
+   */
+  private String hostCgroupFile(Sandbox in, String controller, String v1, String v2)
+      throws Exception {
+    long qemu = qemuOf(in);
+    boolean unified = Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"));
+    for (String line : Files.readAllLines(Path.of("/proc/" + qemu + "/cgroup"))) {
+      String[] parts = line.split(":", 3);
+      boolean match =
+          unified ? parts[1].isEmpty() : List.of(parts[1].split(",")).contains(controller);
+      if (match) {
+        Path dir = Path.of(unified ? "/sys/fs/cgroup" : "/sys/fs/cgroup/" + parts[1], parts[2]);
+        Path parent = dir.getParent();
+        if (String.valueOf(dir.getFileName()).matches("p[0-9]+") && parent != null) {
+          dir = parent;
+        }
+        return Files.readString(dir.resolve(unified ? v2 : v1)).strip();
+      }
+    }
+    throw new AssertionError("QEMU " + qemu + " is in no " + controller + " cgroup");
+  }
+
+  /** The pid of {@code in}'s QEMU itself, below the bubblewrap the backend knows. */
+  private long qemuOf(Sandbox in) throws Exception {
+    long started = java.util.Objects.requireNonNull(backend.pids().get(in.id()));
+    List<Long> pids = new ArrayList<>(List.of(started));
+    ProcessHandle.of(started).ifPresent(h -> h.descendants().forEach(d -> pids.add(d.pid())));
+    for (long pid : pids) {
+      if (Files.readString(Path.of("/proc/" + pid + "/comm")).startsWith("qemu-system")) {
+        return pid;
+      }
+    }
+    throw new AssertionError("no QEMU at or below " + started);
+  }
+
+  @Test
+  @Order(8)
+  void qemu_runsUnprivileged_inNamespacesOfItsOwn_seeingOnlyWhatItOpens() throws Exception {
+    long qemu = qemuOf(sandbox);
+    Path root = Path.of("/proc/" + qemu + "/root");
+    String status = Files.readString(Path.of("/proc/" + qemu + "/status"));
+
+    for (String ns : List.of("pid", "mnt", "ipc", "uts")) {
+      assertThat(Files.readSymbolicLink(Path.of("/proc/" + qemu + "/ns/" + ns)))
+          .as(ns + " namespace")
+          .isNotEqualTo(Files.readSymbolicLink(Path.of("/proc/self/ns/" + ns)));
+    }
+    assertThat(status)
+        .contains("Uid:\t" + SANDBOX_UID + "\t" + SANDBOX_UID)
+        .contains("CapEff:\t0000000000000000")
+        .contains("NoNewPrivs:\t1")
+        .contains("Seccomp:\t2");
+    assertThat(root.resolve("usr/bin")).isDirectory();
+    assertThat(root.resolve("etc/shadow")).doesNotExist();
+    assertThat(root.resolve("home")).doesNotExist();
+    assertThat(root.resolve("root")).doesNotExist();
+    assertThat(
+            root.resolve(
+                state.resolve("microvm/vms").resolve(sandbox.id()).toString().substring(1)))
+        .as("its VM's directory")
+        .isDirectory();
+    assertThat(backend.status().enforced().get("qemu")).contains("namespaces of its own");
   }
 
   @Test

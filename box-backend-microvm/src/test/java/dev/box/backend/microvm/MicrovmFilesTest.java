@@ -45,7 +45,7 @@ class MicrovmFilesTest {
             QemuCommand.of(
                 files,
                 "vm",
-                new GuestConfig(256, 64, 2_000_000, List.of(), false),
+                new GuestConfig(256, 64, 1, 2_000_000, List.of(), false),
                 7000,
                 KvmProbe.Accel.TCG,
                 QemuCommand.Start.BOOT))
@@ -62,7 +62,7 @@ class MicrovmFilesTest {
             QemuCommand.of(
                 files,
                 "vm",
-                new GuestConfig(256, 64, 2_000_000, List.of(), false),
+                new GuestConfig(256, 64, 1, 2_000_000, List.of(), false),
                 7000,
                 KvmProbe.Accel.TCG,
                 QemuCommand.Start.BOOT))

@@ -143,7 +143,7 @@ class VmRestoreTest {
             false);
     Path initramfs = Files.writeString(dir.resolve("initramfs"), "i");
     GuestConfig pooled =
-        new GuestConfig(512, 100, MicrovmBackendTest.SANDBOX_UID, List.of(), false);
+        new GuestConfig(512, 100, 1, MicrovmBackendTest.SANDBOX_UID, List.of(), false);
     String key = VmState.key(files, initramfs, pooled, KvmProbe.Accel.TCG);
     ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor();
     try {
