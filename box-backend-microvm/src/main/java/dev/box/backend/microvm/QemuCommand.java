@@ -7,13 +7,14 @@ import java.util.List;
 
 /**
  * The command line of one VM's QEMU: a {@code microvm} machine (no PCI, no firmware beyond qboot,
- * no legacy devices but the CMOS clock, from which the guest kernel reads the time at boot; ACPI
- * tables or the kernel's command line naming the devices, as {@link MicrovmFiles#acpi} says), the
- * session's cpus rounded up as vCPUs ({@link GuestConfig#vcpus}; the quota itself is QEMU's cgroup
- * on the host, {@link VmCgroups}) under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory
- * ceiling (the session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only
- * virtio-mmio devices: the console (to a log file), the shared root disk (read-only), the VM's
- * config disk (read-only: the agent's secret), a network card on QEMU's user-mode network ({@link
+ * no legacy devices but the CMOS clock, from which the guest kernel reads the time at boot, and
+ * without ACPI the PIT and PIC its timer calibrates against; ACPI tables or the kernel's command
+ * line naming the devices, as {@link MicrovmFiles#acpi} says), the session's cpus rounded up as
+ * vCPUs ({@link GuestConfig#vcpus}; the quota itself is QEMU's cgroup on the host, {@link
+ * VmCgroups}) under KVM or TCG ({@link KvmProbe}), the VM's RAM as its memory ceiling (the
+ * session's own memory limit is a cgroup in the guest: {@link GuestConfig}), and only virtio-mmio
+ * devices: the console (to a log file), the shared root disk (read-only), the VM's config disk
+ * (read-only: the agent's secret), a network card on QEMU's user-mode network ({@link
  * GuestInit#GUEST_NETWORK}) with the agent's port forwarded from one loopback port: with the
  * network off, {@code restrict=on}, so that the guest reaches nothing outside, and the port is the
  * host's; with it on, no restrict and no IPv6, and QEMU runs in a network namespace of its own
@@ -79,10 +80,18 @@ final class QemuCommand {
     List<String> argv = new ArrayList<>();
     argv.add(files.qemu().toString());
     add(argv, "-name", name);
+    // Without ACPI the guest kernel calibrates its local APIC timer against the PIT, whose
+    // interrupt reaches it through the PIC: without them it has no working clock event, and no
+    // timer (a sleep, a poll's timeout) ever fires in a VM that booted.
+    String legacy = files.acpi() ? "off" : "on";
     add(
         argv,
         "-machine",
-        "microvm,x-option-roms=off,pit=off,pic=off,isa-serial=off,rtc=on,acpi="
+        "microvm,x-option-roms=off,pit="
+            + legacy
+            + ",pic="
+            + legacy
+            + ",isa-serial=off,rtc=on,acpi="
             + (files.acpi() ? "on" : "off"));
     if (accel == KvmProbe.Accel.KVM) {
       add(argv, "-accel", "kvm");

@@ -72,7 +72,7 @@ final class VmState {
   private static final String SUFFIX = ".vmstate";
 
   /** What changes the saved state's format: a new value makes every kept file stale. */
-  private static final String FORMAT = "box-vmstate 2";
+  private static final String FORMAT = "box-vmstate 3";
 
   private static final Duration QMP_CALL = Duration.ofSeconds(30);
 

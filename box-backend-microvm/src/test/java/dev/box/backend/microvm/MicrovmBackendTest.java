@@ -292,6 +292,9 @@ class MicrovmBackendTest {
     Sandbox two = backend.start(spec("c2", BoxNetworkMode.OFF, 256, 64, 1.5));
     try {
       assertThat(run(two, "nproc", 0)).isEqualTo("2\n");
+      assertThat(run(two, "sleep 1 && echo slept", 0))
+          .as("a timer fires in a VM that booted")
+          .isEqualTo("slept\n");
       assertThat(hostCgroupFile(two, "cpu", "cpu.cfs_quota_us", "cpu.max")).startsWith("150000");
       assertThat(hostCgroupFile(two, "memory", "memory.limit_in_bytes", "memory.max"))
           .as("QEMU's own ceiling: the VM's RAM and QEMU's overhead")

@@ -16,7 +16,9 @@ class MicrovmFilesTest {
 
   private Path manifest(String... extra) throws IOException {
     for (String name : new String[] {"qemu", "vmlinuz", "modules", "root.ext4"}) {
-      Files.createFile(dir.resolve(name));
+      if (!Files.exists(dir.resolve(name))) {
+        Files.createFile(dir.resolve(name));
+      }
     }
     StringBuilder text =
         new StringBuilder()
@@ -75,5 +77,25 @@ class MicrovmFilesTest {
     assertThatThrownBy(() -> MicrovmFiles.read(dir))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("BOX_MICROVM_ACPI is on or off, not 'maybe'");
+  }
+
+  @Test
+  void vcpus_areTheSessionsCpusRoundedUp_atMostEight_andWithoutAcpiTheTimerDevicesAreOn()
+      throws IOException {
+    manifest("BOX_MICROVM_ACPI=off");
+    MicrovmFiles built = MicrovmFiles.read(dir);
+    List<String> twoAndAHalf =
+        QemuCommand.of(
+            built,
+            "vm",
+            new GuestConfig(256, 64, 2.5, 2_000_000, List.of(), false),
+            7000,
+            KvmProbe.Accel.TCG,
+            QemuCommand.Start.BOOT);
+
+    assertThat(twoAndAHalf).containsSequence("-smp", "3");
+    assertThat(twoAndAHalf).anySatisfy(arg -> assertThat(arg).contains(",pit=on,pic=on,"));
+    assertThat(new GuestConfig(256, 64, 64, 2_000_000, List.of(), false).vcpus())
+        .isEqualTo(GuestConfig.MAX_VCPUS);
   }
 }

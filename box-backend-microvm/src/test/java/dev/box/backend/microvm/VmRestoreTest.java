@@ -165,8 +165,14 @@ class VmRestoreTest {
           new MicrovmFiles(
               files.qemu(), files.kernel(), files.modules(), files.rootfs(), files.tscKhz(), true);
       String newMachine = VmState.key(withAcpi, initramfs, pooled, KvmProbe.Accel.TCG);
+      String newVcpus =
+          VmState.key(
+              withAcpi,
+              initramfs,
+              new GuestConfig(512, 100, 2, MicrovmBackendTest.SANDBOX_UID, List.of(), false),
+              KvmProbe.Accel.TCG);
 
-      assertThat(List.of(newKernel, newInit, newMachine))
+      assertThat(List.of(newKernel, newInit, newMachine, newVcpus))
           .doesNotContain(key)
           .doesNotHaveDuplicates();
       VmState next = new VmState(saved, newInit, 1, timers, Clock.systemUTC());
