@@ -345,34 +345,63 @@ public final class MicrovmBackend implements SandboxBackend {
       throws IOException, InterruptedException {
     String name = "template-" + HexFormat.of().formatHex(random.generateSeed(6));
     Vm vm = null;
-    starting.add(name);
     try {
       long started = ticker.read();
       vm =
-          Vm.start(
+          launch(
               found,
-              vmsDir.resolve(name),
-              initramfs,
+              name,
               pooled,
               new byte[AgentAddress.SECRET_BYTES],
               acceleration.accel(),
-              launcher,
               dir -> {
                 throw new IOException("a template has no network");
               },
-              mounts,
-              cgroups,
-              jail,
               QemuCommand.Start.TEMPLATE,
               null);
-      running.put(name, vm);
-      starting.remove(name);
       // A state is the guest's memory and the devices' few megabytes: more is not a state.
       state.save(vm, into, (pooled.vmMemoryMb() + 64L) * 1024 * 1024, BOOT_TIMEOUT);
       log.info(
           "template VM {} booted and saved in {} ms", name, (ticker.read() - started) / 1_000_000);
     } finally {
       destroy(name, vm, null);
+    }
+  }
+
+  /**
+   * Starts the VM {@code name} ({@link Vm#start}) and counts it as running; while it starts it is
+   * one of {@link #starting}, which {@link #removeOrphans} leaves alone.
+   */
+  private Vm launch(
+      MicrovmFiles found,
+      String name,
+      GuestConfig config,
+      byte[] secret,
+      KvmProbe.Accel accel,
+      VmNetwork.Opener network,
+      QemuCommand.Start start,
+      @Nullable Path state)
+      throws IOException {
+    starting.add(name);
+    try {
+      Vm vm =
+          Vm.start(
+              found,
+              vmsDir.resolve(name),
+              initramfs,
+              config,
+              secret,
+              accel,
+              launcher,
+              network,
+              mounts,
+              cgroups,
+              jail,
+              start,
+              state);
+      running.put(name, vm);
+      return vm;
+    } finally {
       starting.remove(name);
     }
   }
@@ -594,18 +623,15 @@ public final class MicrovmBackend implements SandboxBackend {
     byte[] secret = new byte[AgentAddress.SECRET_BYTES];
     random.nextBytes(secret);
     Vm vm = null;
-    starting.add(name);
     try {
       long started = ticker.read();
       vm =
-          Vm.start(
+          launch(
               found,
-              vmsDir.resolve(name),
-              initramfs,
+              name,
               config,
               secret,
               accel,
-              launcher,
               dir ->
                   VmNetwork.open(
                       network,
@@ -614,13 +640,8 @@ public final class MicrovmBackend implements SandboxBackend {
                       VmNetwork.socketFor(relaySockets, name),
                       egress,
                       launcher),
-              mounts,
-              cgroups,
-              jail,
               restoreFrom == null ? QemuCommand.Start.BOOT : QemuCommand.Start.RESTORE,
               restoreFrom);
-      running.put(name, vm);
-      starting.remove(name);
       AgentLink link;
       if (restoreFrom == null) {
         link = awaitAgent(name, vm, secret, timeout);
@@ -638,8 +659,6 @@ public final class MicrovmBackend implements SandboxBackend {
     } catch (IOException | InterruptedException | RuntimeException e) {
       destroy(name, vm, null);
       throw e;
-    } finally {
-      starting.remove(name);
     }
   }
 

@@ -43,14 +43,7 @@ class MicrovmFilesTest {
     MicrovmFiles files = MicrovmFiles.read(dir);
     assertThat(files.acpi()).isTrue();
     assertThat(files.tscKhz()).isEqualTo(2445404);
-    assertThat(
-            QemuCommand.of(
-                files,
-                "vm",
-                new GuestConfig(256, 64, 1, 2_000_000, List.of(), false),
-                7000,
-                KvmProbe.Accel.TCG,
-                QemuCommand.Start.BOOT))
+    assertThat(argv(files, 1))
         .anySatisfy(arg -> assertThat(arg).startsWith("microvm,").endsWith(",rtc=on,acpi=on"));
   }
 
@@ -60,14 +53,7 @@ class MicrovmFilesTest {
     MicrovmFiles files = MicrovmFiles.read(dir);
     assertThat(files.acpi()).isFalse();
     assertThat(files.withRootfs(dir.resolve("other.ext4")).acpi()).isFalse();
-    assertThat(
-            QemuCommand.of(
-                files,
-                "vm",
-                new GuestConfig(256, 64, 1, 2_000_000, List.of(), false),
-                7000,
-                KvmProbe.Accel.TCG,
-                QemuCommand.Start.BOOT))
+    assertThat(argv(files, 1))
         .anySatisfy(arg -> assertThat(arg).startsWith("microvm,").endsWith(",rtc=on,acpi=off"));
   }
 
@@ -84,18 +70,22 @@ class MicrovmFilesTest {
       throws IOException {
     manifest("BOX_MICROVM_ACPI=off");
     MicrovmFiles built = MicrovmFiles.read(dir);
-    List<String> twoAndAHalf =
-        QemuCommand.of(
-            built,
-            "vm",
-            new GuestConfig(256, 64, 2.5, 2_000_000, List.of(), false),
-            7000,
-            KvmProbe.Accel.TCG,
-            QemuCommand.Start.BOOT);
+    List<String> twoAndAHalf = argv(built, 2.5);
 
     assertThat(twoAndAHalf).containsSequence("-smp", "3");
     assertThat(twoAndAHalf).anySatisfy(arg -> assertThat(arg).contains(",pit=on,pic=on,"));
     assertThat(new GuestConfig(256, 64, 64, 2_000_000, List.of(), false).vcpus())
         .isEqualTo(GuestConfig.MAX_VCPUS);
+  }
+
+  /** The command of a booting VM of {@code files} with 256 MiB and {@code cpus}. */
+  private static List<String> argv(MicrovmFiles files, double cpus) {
+    return QemuCommand.of(
+        files,
+        "vm",
+        new GuestConfig(256, 64, cpus, 2_000_000, List.of(), false),
+        7000,
+        KvmProbe.Accel.TCG,
+        QemuCommand.Start.BOOT);
   }
 }
