@@ -122,9 +122,9 @@ record BenchOptions(double scale, @Nullable Path markdown) {
     return scaled(2048) * KIB;
   }
 
-  /** Idle sessions held while memory is measured. */
+  /** Idle sessions held while memory is measured: 1,000 in the full run. */
   int memorySessions() {
-    return Math.max(10, scaled(500));
+    return Math.max(10, scaled(1000));
   }
 
   private int scaled(int iterations) {

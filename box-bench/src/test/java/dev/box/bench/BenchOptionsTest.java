@@ -23,10 +23,10 @@ class BenchOptionsTest {
    */
   static Stream<Arguments> scales() {
     return Stream.of(
-        Arguments.of(List.of(), List.of(20, 200, 100, 300, 20, 500, 2000, 256 * MIB, 2 * MIB)),
+        Arguments.of(List.of(), List.of(20, 200, 100, 300, 20, 1000, 2000, 256 * MIB, 2 * MIB)),
         Arguments.of(
             List.of("--quick", "--markdown", "out.md"),
-            List.of(4, 40, 20, 60, 4, 100, 400, 51 * MIB, 410 * KIB)),
+            List.of(4, 40, 20, 60, 4, 200, 400, 51 * MIB, 410 * KIB)),
         Arguments.of(
             List.of("--iterations-scale", "0.001"),
             List.of(2, 1, 1, 1, 1, 10, 2, 4 * MIB, 2 * KIB)));
