@@ -110,13 +110,13 @@ record BenchReport(
             AT_MOST,
             1.0),
         target("cold p50 / floor 1 p50 (moonshot)", coldOverFloor1, AT_MOST, 0.5).asStretch(),
-        target("warm p50 / floor 2 p50", warmOverFloor2, AT_MOST, 3.0),
-        target("warm p50 / floor 2 p50 (moonshot)", warmOverFloor2, AT_MOST, 2.0).asStretch(),
+        target("warm p50 / floor 2 p50", warmOverFloor2, AT_MOST, 2.0),
+        target("warm p50 / floor 2 p50 (moonshot)", warmOverFloor2, AT_MOST, 1.5).asStretch(),
         target(
             "throughput at " + concurrency + " (execs/s)",
             concurrent.execsPerSecond(),
             AT_LEAST,
-            382),
+            500),
         target("p99 / p50 at " + concurrency, c.p99() / c.p50(), AT_MOST, 2.5),
         target("relay round trip p50 (ms)", relay.roundTrip().p50(), BELOW, 1.0),
         target(

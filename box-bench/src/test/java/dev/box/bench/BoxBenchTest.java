@@ -51,7 +51,7 @@ class BoxBenchTest {
             "floor 4: head -c N /dev/zero, 64 KiB pipe reads",
             "raw: head -c N /dev/zero, binary frames",
             "line (info): yes | head -c N, a text frame per line",
-            "memory, 10 idle sessions",
+            "memory, 20 idle sessions",
             "server JVM heap growth",
             "sandbox processes Pss",
             "cold p50 / floor 1 p50",
