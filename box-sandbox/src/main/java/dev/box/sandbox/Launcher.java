@@ -57,8 +57,15 @@ public record Launcher(Path setpriv, Path nsenter, boolean guard) {
    * the cgroups' paths is on it.
    */
   public static List<String> joining(CgroupDriver.ProcessCgroup group) {
+    return launch(group, true);
+  }
+
+  /** The launcher script's words up to the command: with a go line first unless {@code atOnce}. */
+  private static List<String> launch(CgroupDriver.ProcessCgroup group, boolean atOnce) {
     List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", LAUNCHER, "box-launch"));
-    argv.add("--at-once");
+    if (atOnce) {
+      argv.add("--at-once");
+    }
     group.procsFiles().forEach(f -> argv.add(f.toString()));
     argv.add("--");
     return argv;
@@ -66,11 +73,7 @@ public record Launcher(Path setpriv, Path nsenter, boolean guard) {
 
   public Process start(long initPid, CgroupDriver.ProcessCgroup group, ProcessSpec spec)
       throws IOException {
-    List<Path> procsFiles = group.procsFiles();
-    List<String> argv = new ArrayList<>();
-    argv.addAll(List.of("/bin/sh", "-c", LAUNCHER, "box-launch"));
-    procsFiles.forEach(f -> argv.add(f.toString()));
-    argv.add("--");
+    List<String> argv = launch(group, false);
     argv.addAll(List.of(setpriv.toString(), "--no-new-privs", nsenter.toString()));
     argv.addAll(List.of("--target", Long.toString(initPid), "--all", "--"));
     argv.addAll(Privileges.dropToSandboxUser(guard));

@@ -497,6 +497,7 @@ public abstract class BackendConformanceSuite extends BackendSuite {
             + " kill $p; echo $(($1 + $2)) $(getconf CLK_TCK)";
     String id = session("cpu");
     String cpus = "\"cpus\":0.5";
+    // The session (a VM's boot, a container's start) before the clock starts.
     box().exec(id, "true", cpus);
 
     long started = System.nanoTime();
