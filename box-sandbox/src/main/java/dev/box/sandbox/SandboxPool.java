@@ -25,6 +25,11 @@ import org.slf4j.LoggerFactory;
  * any other shape never does. At most {@code size} sandboxes wait; one thread refills the pool at
  * startup and after each take. {@link #close} destroys every waiting sandbox.
  *
+ * <p>A take that finds none waiting while the refill thread starts one waits for that one, unless
+ * another take already does: a caller that started a sandbox of its own beside it would race it for
+ * the same cores and pay a whole start, where the wait costs what is left of one. This is what
+ * bounds the cold path's tail when creates come back to back and drain the pool.
+ *
  * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
  * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
  * ({@code accepts}).
@@ -35,6 +40,9 @@ import org.slf4j.LoggerFactory;
 public final class SandboxPool implements AutoCloseable {
   /** How often a failed pre-start is tried again before the pool waits for the next take. */
   private static final int MAX_RETRIES = 3;
+
+  /** How long a take waits at most for the sandbox the refill thread is starting. */
+  private static final Duration WAIT_FOR_START = Duration.ofSeconds(5);
 
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
 
@@ -52,6 +60,15 @@ public final class SandboxPool implements AutoCloseable {
   private final AtomicLong taken = new AtomicLong();
   private final AtomicLong generation = new AtomicLong();
   private volatile boolean open = true;
+
+  /** Fills submitted to the refill thread and not ended yet; guarded by {@code this}. */
+  private int fills;
+
+  /** Whether the refill thread pauses after a failed start; guarded by {@code this}. */
+  private boolean pausing;
+
+  /** Takes waiting for the start under way; guarded by {@code this}. */
+  private int waiting;
 
   /**
    * How a session's workspace reaches a sandbox that already runs: each pre-started sandbox binds a
@@ -132,6 +149,11 @@ public final class SandboxPool implements AutoCloseable {
     return idle.size();
   }
 
+  /** How many takes wait for the sandbox the refill thread is starting: 0 or 1. */
+  synchronized int waiting() {
+    return waiting;
+  }
+
   /** How many sandboxes sessions have taken from the pool so far. */
   public long taken() {
     return taken.get();
@@ -178,15 +200,48 @@ public final class SandboxPool implements AutoCloseable {
 
   private @Nullable PooledSandbox pollAlive() {
     while (true) {
-      PooledSandbox next;
-      synchronized (this) {
-        next = idle.pollFirst();
-      }
+      PooledSandbox next = pollOrWait();
       if (next == null || next.isAlive()) {
         return next;
       }
       next.destroy();
     }
+  }
+
+  /**
+   * The first waiting sandbox; when none waits but the refill thread is starting one and no other
+   * take waits for it, the one it brings, waiting {@link #WAIT_FOR_START} at most; otherwise null.
+   */
+  private synchronized @Nullable PooledSandbox pollOrWait() {
+    PooledSandbox next = idle.pollFirst();
+    if (next != null || !starting() || waiting > 0) {
+      return next;
+    }
+    waiting++;
+    try {
+      long deadline = System.nanoTime() + WAIT_FOR_START.toNanos();
+      long left = WAIT_FOR_START.toNanos();
+      while (idle.isEmpty() && starting() && left > 0) {
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+        left = deadline - System.nanoTime();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      waiting--;
+    }
+    return idle.pollFirst();
+  }
+
+  /** Whether the refill thread has a sandbox to start and is not pausing after a failure. */
+  private boolean starting() {
+    return open && fills > 0 && !pausing;
+  }
+
+  /** Sets {@link #pausing} and wakes the takes that wait, which stop waiting while it is set. */
+  private synchronized void pausing(boolean value) {
+    pausing = value;
+    notifyAll();
   }
 
   /**
@@ -209,14 +264,32 @@ public final class SandboxPool implements AutoCloseable {
 
   /** Starts sandboxes on the refill thread until {@code size} wait. */
   private void refill() {
+    synchronized (this) {
+      fills++;
+    }
     try {
       refiller.execute(this::fill);
     } catch (RejectedExecutionException e) {
       // Closed meanwhile: nothing to fill.
+      filled();
     }
   }
 
+  /** One submitted fill ended: the takes that wait for a start see whether another comes. */
+  private synchronized void filled() {
+    fills--;
+    notifyAll();
+  }
+
   private void fill() {
+    try {
+      fillUntilFull();
+    } finally {
+      filled();
+    }
+  }
+
+  private void fillUntilFull() {
     int failures = 0;
     while (open && idle() < size) {
       long startedIn = generation.get();
@@ -240,8 +313,16 @@ public final class SandboxPool implements AutoCloseable {
         // A passing failure (an engine busy for a moment) is tried again a few times, a second
         // apart more each time; then until the next take: a host that cannot start one would
         // fail again at once.
-        if (++failures > MAX_RETRIES || !pause(Duration.ofSeconds(failures))) {
+        if (++failures > MAX_RETRIES) {
           return;
+        }
+        pausing(true);
+        try {
+          if (!pause(Duration.ofSeconds(failures))) {
+            return;
+          }
+        } finally {
+          pausing(false);
         }
         continue;
       }
@@ -251,6 +332,7 @@ public final class SandboxPool implements AutoCloseable {
         kept = open && startedIn == generation.get();
         if (kept) {
           idle.addLast(started);
+          notifyAll();
         }
       }
       if (!kept) {
@@ -279,6 +361,9 @@ public final class SandboxPool implements AutoCloseable {
     open = false;
     synchronized (pauses) {
       pauses.notifyAll();
+    }
+    synchronized (this) {
+      notifyAll();
     }
     refiller.shutdown();
     try {

@@ -271,6 +271,30 @@ public abstract class PooledBackendSuite {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("pooledBackends")
+  void sessionsBackToBack_drainingAPoolOfTwo_eachTakeTheSandboxTheRefillStarts(PooledBackend pooled)
+      throws Exception {
+    List<Sandbox> sandboxes = new ArrayList<>();
+    try (SandboxBackend backend = open(pooled, dataDir, 2)) {
+      awaitIdle(backend, 2);
+      try {
+        for (int i = 0; i < 5; i++) {
+          Path workspace = privateWorkspace(dataDir, "b" + i);
+          Sandbox sandbox =
+              backend.start(pooledSpec("b" + i, workspace, SandboxShape.pooled().memoryMb()));
+          sandboxes.add(sandbox);
+          // From the third on the pool is empty: each waits for the start under way.
+          assertThat(sandbox.preStarted()).as("session b%d is pre-started", i).isTrue();
+          assertThat(run(sandbox, "echo b" + i)).isEqualTo("b" + i + "\nexit=0");
+        }
+      } finally {
+        sandboxes.forEach(Sandbox::destroy);
+      }
+      awaitIdle(backend, 2);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("pooledBackends")
   void closingTheBackend_leavesNoPreStartedSandbox_andNoSlot(PooledBackend pooled)
       throws Exception {
     SandboxBackend backend = open(pooled, dataDir, 2);

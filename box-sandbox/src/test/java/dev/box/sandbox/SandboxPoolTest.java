@@ -1,0 +1,215 @@
+package dev.box.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.box.core.backend.ProcessSpec;
+import dev.box.core.backend.Sandbox;
+import dev.box.core.backend.SandboxProcess;
+import dev.box.core.backend.SandboxSpec;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The pool's bookkeeping: a pre-start that fails is tried again a few times before the pool waits
+ * for the next take, and a take that finds the pool empty while a start is under way waits for that
+ * start instead of starting a sandbox beside it. The sandboxes here are stand-ins that run nothing:
+ * the real backends' pool suite ({@link PooledBackendSuite}) cannot make a start fail or stall on
+ * demand.
+ */
+class SandboxPoolTest {
+  @TempDir Path slots;
+
+  @Test
+  void aPreStartThatFailsTwice_isTriedAgain_andThePoolFills() {
+    FailingStarts starts = new FailingStarts(2);
+    try (SandboxPool pool = pool(starts)) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
+      assertThat(starts.count()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aPreStartThatKeepsFailing_isTriedFourTimes_thenWaitsForTheNextTake() {
+    FailingStarts starts = new FailingStarts(Integer.MAX_VALUE);
+    try (SandboxPool pool = pool(starts)) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> starts.count() == 4);
+      await()
+          .during(Duration.ofSeconds(5))
+          .atMost(Duration.ofSeconds(6))
+          .until(() -> starts.count() == 4);
+      assertThat(pool.idle()).isZero();
+    }
+  }
+
+  @Test
+  void aTakeThatFindsThePoolEmpty_whileAStartIsUnderWay_getsTheSandboxItBrings() throws Exception {
+    HeldStarts starts = new HeldStarts(false);
+    SandboxPool pool = pool(starts);
+    try {
+      starts.release();
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
+      assertThat(pool.take(session("a"))).isNotNull();
+      // The take refilled: the second start is held, so the pool stays empty.
+      starts.awaitStarted(2);
+
+      CompletableFuture<@Nullable Sandbox> waiter =
+          CompletableFuture.supplyAsync(() -> pool.take(session("b")));
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
+      // One take waits for the one start; another starts its own, as before.
+      assertThat(pool.take(session("c"))).isNull();
+      assertThat(waiter).isNotDone();
+
+      starts.release();
+      Sandbox taken = waiter.get(30, TimeUnit.SECONDS);
+      assertThat(taken).isNotNull();
+      assertThat(taken.id()).isEqualTo("inst_pool-2");
+      assertThat(pool.taken()).isEqualTo(2);
+    } finally {
+      starts.releaseAll();
+      pool.close();
+    }
+  }
+
+  @Test
+  void aTakeThatWaitsForAStartThatFails_getsNothing_andTheCallerStartsItsOwn() throws Exception {
+    HeldStarts starts = new HeldStarts(true);
+    SandboxPool pool = pool(starts);
+    try {
+      starts.awaitStarted(1);
+      CompletableFuture<@Nullable Sandbox> waiter =
+          CompletableFuture.supplyAsync(() -> pool.take(session("a")));
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
+
+      starts.release();
+      assertThat(waiter.get(30, TimeUnit.SECONDS)).isNull();
+      assertThat(pool.taken()).isZero();
+    } finally {
+      starts.releaseAll();
+      pool.close();
+    }
+  }
+
+  private SandboxSpec session(String id) {
+    return SandboxShape.pooled().spec(id, "inst", "img", slots.resolve("ws-" + id));
+  }
+
+  private SandboxPool pool(Function<SandboxSpec, Sandbox> starter) {
+    return new SandboxPool(
+        SandboxShape.pooled(),
+        1,
+        "inst",
+        "img",
+        new SandboxPool.Slots() {
+          @Override
+          public Path create(String name) throws IOException {
+            return Files.createDirectories(slots.resolve(name));
+          }
+
+          @Override
+          public void bind(Path slot, Path workspace) {}
+
+          @Override
+          public void release(Path slot, boolean bound) {}
+
+          @Override
+          public void close() {}
+        },
+        spec -> true,
+        starter,
+        Executors.newSingleThreadExecutor());
+  }
+
+  /**
+   * Starts stand-in sandboxes, failing the first {@code failures} starts as an engine that is not
+   * there yet would; counts every start.
+   */
+  private static final class FailingStarts implements Function<SandboxSpec, Sandbox> {
+    private final int failures;
+    private final AtomicInteger starts = new AtomicInteger();
+
+    FailingStarts(int failures) {
+      this.failures = failures;
+    }
+
+    @Override
+    public Sandbox apply(SandboxSpec spec) {
+      if (starts.incrementAndGet() <= failures) {
+        throw new IllegalStateException("the engine is not there");
+      }
+      return new Idle(spec.sandboxName(), new AtomicBoolean(true));
+    }
+
+    int count() {
+      return starts.get();
+    }
+  }
+
+  /**
+   * Starts stand-in sandboxes, each held until the test releases it; with {@code fail}, a released
+   * start fails as an engine that went away would.
+   */
+  private static final class HeldStarts implements Function<SandboxSpec, Sandbox> {
+    private final boolean fail;
+    private final Semaphore releases = new Semaphore(0);
+    private final AtomicInteger begun = new AtomicInteger();
+
+    HeldStarts(boolean fail) {
+      this.fail = fail;
+    }
+
+    @Override
+    public Sandbox apply(SandboxSpec spec) {
+      begun.incrementAndGet();
+      releases.acquireUninterruptibly();
+      if (fail) {
+        throw new IllegalStateException("the engine went away");
+      }
+      return new Idle(spec.sandboxName(), new AtomicBoolean(true));
+    }
+
+    void release() {
+      releases.release();
+    }
+
+    /** Lets every start, held or to come, go on: the pool can close. */
+    void releaseAll() {
+      releases.release(1000);
+    }
+
+    /** Waits until the {@code count}th start has begun. */
+    void awaitStarted(int count) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> begun.get() >= count);
+    }
+  }
+
+  /** A sandbox that is alive until destroyed and runs nothing. */
+  private record Idle(String id, AtomicBoolean alive) implements Sandbox {
+    @Override
+    public boolean isAlive() {
+      return alive.get();
+    }
+
+    @Override
+    public SandboxProcess spawn(ProcessSpec spec) {
+      throw new UnsupportedOperationException("runs nothing");
+    }
+
+    @Override
+    public void destroy() {
+      alive.set(false);
+    }
+  }
+}
