@@ -58,7 +58,7 @@ public final class PreStarted implements AutoCloseable {
    * Opens the slots and starts filling the pool, when {@code size} is above 0 and the slots open;
    * otherwise there is no pool, and nothing is made on the host.
    *
-   * @param backend the backend's name: of its pool directory and its refill thread
+   * @param backend the backend's name: of its pool directory and its refill threads
    * @param dataDir the server's data directory
    * @param size how many sandboxes wait at most; 0 for none (pass 0 too when the backend is
    *     unavailable)
@@ -87,7 +87,7 @@ public final class PreStarted implements AutoCloseable {
                 slots,
                 accepts,
                 starter,
-                runtime.singleThread("box-" + backend + "-pool"));
+                runtime.cachedThreads("box-" + backend + "-pool"));
     return new PreStarted(poolRoot, instanceId, store, pool, slots);
   }
 

@@ -22,26 +22,28 @@ import org.slf4j.LoggerFactory;
 /**
  * Sandboxes of one {@link SandboxShape} started before any session asks for them. A request of
  * exactly that shape takes one and has its workspace bound into it ({@link WorkspaceSlots}); one of
- * any other shape never does. At most {@code size} sandboxes wait; one thread refills the pool at
- * startup and after each take. {@link #close} destroys every waiting sandbox.
+ * any other shape never does. At most {@code size} sandboxes wait. The pool refills at startup and
+ * after each take, with as many starts at once as takes leave room for, up to the host's cores
+ * ({@link #parallel}). {@link #close} destroys every waiting sandbox.
  *
- * <p>A take that finds none waiting while the refill thread starts one waits for that one, unless
- * another take already does: a caller that started a sandbox of its own beside it would race it for
- * the same cores and pay a whole start, where the wait costs what is left of one. This is what
- * bounds the cold path's tail when creates come back to back and drain the pool.
+ * <p>A take that finds none waiting while a start is under way waits for the first to end, unless
+ * as many takes wait as starts are under way: a caller that started a sandbox of its own beside
+ * them would race them for the same cores and pay a whole start, where the wait costs what is left
+ * of one. This is what bounds the cold path's tail when creates come back to back and drain the
+ * pool.
  *
  * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
  * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
  * ({@code accepts}).
  *
- * <p>Thread-safe. Starting a sandbox happens on the refill thread only, never while the lock is
+ * <p>Thread-safe. Starting a sandbox happens on the refill threads only, never while the lock is
  * held.
  */
 public final class SandboxPool implements AutoCloseable {
   /** How often a failed pre-start is tried again before the pool waits for the next take. */
   private static final int MAX_RETRIES = 3;
 
-  /** How long a take waits at most for the sandbox the refill thread is starting. */
+  /** How long a take waits at most for a sandbox the pool is starting. */
   private static final Duration WAIT_FOR_START = Duration.ofSeconds(5);
 
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
@@ -54,6 +56,7 @@ public final class SandboxPool implements AutoCloseable {
   private final Predicate<SandboxSpec> accepts;
   private final Function<SandboxSpec, Sandbox> starter;
   private final ExecutorService refiller;
+  private final int parallel;
   private final Object pauses = new Object();
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
   private final AtomicLong sequence = new AtomicLong();
@@ -61,13 +64,13 @@ public final class SandboxPool implements AutoCloseable {
   private final AtomicLong generation = new AtomicLong();
   private volatile boolean open = true;
 
-  /** Fills submitted to the refill thread and not ended yet; guarded by {@code this}. */
+  /** Fills submitted to the refill threads and not ended; guarded by {@code this}. */
   private int fills;
 
-  /** Whether the refill thread pauses after a failed start; guarded by {@code this}. */
-  private boolean pausing;
+  /** Starts under way; guarded by {@code this}. */
+  private int starting;
 
-  /** Takes waiting for the start under way; guarded by {@code this}. */
+  /** Takes waiting for a start under way; guarded by {@code this}. */
   private int waiting;
 
   /**
@@ -109,7 +112,8 @@ public final class SandboxPool implements AutoCloseable {
    * @param slots the workspace slots
    * @param accepts what a spec of the pool's shape must also satisfy to take a sandbox
    * @param starter starts one sandbox of a spec, as the backend does for a session
-   * @param refiller the one thread that starts the pool's sandboxes; the pool shuts it down
+   * @param refiller the threads that start the pool's sandboxes, at least {@link #parallel} of them
+   *     (fewer only queue the starts); the pool shuts it down
    */
   public SandboxPool(
       SandboxShape shape,
@@ -131,7 +135,16 @@ public final class SandboxPool implements AutoCloseable {
     this.accepts = accepts;
     this.starter = starter;
     this.refiller = refiller;
+    this.parallel = parallel(size);
     refill();
+  }
+
+  /**
+   * How many sandboxes a pool of {@code size} starts at once at most: {@code size}, and no more
+   * than the host's cores, which starts beyond that would only share.
+   */
+  public static int parallel(int size) {
+    return Math.max(1, Math.min(size, Runtime.getRuntime().availableProcessors()));
   }
 
   /** The shape the pool serves. */
@@ -149,7 +162,7 @@ public final class SandboxPool implements AutoCloseable {
     return idle.size();
   }
 
-  /** How many takes wait for the sandbox the refill thread is starting: 0 or 1. */
+  /** How many takes wait for a sandbox the pool is starting. */
   synchronized int waiting() {
     return waiting;
   }
@@ -209,19 +222,20 @@ public final class SandboxPool implements AutoCloseable {
   }
 
   /**
-   * The first waiting sandbox; when none waits but the refill thread is starting one and no other
-   * take waits for it, the one it brings, waiting {@link #WAIT_FOR_START} at most; otherwise null.
+   * The first waiting sandbox; when none waits but more starts are under way than takes wait for
+   * them, the first that one of them brings, waiting {@link #WAIT_FOR_START} at most; otherwise
+   * null.
    */
   private synchronized @Nullable PooledSandbox pollOrWait() {
     PooledSandbox next = idle.pollFirst();
-    if (next != null || !starting() || waiting > 0) {
+    if (next != null || !open || waiting >= starting) {
       return next;
     }
     waiting++;
     try {
       long deadline = System.nanoTime() + WAIT_FOR_START.toNanos();
       long left = WAIT_FOR_START.toNanos();
-      while (idle.isEmpty() && starting() && left > 0) {
+      while (open && idle.isEmpty() && starting > 0 && left > 0) {
         TimeUnit.NANOSECONDS.timedWait(this, left);
         left = deadline - System.nanoTime();
       }
@@ -233,20 +247,8 @@ public final class SandboxPool implements AutoCloseable {
     return idle.pollFirst();
   }
 
-  /** Whether the refill thread has a sandbox to start and is not pausing after a failure. */
-  private boolean starting() {
-    return open && fills > 0 && !pausing;
-  }
-
-  /** Sets {@link #pausing} and wakes the takes that wait, which stop waiting while it is set. */
-  private synchronized void pausing(boolean value) {
-    pausing = value;
-    notifyAll();
-  }
-
   /**
-   * Waits {@code time} on the refill thread, or less when the pool closes: whether it is still
-   * open.
+   * Waits {@code time} on a refill thread, or less when the pool closes: whether it is still open.
    */
   private boolean pause(Duration time) {
     synchronized (pauses) {
@@ -262,82 +264,101 @@ public final class SandboxPool implements AutoCloseable {
     return open;
   }
 
-  /** Starts sandboxes on the refill thread until {@code size} wait. */
+  /**
+   * Submits one more fill, unless {@link #parallel} run already (each of them starts another
+   * sandbox while the pool lacks one) or the pool will be full without it.
+   */
   private void refill() {
     synchronized (this) {
+      if (!open || fills >= parallel || idle.size() + starting >= size) {
+        return;
+      }
       fills++;
     }
     try {
       refiller.execute(this::fill);
     } catch (RejectedExecutionException e) {
       // Closed meanwhile: nothing to fill.
-      filled();
+      ended();
     }
   }
 
-  /** One submitted fill ended: the takes that wait for a start see whether another comes. */
-  private synchronized void filled() {
+  /** A fill ended: the takes that wait for a start see whether one is still under way. */
+  private synchronized void ended() {
     fills--;
     notifyAll();
   }
 
+  /**
+   * Starts sandboxes, one at a time, while the pool lacks one that no other fill starts. Whether to
+   * start another and the fill's end are decided under the lock, with {@link #refill}'s check, so
+   * that no take's refill is lost between them.
+   */
   private void fill() {
+    boolean ended = false;
     try {
-      fillUntilFull();
+      int failures = 0;
+      while (true) {
+        long startedIn;
+        synchronized (this) {
+          if (!open || idle.size() + starting >= size) {
+            ended = true;
+            ended();
+            return;
+          }
+          starting++;
+          startedIn = generation.get();
+        }
+        PooledSandbox started = null;
+        boolean kept = false;
+        try {
+          started = startOne();
+        } catch (IOException | RuntimeException e) {
+          log.warn("cannot pre-start a sandbox: {}", e.getMessage());
+        } finally {
+          synchronized (this) {
+            starting--;
+            if (started != null && open && startedIn == generation.get()) {
+              idle.addLast(started);
+              kept = true;
+            }
+            notifyAll();
+          }
+        }
+        if (started == null) {
+          // A passing failure (an engine busy for a moment) is tried again a few times, a second
+          // apart more each time; then until the next take: a host that cannot start one would
+          // fail again at once.
+          if (++failures > MAX_RETRIES || !pause(Duration.ofSeconds(failures))) {
+            return;
+          }
+          continue;
+        }
+        failures = 0;
+        if (!kept) {
+          started.destroy();
+        }
+      }
     } finally {
-      filled();
+      if (!ended) {
+        ended();
+      }
     }
   }
 
-  private void fillUntilFull() {
-    int failures = 0;
-    while (open && idle() < size) {
-      long startedIn = generation.get();
-      String name = instanceId + "_pool-" + sequence.incrementAndGet();
-      PooledSandbox started;
-      try {
-        Path slot = slots.create(name);
-        try {
-          started =
-              new PooledSandbox(
-                  starter.apply(shape.spec(name, instanceId, image, slot)),
-                  slot,
-                  slots,
-                  new AtomicBoolean());
-        } catch (RuntimeException e) {
-          slots.release(slot, false);
-          throw e;
-        }
-      } catch (IOException | RuntimeException e) {
-        log.warn("cannot pre-start a sandbox: {}", e.getMessage());
-        // A passing failure (an engine busy for a moment) is tried again a few times, a second
-        // apart more each time; then until the next take: a host that cannot start one would
-        // fail again at once.
-        if (++failures > MAX_RETRIES) {
-          return;
-        }
-        pausing(true);
-        try {
-          if (!pause(Duration.ofSeconds(failures))) {
-            return;
-          }
-        } finally {
-          pausing(false);
-        }
-        continue;
-      }
-      failures = 0;
-      boolean kept;
-      synchronized (this) {
-        kept = open && startedIn == generation.get();
-        if (kept) {
-          idle.addLast(started);
-          notifyAll();
-        }
-      }
-      if (!kept) {
-        started.destroy();
-      }
+  /** Starts one sandbox of the pool's shape in a new slot. */
+  private PooledSandbox startOne() throws IOException {
+    String name = instanceId + "_pool-" + sequence.incrementAndGet();
+    Path slot = slots.create(name);
+    try {
+      return new PooledSandbox(
+          starter.apply(shape.spec(name, instanceId, image, slot)),
+          slot,
+          slots,
+          new AtomicBoolean());
+    } catch (RuntimeException e) {
+      slots.release(slot, false);
+      throw e;
     }
   }
 

@@ -11,7 +11,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -84,6 +87,41 @@ class SandboxPoolTest {
   }
 
   @Test
+  void aPoolThatDrains_startsAsManyAtOnceAsItMay_andAsManyTakesWaitForThem() throws Exception {
+    int parallel = SandboxPool.parallel(2);
+    HeldStarts starts = new HeldStarts(false);
+    SandboxPool pool = pool(starts, 2, Executors.newCachedThreadPool());
+    // Each take waits on a thread of its own (the common pool may have only one).
+    ExecutorService takers = Executors.newCachedThreadPool();
+    try {
+      starts.release(2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+      assertThat(pool.take(session("a"))).isNotNull();
+      assertThat(pool.take(session("b"))).isNotNull();
+      starts.awaitStarted(2 + parallel);
+
+      List<CompletableFuture<@Nullable Sandbox>> waiters = new ArrayList<>();
+      for (int i = 0; i < parallel; i++) {
+        String id = "w" + i;
+        waiters.add(CompletableFuture.supplyAsync(() -> pool.take(session(id)), takers));
+        int waiting = i + 1;
+        await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == waiting);
+      }
+      assertThat(pool.take(session("beside"))).isNull();
+
+      starts.release(parallel);
+      for (CompletableFuture<@Nullable Sandbox> waiter : waiters) {
+        assertThat(waiter.get(30, TimeUnit.SECONDS)).isNotNull();
+      }
+      assertThat(pool.taken()).isEqualTo(2 + parallel);
+    } finally {
+      starts.releaseAll();
+      pool.close();
+      takers.shutdownNow();
+    }
+  }
+
+  @Test
   void aTakeThatWaitsForAStartThatFails_getsNothing_andTheCallerStartsItsOwn() throws Exception {
     HeldStarts starts = new HeldStarts(true);
     SandboxPool pool = pool(starts);
@@ -107,9 +145,14 @@ class SandboxPoolTest {
   }
 
   private SandboxPool pool(Function<SandboxSpec, Sandbox> starter) {
+    return pool(starter, 1, Executors.newSingleThreadExecutor());
+  }
+
+  private SandboxPool pool(
+      Function<SandboxSpec, Sandbox> starter, int size, ExecutorService refiller) {
     return new SandboxPool(
         SandboxShape.pooled(),
-        1,
+        size,
         "inst",
         "img",
         new SandboxPool.Slots() {
@@ -129,7 +172,7 @@ class SandboxPoolTest {
         },
         spec -> true,
         starter,
-        Executors.newSingleThreadExecutor());
+        refiller);
   }
 
   /**
@@ -181,7 +224,11 @@ class SandboxPoolTest {
     }
 
     void release() {
-      releases.release();
+      release(1);
+    }
+
+    void release(int count) {
+      releases.release(count);
     }
 
     /** Lets every start, held or to come, go on: the pool can close. */
