@@ -3,13 +3,21 @@
 # Source it; it defines functions only.
 
 # Prints the major version of the java binary $1 (17, 21, 25, ...), or nothing. Reads the JDK's
-# release file when it has one: starting a JVM for `java -version` costs 30-50 ms per JDK, which the
-# ./box launcher would pay on every start.
+# release file when it has one (`$1` is `<jdk>/bin/java`): starting a JVM for `java -version` costs
+# 30-50 ms per JDK, which the ./box launcher would pay on every start.
 box_java_major() {
-  local version="" release
-  release="$(dirname "$(dirname "$1")")/release"
+  local version="" release="${1%/*/*}/release" line
   if [ -f "$release" ]; then
-    version="$(sed -n 's/^JAVA_VERSION="\([^"]*\)".*$/\1/p' "$release" | head -n 1)"
+    # Read with the shell's builtins: the launcher runs this for every JDK it looks at.
+    while IFS= read -r line; do
+      case "$line" in
+        JAVA_VERSION=\"*)
+          version="${line#JAVA_VERSION=\"}"
+          version="${version%%\"*}"
+          break
+          ;;
+      esac
+    done <"$release"
   fi
   [ -n "$version" ] ||
     version="$("$1" -version 2>&1 | sed -n 's/^[^"]*version "\([^"]*\)".*$/\1/p' | head -n 1)"

@@ -66,4 +66,18 @@ class ServeCommandTest {
   void optionsNotGiven_areLeftToTheEnvironmentAndTheConfigFile() {
     assertThat(parsed("serve").flags()).isEmpty();
   }
+
+  @Test
+  void serveAlone_parsesTheSameOptions_andItsUsageIsTheSame() {
+    CommandLine alone = BoxCli.serveCommandLine();
+    alone.parseArgs("--port=1", "--insecure");
+    ServeCommand serve = alone.getCommand();
+    assertThat(serve.flags()).containsOnly(entry("port", "1"), entry("insecure", "true"));
+
+    CommandLine underBox =
+        Objects.requireNonNull(BoxCli.newCommandLine().getSubcommands().get("serve"));
+    assertThat(alone.getUsageMessage())
+        .startsWith("Usage: box serve ")
+        .isEqualTo(underBox.getUsageMessage());
+  }
 }

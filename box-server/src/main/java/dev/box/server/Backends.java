@@ -103,7 +103,17 @@ final class Backends {
     // Never e2b: an E2B key in the environment may be there for E2B's SDKs talking to this very
     // server (E2B_API_URL=http://HOST:PORT/e2b), and must not make Box its own backend.
     List<String> order = List.of("docker", "podman", "bwrap", "nsjail");
-    return firstAvailable(order, name -> single(name, config, instanceId));
+    return firstAvailable(
+        order,
+        name -> {
+          // An engine without its socket is passed over without opening its backend, whose
+          // probes (the host's firewall, idmapped mounts, its agent) would only slow the start.
+          String missing =
+              name.equals("docker") || name.equals("podman")
+                  ? ContainerBackend.missingSocket(containerSettings(name, config))
+                  : null;
+          return missing != null ? new NoBackend(missing) : single(name, config, instanceId);
+        });
   }
 
   /**
@@ -141,6 +151,22 @@ final class Backends {
             + ")");
   }
 
+  /** The settings of the container backend {@code name}, {@code docker} or {@code podman}. */
+  private static ContainerSettings containerSettings(String name, ServerConfig config) {
+    ContainerConfig containers = config.containers();
+    return new ContainerSettings(
+        name,
+        Path.of(name.equals("docker") ? containers.dockerSocket() : containers.podmanSocket()),
+        containers.image(),
+        containers.cpuLimit(),
+        containers.pullTimeout(),
+        containers.seccompProfile(),
+        containers.sandboxLease(),
+        containers.writableRootMb(),
+        config.isolation().execAgent(),
+        config.isolation().poolSize());
+  }
+
   private static SandboxBackend single(String name, ServerConfig config, String instanceId) {
     ContainerConfig containers = config.containers();
     // The composition root chooses the clock and the threads of every backend.
@@ -167,20 +193,7 @@ final class Backends {
               runtime.timer("kubernetes-timeouts"));
       case "docker", "podman" ->
           ContainerBackend.open(
-              new ContainerSettings(
-                  name,
-                  Path.of(
-                      name.equals("docker")
-                          ? containers.dockerSocket()
-                          : containers.podmanSocket()),
-                  containers.image(),
-                  containers.cpuLimit(),
-                  containers.pullTimeout(),
-                  containers.seccompProfile(),
-                  containers.sandboxLease(),
-                  containers.writableRootMb(),
-                  config.isolation().execAgent(),
-                  config.isolation().poolSize()),
+              containerSettings(name, config),
               config.stateDir(),
               instanceId,
               config.isolation().egress(),

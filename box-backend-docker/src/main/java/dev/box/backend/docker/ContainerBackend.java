@@ -202,6 +202,15 @@ public final class ContainerBackend implements SandboxBackend {
     return open(settings, dataDir, instanceId, egress, SyscallGuard.install(dataDir), runtime);
   }
 
+  /**
+   * Why the engine of {@code settings} cannot serve without opening a backend for it (no probe of
+   * the host, nothing installed): its API socket is not there. Null when it is, and only an opened
+   * backend's probe tells more.
+   */
+  public static @Nullable String missingSocket(ContainerSettings settings) {
+    return EngineCheck.missingSocket(settings.engine(), settings.socket());
+  }
+
   /** As the public {@code open}, with the guard given (tests use an unavailable one). */
   static ContainerBackend open(
       ContainerSettings settings,

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Asks the engine once whether it serves: what is enforced and how, or why sessions cannot start.
@@ -44,7 +45,21 @@ record EngineCheck(
 
   /** {@code Docker Engine} or {@code Podman}, as messages name the engine. */
   String title() {
+    return title(engine);
+  }
+
+  private static String title(String engine) {
     return engine.equals("podman") ? "Podman" : "Docker Engine";
+  }
+
+  /**
+   * Why {@code engine} cannot serve when {@code socket} is not there (its status's reason), or null
+   * when it is.
+   */
+  static @Nullable String missingSocket(String engine, Path socket) {
+    return Files.exists(socket)
+        ? null
+        : "no " + title(engine) + " API socket at " + socket + hint(engine, socket);
   }
 
   /** Asks the engine now. */
@@ -55,9 +70,9 @@ record EngineCheck(
     if (profileError != null) {
       return new BackendStatus(engine, false, profileError, enforced);
     }
-    if (!Files.exists(socket)) {
-      return new BackendStatus(
-          engine, false, "no " + title() + " API socket" + where + hint(), enforced);
+    String missing = missingSocket(engine, socket);
+    if (missing != null) {
+      return new BackendStatus(engine, false, missing, enforced);
     }
     try {
       EngineClient.Response version = client.call("GET", "/version", null, PROBE_TIMEOUT);
@@ -118,6 +133,10 @@ record EngineCheck(
   }
 
   private String hint() {
+    return hint(engine, socket);
+  }
+
+  private static String hint(String engine, Path socket) {
     return engine.equals("podman")
         ? " (start it with: podman system service --time=0 unix://" + socket + ")"
         : " (start dockerd, or set docker_host)";

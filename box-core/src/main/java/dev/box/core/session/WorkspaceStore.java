@@ -35,6 +35,7 @@ final class WorkspaceStore implements AutoCloseable {
     this.root = dataDir.resolve(AREA);
     this.quota = new WorkspaceQuota(dataDir);
     this.cow = cow;
+    memoryState.start();
   }
 
   /**
