@@ -18,6 +18,12 @@ a shared machine lands on both:
   health round trip     a health action (no sandbox): the client's and the transport's own cost,
                         paid by both runtimes on every row (no target; shown for the ratios)
 
+Before anything is timed, each Box server serves --jit-warmup warm execs and a tenth as many
+creates, untimed: a JVM whose JIT has served few requests is slower than one in service (the
+Python runtime has no JIT to warm). After the rows, each Box server's warm exec is also timed over
+its REST API with a plain http.client on the same session shape's exec (`true`), which gives what
+the action-RPC path adds to the same exec (target: at most 1 ms).
+
 It prints one table per pair (p50 per runtime, ratio Box/Python, PASS when <= 0.5), optionally
 writes it as Markdown, and removes what it created: the servers (by their process ids), their
 sessions, and any container whose session label carries this run's tag.
@@ -62,6 +68,7 @@ ROWS = ("create + first exec", "warm exec", "ten concurrent execs")
 # health action, no sandbox), what every row above pays on both sides.
 INFO_ROWS = ("health round trip",)
 CONCURRENCY = 10
+RPC_COST_TARGET_MS = 1.0
 
 log = logging.getLogger("langbot-compare")
 
@@ -352,6 +359,53 @@ async def measure(runtimes: list[Runtime], iterations: int, warmup: int, tag: st
     return results
 
 
+async def jit_warmup(runtime: Runtime, execs: int, tag: str) -> None:
+    """Untimed: `execs` warm execs in one session and a tenth as many creates, each removed."""
+    session_id = f"{tag}-jit"
+    try:
+        for _ in range(execs):
+            await runtime.exec_true(session_id)
+    finally:
+        await runtime.delete_session(session_id)
+    for k in range(execs // 10):
+        try:
+            await runtime.exec_true(f"{tag}-jitc{k}")
+        finally:
+            await runtime.delete_session(f"{tag}-jitc{k}")
+
+
+def rest_warm_exec(server: Server, token: str, iterations: int, warmup: int, tag: str) -> list[float]:
+    """The warm exec of `true` over Box's REST API, with a plain http.client on one kept-alive
+    connection: what the same exec costs without the action-RPC path."""
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+    headers = {"Authorization": "Bearer " + token, "Content-Type": "application/json"}
+    session_id = f"{tag}-rest"
+    body = json.dumps({"cmd": "true"})
+
+    def exec_true() -> None:
+        connection.request("POST", f"/v1/sessions/{session_id}/exec", body=body, headers=headers)
+        response = connection.getresponse()
+        answer = response.read()
+        if response.status != 200 or json.loads(answer).get("exit_code") != 0:
+            raise RuntimeError(f"{server.label}: REST exec answered {response.status}: {answer[:200]}")
+
+    samples = []
+    try:
+        for i in range(warmup + iterations):
+            start = time.perf_counter()
+            exec_true()
+            if i >= warmup:
+                samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        with contextlib.suppress(Exception):
+            connection.request("DELETE", f"/v1/sessions/{session_id}", headers=headers)
+            connection.getresponse().read()
+        connection.close()
+    return samples
+
+
 # -- a pair of backends -----------------------------------------------------------------------------
 
 
@@ -426,10 +480,19 @@ async def run_pair(pair: Pair, args, workdir: str, tag: str) -> dict:
                 await runtime.exec_true(f"{tag}-probe")
             finally:
                 await runtime.delete_session(f"{tag}-probe")
+        for runtime in runtimes:
+            if runtime.label.startswith("Box") and args.jit_warmup > 0:
+                print(f"{pair.name}: warming up {runtime.label}'s JIT: {args.jit_warmup} warm execs,"
+                      f" {args.jit_warmup // 10} creates", file=sys.stderr, flush=True)
+                await jit_warmup(runtime, args.jit_warmup, tag)
         print(f"{pair.name}: measuring {', '.join(s.label for s in servers)} "
               f"({args.iterations} iterations, {args.warmup} warm-up)", file=sys.stderr, flush=True)
         results = await measure(runtimes, args.iterations, args.warmup, tag)
-        return {"results": results, "notes": backend_notes(servers)}
+        rest = {}
+        for server in servers:
+            if server.label.startswith("Box"):
+                rest[server.label] = rest_warm_exec(server, token, args.iterations, args.warmup, tag)
+        return {"results": results, "rest": rest, "notes": backend_notes(servers)}
     except Exception as exc:  # noqa: BLE001 - reported as why the pair has no numbers
         logs = "; ".join(f"{s.label} log: {s.log_tail(4)}" for s in servers)
         return {"skipped": f"{type(exc).__name__}: {exc}; {logs}"}
@@ -482,7 +545,8 @@ def tables(outcomes: dict, args, load: str) -> tuple[str, str]:
     header = ["row", "Python runtime p50 ms", "Box p50 ms", "ratio Box/Python",
               f"target <= {TARGET_RATIO}", "result"]
     text, md = [], []
-    md.append(f"Iterations per row: {args.iterations} (after {args.warmup} warm-up), p50; "
+    md.append(f"Iterations per row: {args.iterations} (after {args.warmup} warm-up; each Box server"
+              f" served {args.jit_warmup} warm execs first), p50; "
               f"{os.cpu_count()} CPUs, Linux {platform.release()}; "
               f"load average at start: {load}.\n")
     for pair_name, outcome in outcomes.items():
@@ -507,6 +571,15 @@ def tables(outcomes: dict, args, load: str) -> tuple[str, str]:
                 verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
                 rows.append([row, f"{p:.1f}", f"{b:.1f}", f"{ratio:.3f}", str(TARGET_RATIO),
                              verdict])
+            rest = outcome.get("rest", {}).get(bx)
+            if rest:
+                r = statistics.median(rest)
+                cost = statistics.median(results[ROWS[1]][bx]) - r
+                rows.append(["warm exec over REST (Box's http.client)", "-", f"{r:.1f}", "-", "-",
+                             "info"])
+                rows.append(["the RPC path's cost (warm exec, RPC - REST)", "-", f"{cost:.1f}", "-",
+                             f"<= {RPC_COST_TARGET_MS} ms",
+                             "PASS" if cost <= RPC_COST_TARGET_MS else "MISS"])
             widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
             notes = [n for n in outcome.get("notes", []) if n.startswith((py + ":", bx + ":"))]
             text.append(f"\n{title}")
@@ -560,7 +633,11 @@ def main() -> int:
     parser.add_argument("--nsjail-dir", help=argparse.SUPPRESS)
     parser.add_argument("--iterations", type=int, default=30, help="samples per row and runtime")
     parser.add_argument("--warmup", type=int, default=5, help="untimed samples first")
-    parser.add_argument("--quick", action="store_true", help="10 iterations, 3 warm-up")
+    parser.add_argument("--quick", action="store_true",
+                        help="10 iterations, 3 warm-up, 50 JIT warm-up execs")
+    parser.add_argument("--jit-warmup", type=int, default=300,
+                        help="untimed warm execs (and a tenth as many creates) each Box server"
+                             " serves first")
     parser.add_argument("--pairs", default="namespace,docker", help="namespace, docker or both")
     parser.add_argument("--markdown", help="also write the tables to this file")
     parser.add_argument("--java", default=os.environ.get("BOX_COMPARE_JAVA", "java"))
@@ -574,7 +651,7 @@ def main() -> int:
         serve_python(args.port, args.nsjail_dir)
         return 0
     if args.quick:
-        args.iterations, args.warmup = 10, 3
+        args.iterations, args.warmup, args.jit_warmup = 10, 3, 50
     args.pairs = [p.strip() for p in args.pairs.split(",") if p.strip()]
     unknown = [p for p in args.pairs if p not in PAIRS]
     if unknown or not args.box_jar:
