@@ -26,11 +26,11 @@ import org.slf4j.LoggerFactory;
  * after each take, with as many starts at once as takes leave room for, up to the host's cores
  * ({@link #parallel}). {@link #close} destroys every waiting sandbox.
  *
- * <p>A take that finds none waiting while a start is under way waits for the first to end, unless
- * as many takes wait as starts are under way: a caller that started a sandbox of its own beside
- * them would race them for the same cores and pay a whole start, where the wait costs what is left
- * of one. This is what bounds the cold path's tail when creates come back to back and drain the
- * pool.
+ * <p>A take that finds none waiting adds one start to the pool's and waits for the first of them to
+ * end, where it used to start a sandbox of its own: the pool starts as many sandboxes as before,
+ * but a caller waits only for what is left of the start closest to its end instead of a whole
+ * start, and no start is lost to the pool. This is what bounds the cold path's tail when creates
+ * come back to back and drain the pool. While the pool's starts fail, a take does not wait.
  *
  * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
  * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
@@ -45,6 +45,8 @@ public final class SandboxPool implements AutoCloseable {
 
   /** How long a take waits at most for a sandbox the pool is starting. */
   private static final Duration WAIT_FOR_START = Duration.ofSeconds(5);
+
+  private final Duration waitForStart;
 
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
 
@@ -72,6 +74,12 @@ public final class SandboxPool implements AutoCloseable {
 
   /** Takes waiting for a start under way; guarded by {@code this}. */
   private int waiting;
+
+  /** Fills pausing after a failed start; guarded by {@code this}. */
+  private int pausing;
+
+  /** Whether the last start that ended failed; guarded by {@code this}. */
+  private boolean failing;
 
   /**
    * How a session's workspace reaches a sandbox that already runs: each pre-started sandbox binds a
@@ -124,6 +132,20 @@ public final class SandboxPool implements AutoCloseable {
       Predicate<SandboxSpec> accepts,
       Function<SandboxSpec, Sandbox> starter,
       ExecutorService refiller) {
+    this(shape, size, instanceId, image, slots, accepts, starter, refiller, WAIT_FOR_START);
+  }
+
+  /** As the public constructor, with how long a take waits at most for a start. */
+  SandboxPool(
+      SandboxShape shape,
+      int size,
+      String instanceId,
+      String image,
+      Slots slots,
+      Predicate<SandboxSpec> accepts,
+      Function<SandboxSpec, Sandbox> starter,
+      ExecutorService refiller,
+      Duration waitForStart) {
     if (size <= 0) {
       throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
     }
@@ -135,6 +157,7 @@ public final class SandboxPool implements AutoCloseable {
     this.accepts = accepts;
     this.starter = starter;
     this.refiller = refiller;
+    this.waitForStart = waitForStart;
     this.parallel = parallel(size);
     refill();
   }
@@ -222,20 +245,21 @@ public final class SandboxPool implements AutoCloseable {
   }
 
   /**
-   * The first waiting sandbox; when none waits but more starts are under way than takes wait for
-   * them, the first that one of them brings, waiting {@link #WAIT_FOR_START} at most; otherwise
-   * null.
+   * The first waiting sandbox; when none waits, one more start for the pool and the first sandbox
+   * its starts bring, waiting {@link #WAIT_FOR_START} at most; null when none comes by then, or
+   * when the pool's starts fail.
    */
   private synchronized @Nullable PooledSandbox pollOrWait() {
     PooledSandbox next = idle.pollFirst();
-    if (next != null || !open || waiting >= starting) {
+    if (next != null || !open || failing) {
       return next;
     }
     waiting++;
     try {
-      long deadline = System.nanoTime() + WAIT_FOR_START.toNanos();
-      long left = WAIT_FOR_START.toNanos();
-      while (open && idle.isEmpty() && starting > 0 && left > 0) {
+      refill();
+      long deadline = System.nanoTime() + waitForStart.toNanos();
+      long left = waitForStart.toNanos();
+      while (open && idle.isEmpty() && !failing && (starting > 0 || fills > pausing) && left > 0) {
         TimeUnit.NANOSECONDS.timedWait(this, left);
         left = deadline - System.nanoTime();
       }
@@ -245,6 +269,21 @@ public final class SandboxPool implements AutoCloseable {
       waiting--;
     }
     return idle.pollFirst();
+  }
+
+  /** {@link #pause}, counted in {@link #pausing}: takes do not wait for a fill that pauses. */
+  private boolean pauseAfterFailure(Duration time) {
+    synchronized (this) {
+      pausing++;
+      notifyAll();
+    }
+    try {
+      return pause(time);
+    } finally {
+      synchronized (this) {
+        pausing--;
+      }
+    }
   }
 
   /**
@@ -265,12 +304,13 @@ public final class SandboxPool implements AutoCloseable {
   }
 
   /**
-   * Submits one more fill, unless {@link #parallel} run already (each of them starts another
-   * sandbox while the pool lacks one) or the pool will be full without it.
+   * Submits one more fill, unless {@link #parallel} run already and one more for each take that
+   * waits (each fill starts another sandbox while the pool lacks one), or the pool will have what
+   * it wants without it.
    */
   private void refill() {
     synchronized (this) {
-      if (!open || fills >= parallel || idle.size() + starting >= size) {
+      if (!open || fills >= parallel + waiting || idle.size() + starting >= wanted()) {
         return;
       }
       fills++;
@@ -281,6 +321,11 @@ public final class SandboxPool implements AutoCloseable {
       // Closed meanwhile: nothing to fill.
       ended();
     }
+  }
+
+  /** How many sandboxes the pool wants waiting or starting: its size, and one per waiting take. */
+  private int wanted() {
+    return size + waiting;
   }
 
   /** A fill ended: the takes that wait for a start see whether one is still under way. */
@@ -301,7 +346,7 @@ public final class SandboxPool implements AutoCloseable {
       while (true) {
         long startedIn;
         synchronized (this) {
-          if (!open || idle.size() + starting >= size) {
+          if (!open || idle.size() + starting >= wanted()) {
             ended = true;
             ended();
             return;
@@ -318,7 +363,12 @@ public final class SandboxPool implements AutoCloseable {
         } finally {
           synchronized (this) {
             starting--;
-            if (started != null && open && startedIn == generation.get()) {
+            failing = started == null;
+            // Beyond what the pool wants (the takes it started one for got one already): dropped.
+            if (started != null
+                && open
+                && startedIn == generation.get()
+                && idle.size() < wanted()) {
               idle.addLast(started);
               kept = true;
             }
@@ -329,7 +379,7 @@ public final class SandboxPool implements AutoCloseable {
           // A passing failure (an engine busy for a moment) is tried again a few times, a second
           // apart more each time; then until the next take: a host that cannot start one would
           // fail again at once.
-          if (++failures > MAX_RETRIES || !pause(Duration.ofSeconds(failures))) {
+          if (++failures > MAX_RETRIES || !pauseAfterFailure(Duration.ofSeconds(failures))) {
             return;
           }
           continue;

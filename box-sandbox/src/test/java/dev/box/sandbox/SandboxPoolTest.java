@@ -11,8 +11,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +20,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class SandboxPoolTest {
   @TempDir Path slots;
+
+  private final ExecutorService takers = Executors.newCachedThreadPool();
 
   @Test
   void aPreStartThatFailsTwice_isTriedAgain_andThePoolFills() {
@@ -59,23 +60,20 @@ class SandboxPoolTest {
 
   @Test
   void aTakeThatFindsThePoolEmpty_whileAStartIsUnderWay_getsTheSandboxItBrings() throws Exception {
-    HeldStarts starts = new HeldStarts(false);
-    SandboxPool pool = pool(starts);
+    HeldStarts starts = new HeldStarts(0);
+    SandboxPool pool = pool(starts, 1, Executors.newSingleThreadExecutor());
     try {
-      starts.release();
+      starts.release(1);
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
       assertThat(pool.take(session("a"))).isNotNull();
       // The take refilled: the second start is held, so the pool stays empty.
       starts.awaitStarted(2);
 
-      CompletableFuture<@Nullable Sandbox> waiter =
-          CompletableFuture.supplyAsync(() -> pool.take(session("b")));
+      CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "b");
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
-      // One take waits for the one start; another starts its own, as before.
-      assertThat(pool.take(session("c"))).isNull();
       assertThat(waiter).isNotDone();
 
-      starts.release();
+      starts.release(1);
       Sandbox taken = waiter.get(30, TimeUnit.SECONDS);
       assertThat(taken).isNotNull();
       assertThat(taken.id()).isEqualTo("inst_pool-2");
@@ -87,51 +85,44 @@ class SandboxPoolTest {
   }
 
   @Test
-  void aPoolThatDrains_startsAsManyAtOnceAsItMay_andAsManyTakesWaitForThem() throws Exception {
-    int parallel = SandboxPool.parallel(2);
-    HeldStarts starts = new HeldStarts(false);
-    SandboxPool pool = pool(starts, 2, Executors.newCachedThreadPool());
-    // Each take waits on a thread of its own (the common pool may have only one).
-    ExecutorService takers = Executors.newCachedThreadPool();
+  void eachTakeThatWaits_addsAStartOfItsOwn_andEachIsServed() throws Exception {
+    HeldStarts starts = new HeldStarts(0);
+    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
     try {
-      starts.release(2);
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+      starts.release(1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
       assertThat(pool.take(session("a"))).isNotNull();
-      assertThat(pool.take(session("b"))).isNotNull();
-      starts.awaitStarted(2 + parallel);
+      starts.awaitStarted(2);
 
-      List<CompletableFuture<@Nullable Sandbox>> waiters = new ArrayList<>();
-      for (int i = 0; i < parallel; i++) {
-        String id = "w" + i;
-        waiters.add(CompletableFuture.supplyAsync(() -> pool.take(session(id)), takers));
-        int waiting = i + 1;
-        await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == waiting);
-      }
-      assertThat(pool.take(session("beside"))).isNull();
+      CompletableFuture<@Nullable Sandbox> first = takeAside(pool, "b");
+      starts.awaitStarted(3);
+      CompletableFuture<@Nullable Sandbox> second = takeAside(pool, "c");
+      starts.awaitStarted(4);
+      assertThat(pool.waiting()).isEqualTo(2);
 
-      starts.release(parallel);
-      for (CompletableFuture<@Nullable Sandbox> waiter : waiters) {
-        assertThat(waiter.get(30, TimeUnit.SECONDS)).isNotNull();
-      }
-      assertThat(pool.taken()).isEqualTo(2 + parallel);
+      starts.release(3);
+      assertThat(first.get(30, TimeUnit.SECONDS)).isNotNull();
+      assertThat(second.get(30, TimeUnit.SECONDS)).isNotNull();
+      assertThat(pool.taken()).isEqualTo(3);
+      // The third start refills the pool; nothing beyond its size is kept.
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
     } finally {
       starts.releaseAll();
       pool.close();
-      takers.shutdownNow();
     }
   }
 
   @Test
   void aTakeThatWaitsForAStartThatFails_getsNothing_andTheCallerStartsItsOwn() throws Exception {
-    HeldStarts starts = new HeldStarts(true);
-    SandboxPool pool = pool(starts);
+    HeldStarts starts = new HeldStarts(Integer.MAX_VALUE);
+    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
     try {
       starts.awaitStarted(1);
-      CompletableFuture<@Nullable Sandbox> waiter =
-          CompletableFuture.supplyAsync(() -> pool.take(session("a")));
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
+      CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "a");
+      // The take's own start is held too; the first start's failure is enough to stop waiting.
+      starts.awaitStarted(2);
 
-      starts.release();
+      starts.release(1);
       assertThat(waiter.get(30, TimeUnit.SECONDS)).isNull();
       assertThat(pool.taken()).isZero();
     } finally {
@@ -140,12 +131,38 @@ class SandboxPoolTest {
     }
   }
 
+  @Test
+  void whileThePoolsStartsFail_aTakeDoesNotWait() throws Exception {
+    HeldStarts starts = new HeldStarts(1);
+    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
+    try {
+      starts.release(1);
+      // The first start failed; the second, a second later, is held.
+      starts.awaitStarted(2);
+      assertThat(takeAside(pool, "a").get(30, TimeUnit.SECONDS)).isNull();
+      assertThat(pool.waiting()).isZero();
+    } finally {
+      starts.releaseAll();
+      pool.close();
+    }
+  }
+
+  /** A take on a thread of its own (the common pool may have only one). */
+  private CompletableFuture<@Nullable Sandbox> takeAside(SandboxPool pool, String id) {
+    return CompletableFuture.supplyAsync(() -> pool.take(session(id)), takers);
+  }
+
   private SandboxSpec session(String id) {
     return SandboxShape.pooled().spec(id, "inst", "img", slots.resolve("ws-" + id));
   }
 
   private SandboxPool pool(Function<SandboxSpec, Sandbox> starter) {
     return pool(starter, 1, Executors.newSingleThreadExecutor());
+  }
+
+  @AfterEach
+  void stopTakers() {
+    takers.shutdownNow();
   }
 
   private SandboxPool pool(
@@ -172,7 +189,9 @@ class SandboxPoolTest {
         },
         spec -> true,
         starter,
-        refiller);
+        refiller,
+        // Longer than any test: a take that waits when it should not hangs its test.
+        Duration.ofMinutes(10));
   }
 
   /**
@@ -201,30 +220,27 @@ class SandboxPoolTest {
   }
 
   /**
-   * Starts stand-in sandboxes, each held until the test releases it; with {@code fail}, a released
-   * start fails as an engine that went away would.
+   * Starts stand-in sandboxes, each held until the test releases it; the first {@code failures}
+   * released starts fail, as an engine that went away would.
    */
   private static final class HeldStarts implements Function<SandboxSpec, Sandbox> {
-    private final boolean fail;
+    private final int failures;
     private final Semaphore releases = new Semaphore(0);
     private final AtomicInteger begun = new AtomicInteger();
+    private final AtomicInteger ended = new AtomicInteger();
 
-    HeldStarts(boolean fail) {
-      this.fail = fail;
+    HeldStarts(int failures) {
+      this.failures = failures;
     }
 
     @Override
     public Sandbox apply(SandboxSpec spec) {
       begun.incrementAndGet();
       releases.acquireUninterruptibly();
-      if (fail) {
+      if (ended.incrementAndGet() <= failures) {
         throw new IllegalStateException("the engine went away");
       }
       return new Idle(spec.sandboxName(), new AtomicBoolean(true));
-    }
-
-    void release() {
-      release(1);
     }
 
     void release(int count) {

@@ -168,6 +168,9 @@ public final class ContainerBackend implements SandboxBackend {
         status.available() ? "available" : "unavailable",
         status.reason());
     parts.profile().logUnder(engine, guard);
+    this.idmapped =
+        new IdmappedMounts(
+            data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID, guard.available());
     this.preStarted =
         PreStarted.open(
             engine,
@@ -178,9 +181,6 @@ public final class ContainerBackend implements SandboxBackend {
             this::poolable,
             spec -> startContainer(spec, true),
             parts.runtime());
-    this.idmapped =
-        new IdmappedMounts(
-            data, engine, parts.instanceId(), ContainerCreateBody.SANDBOX_UID, guard.available());
   }
 
   /**
@@ -380,7 +380,9 @@ public final class ContainerBackend implements SandboxBackend {
    * Refuses a start that cannot succeed here: the engine is down, or no firewall for network on.
    */
   private void checkCanStart(SandboxSpec spec) {
-    BackendStatus current = status();
+    // The engine's probe alone decides: the pool's first start runs while the constructor has not
+    // yet assigned what status() adds to it.
+    BackendStatus current = probe.status();
     if (!current.available()) {
       throw new BoxException(
           BoxErrorCode.BACKEND_UNAVAILABLE,
