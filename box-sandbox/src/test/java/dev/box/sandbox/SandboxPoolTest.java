@@ -61,14 +61,8 @@ class SandboxPoolTest {
   @Test
   void aTakeThatFindsThePoolEmpty_whileAStartIsUnderWay_getsTheSandboxItBrings() throws Exception {
     HeldStarts starts = new HeldStarts(0);
-    SandboxPool pool = pool(starts, 1, Executors.newSingleThreadExecutor());
+    SandboxPool pool = drained(starts, Executors.newSingleThreadExecutor());
     try {
-      starts.release(1);
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
-      assertThat(pool.take(session("a"))).isNotNull();
-      // The take refilled: the second start is held, so the pool stays empty.
-      starts.awaitStarted(2);
-
       CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "b");
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
       assertThat(waiter).isNotDone();
@@ -87,13 +81,8 @@ class SandboxPoolTest {
   @Test
   void eachTakeThatWaits_addsAStartOfItsOwn_andEachIsServed() throws Exception {
     HeldStarts starts = new HeldStarts(0);
-    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
+    SandboxPool pool = drained(starts, Executors.newCachedThreadPool());
     try {
-      starts.release(1);
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
-      assertThat(pool.take(session("a"))).isNotNull();
-      starts.awaitStarted(2);
-
       CompletableFuture<@Nullable Sandbox> first = takeAside(pool, "b");
       starts.awaitStarted(3);
       CompletableFuture<@Nullable Sandbox> second = takeAside(pool, "c");
@@ -145,6 +134,19 @@ class SandboxPoolTest {
       starts.releaseAll();
       pool.close();
     }
+  }
+
+  /**
+   * A pool of one whose first sandbox was started and taken ("a"): the take's refill, the second
+   * start, is held, so the pool stays empty.
+   */
+  private SandboxPool drained(HeldStarts starts, ExecutorService refiller) {
+    SandboxPool pool = pool(starts, 1, refiller);
+    starts.release(1);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
+    assertThat(pool.take(session("a"))).isNotNull();
+    starts.awaitStarted(2);
+    return pool;
   }
 
   /** A take on a thread of its own (the common pool may have only one). */
