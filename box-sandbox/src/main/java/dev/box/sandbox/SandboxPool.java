@@ -43,8 +43,12 @@ public final class SandboxPool implements AutoCloseable {
   /** How often a failed pre-start is tried again before the pool waits for the next take. */
   private static final int MAX_RETRIES = 3;
 
-  /** How long a take waits at most for a sandbox the pool is starting. */
-  private static final Duration WAIT_FOR_START = Duration.ofSeconds(5);
+  /**
+   * How long a take waits at most for a sandbox the pool is starting: a guard against a start that
+   * hangs, since a start of the caller's own would take as long as the pool's (a container's takes
+   * seconds on a loaded host).
+   */
+  private static final Duration WAIT_FOR_START = Duration.ofSeconds(30);
 
   private final Duration waitForStart;
 
