@@ -87,7 +87,8 @@ public final class PreStarted implements AutoCloseable {
                 slots,
                 accepts,
                 starter,
-                runtime.cachedThreads("box-" + backend + "-pool"));
+                runtime.cachedThreads("box-" + backend + "-pool"),
+                SandboxPool.WAIT_FOR_START);
     return new PreStarted(poolRoot, instanceId, store, pool, slots);
   }
 

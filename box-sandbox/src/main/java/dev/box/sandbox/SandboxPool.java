@@ -48,9 +48,7 @@ public final class SandboxPool implements AutoCloseable {
    * hangs, since a start of the caller's own would take as long as the pool's (a container's takes
    * seconds on a loaded host).
    */
-  private static final Duration WAIT_FOR_START = Duration.ofSeconds(30);
-
-  private final Duration waitForStart;
+  public static final Duration WAIT_FOR_START = Duration.ofSeconds(30);
 
   private static final Logger log = LoggerFactory.getLogger(SandboxPool.class);
 
@@ -63,6 +61,7 @@ public final class SandboxPool implements AutoCloseable {
   private final Function<SandboxSpec, Sandbox> starter;
   private final ExecutorService refiller;
   private final int parallel;
+  private final Duration waitForStart;
   private final Object pauses = new Object();
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
   private final AtomicLong sequence = new AtomicLong();
@@ -126,21 +125,9 @@ public final class SandboxPool implements AutoCloseable {
    * @param starter starts one sandbox of a spec, as the backend does for a session
    * @param refiller the threads that start the pool's sandboxes, at least {@link #parallel} of them
    *     (fewer only queue the starts); the pool shuts it down
+   * @param waitForStart how long a take waits at most for a start ({@link #WAIT_FOR_START})
    */
   public SandboxPool(
-      SandboxShape shape,
-      int size,
-      String instanceId,
-      String image,
-      Slots slots,
-      Predicate<SandboxSpec> accepts,
-      Function<SandboxSpec, Sandbox> starter,
-      ExecutorService refiller) {
-    this(shape, size, instanceId, image, slots, accepts, starter, refiller, WAIT_FOR_START);
-  }
-
-  /** As the public constructor, with how long a take waits at most for a start. */
-  SandboxPool(
       SandboxShape shape,
       int size,
       String instanceId,
@@ -250,8 +237,8 @@ public final class SandboxPool implements AutoCloseable {
 
   /**
    * The first waiting sandbox; when none waits, one more start for the pool and the first sandbox
-   * its starts bring, waiting {@link #WAIT_FOR_START} at most; null when none comes by then, or
-   * when the pool's starts fail.
+   * its starts bring, waiting {@code waitForStart} at most; null when none comes by then, or when
+   * the pool's starts fail.
    */
   private synchronized @Nullable PooledSandbox pollOrWait() {
     PooledSandbox next = idle.pollFirst();

@@ -60,9 +60,9 @@ class SandboxPoolTest {
 
   @Test
   void aTakeThatFindsThePoolEmpty_whileAStartIsUnderWay_getsTheSandboxItBrings() throws Exception {
-    HeldStarts starts = new HeldStarts(0);
-    SandboxPool pool = drained(starts, Executors.newSingleThreadExecutor());
-    try {
+    try (Held held = drained(new HeldStarts(0), Executors.newSingleThreadExecutor())) {
+      HeldStarts starts = held.starts();
+      SandboxPool pool = held.pool();
       CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "b");
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.waiting() == 1);
       assertThat(waiter).isNotDone();
@@ -72,17 +72,14 @@ class SandboxPoolTest {
       assertThat(taken).isNotNull();
       assertThat(taken.id()).isEqualTo("inst_pool-2");
       assertThat(pool.taken()).isEqualTo(2);
-    } finally {
-      starts.releaseAll();
-      pool.close();
     }
   }
 
   @Test
   void eachTakeThatWaits_addsAStartOfItsOwn_andEachIsServed() throws Exception {
-    HeldStarts starts = new HeldStarts(0);
-    SandboxPool pool = drained(starts, Executors.newCachedThreadPool());
-    try {
+    try (Held held = drained(new HeldStarts(0), Executors.newCachedThreadPool())) {
+      HeldStarts starts = held.starts();
+      SandboxPool pool = held.pool();
       CompletableFuture<@Nullable Sandbox> first = takeAside(pool, "b");
       starts.awaitStarted(3);
       CompletableFuture<@Nullable Sandbox> second = takeAside(pool, "c");
@@ -95,17 +92,14 @@ class SandboxPoolTest {
       assertThat(pool.taken()).isEqualTo(3);
       // The third start refills the pool; nothing beyond its size is kept.
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
-    } finally {
-      starts.releaseAll();
-      pool.close();
     }
   }
 
   @Test
   void aTakeThatWaitsForAStartThatFails_getsNothing_andTheCallerStartsItsOwn() throws Exception {
-    HeldStarts starts = new HeldStarts(Integer.MAX_VALUE);
-    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
-    try {
+    try (Held held = held(new HeldStarts(Integer.MAX_VALUE), 1, Executors.newCachedThreadPool())) {
+      HeldStarts starts = held.starts();
+      SandboxPool pool = held.pool();
       starts.awaitStarted(1);
       CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "a");
       // The take's own start is held too; the first start's failure is enough to stop waiting.
@@ -114,39 +108,61 @@ class SandboxPoolTest {
       starts.release(1);
       assertThat(waiter.get(30, TimeUnit.SECONDS)).isNull();
       assertThat(pool.taken()).isZero();
-    } finally {
-      starts.releaseAll();
-      pool.close();
     }
   }
 
   @Test
   void whileThePoolsStartsFail_aTakeDoesNotWait() throws Exception {
-    HeldStarts starts = new HeldStarts(1);
-    SandboxPool pool = pool(starts, 1, Executors.newCachedThreadPool());
-    try {
+    try (Held held = held(new HeldStarts(1), 1, Executors.newCachedThreadPool())) {
+      HeldStarts starts = held.starts();
+      SandboxPool pool = held.pool();
       starts.release(1);
       // The first start failed; the second, a second later, is held.
       starts.awaitStarted(2);
       assertThat(takeAside(pool, "a").get(30, TimeUnit.SECONDS)).isNull();
       assertThat(pool.waiting()).isZero();
-    } finally {
+    }
+  }
+
+  @Test
+  void aPoolThatTakesDrain_startsAsManyAtOnceAsItsSizeAndTheCoresAllow() {
+    int parallel = SandboxPool.parallel(2);
+    try (Held held = held(new HeldStarts(0), 2, Executors.newCachedThreadPool())) {
+      held.starts().release(2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> held.pool().idle() == 2);
+      assertThat(held.pool().take(session("a"))).isNotNull();
+      assertThat(held.pool().take(session("b"))).isNotNull();
+      // No take waits: the refills alone run side by side.
+      held.starts().awaitStarted(2 + parallel);
+      assertThat(held.pool().waiting()).isZero();
+    }
+  }
+
+  /** A pool whose starts the test holds and releases; closing lets every start go on first. */
+  private record Held(HeldStarts starts, SandboxPool pool) implements AutoCloseable {
+    @Override
+    public void close() {
       starts.releaseAll();
       pool.close();
     }
+  }
+
+  /** A pool of {@code size} on {@code refiller}, whose starts are {@code starts}. */
+  private Held held(HeldStarts starts, int size, ExecutorService refiller) {
+    return new Held(starts, newPool(starts, size, refiller));
   }
 
   /**
    * A pool of one whose first sandbox was started and taken ("a"): the take's refill, the second
    * start, is held, so the pool stays empty.
    */
-  private SandboxPool drained(HeldStarts starts, ExecutorService refiller) {
-    SandboxPool pool = pool(starts, 1, refiller);
+  private Held drained(HeldStarts starts, ExecutorService refiller) {
+    Held held = held(starts, 1, refiller);
     starts.release(1);
-    await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
-    assertThat(pool.take(session("a"))).isNotNull();
+    await().atMost(Duration.ofSeconds(30)).until(() -> held.pool().idle() == 1);
+    assertThat(held.pool().take(session("a"))).isNotNull();
     starts.awaitStarted(2);
-    return pool;
+    return held;
   }
 
   /** A take on a thread of its own (the common pool may have only one). */
@@ -159,7 +175,7 @@ class SandboxPoolTest {
   }
 
   private SandboxPool pool(Function<SandboxSpec, Sandbox> starter) {
-    return pool(starter, 1, Executors.newSingleThreadExecutor());
+    return newPool(starter, 1, Executors.newSingleThreadExecutor());
   }
 
   @AfterEach
@@ -167,7 +183,7 @@ class SandboxPoolTest {
     takers.shutdownNow();
   }
 
-  private SandboxPool pool(
+  private SandboxPool newPool(
       Function<SandboxSpec, Sandbox> starter, int size, ExecutorService refiller) {
     return new SandboxPool(
         SandboxShape.pooled(),
