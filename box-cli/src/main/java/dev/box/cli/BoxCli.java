@@ -59,10 +59,28 @@ public final class BoxCli implements Runnable {
   /** Runs {@code box} with {@code args} and exits the JVM with its exit code. */
   public static void main(String[] args) {
     boolean serve = args.length > 0 && args[0].equals("serve");
-    CommandLine cli = serve ? serveCommandLine() : newCommandLine();
     // Command output is passed through as the server returned it: always UTF-8.
-    cli.setOut(new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true));
-    cli.setErr(new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true));
+    PrintWriter out =
+        new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
+    PrintWriter err =
+        new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
+    if (serve) {
+      ServeCommand.Direct direct = ServeCommand.direct(Arrays.asList(args).subList(1, args.length));
+      if (direct != null) {
+        int code;
+        try {
+          code = ServeCommand.serve(direct.flags(), direct.stdioControl(), err);
+        } catch (Exception e) {
+          // As picocli reports what a command throws: its trace, and exit code 1.
+          e.printStackTrace(err);
+          code = 1;
+        }
+        System.exit(code);
+      }
+    }
+    CommandLine cli = serve ? serveCommandLine() : newCommandLine();
+    cli.setOut(out);
+    cli.setErr(err);
     System.exit(cli.execute(serve ? Arrays.copyOfRange(args, 1, args.length) : args));
   }
 

@@ -12,9 +12,11 @@ import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,6 +40,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(
     name = "serve",
+    mixinStandardHelpOptions = true,
+    version = "box " + BoxServer.VERSION,
     modelTransformer = ServeCommand.Settings.class,
     description = {
       "Runs the Box server until Ctrl-C or SIGTERM. It also serves MCP (streamable HTTP) at /mcp,"
@@ -147,6 +151,20 @@ final class ServeCommand implements Callable<Integer> {
           new Setting(
               "allowed_mount_roots", "A,B", "Host directories mounts must be under (any)."));
 
+  /** {@link #SETTINGS} by each of their option names. */
+  private static final Map<String, Setting> SETTINGS_BY_NAME = byName();
+
+  private static Map<String, Setting> byName() {
+    Map<String, Setting> byName = new HashMap<>();
+    for (Setting setting : SETTINGS) {
+      byName.put(setting.name(), setting);
+      for (String alias : setting.aliases()) {
+        byName.put(alias, setting);
+      }
+    }
+    return byName;
+  }
+
   /** Adds an option for each of {@link #SETTINGS}; picocli runs it as it builds the command. */
   static final class Settings implements IModelTransformer {
     @Override
@@ -167,6 +185,74 @@ final class ServeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws InterruptedException, IOException {
+    return serve(
+        flags(),
+        stdioControl,
+        Objects.requireNonNull(spec, "picocli injects the spec").commandLine().getErr());
+  }
+
+  /**
+   * The arguments after {@code serve} as {@link #flags} and {@code --stdio-control} would have them
+   * once picocli parsed them, read without picocli (whose classes take a quarter of the server's
+   * start to load and run), or null where they need picocli: help, an unknown or repeated option, a
+   * value that looks like an option, an {@code @file}, anything but {@code --name=value}, {@code
+   * --name value} and the two flags by one of their names.
+   */
+  static @Nullable Direct direct(List<String> args) {
+    Map<String, String> flags = new LinkedHashMap<>();
+    boolean stdio = false;
+    boolean insecureGiven = false;
+    for (int i = 0; i < args.size(); i++) {
+      String arg = args.get(i);
+      if (arg.equals("-s") || arg.equals("--stdio-control")) {
+        if (stdio) {
+          return null;
+        }
+        stdio = true;
+        continue;
+      }
+      if (arg.equals("--insecure")) {
+        if (insecureGiven) {
+          return null;
+        }
+        insecureGiven = true;
+        continue;
+      }
+      int equals = arg.indexOf('=');
+      String name = equals < 0 ? arg : arg.substring(0, equals);
+      Setting setting = SETTINGS_BY_NAME.get(name);
+      if (setting == null || flags.containsKey(setting.key())) {
+        return null;
+      }
+      String value;
+      if (equals >= 0) {
+        value = arg.substring(equals + 1);
+      } else if (i + 1 < args.size()) {
+        value = args.get(++i);
+      } else {
+        return null;
+      }
+      if (value.isEmpty() || value.startsWith("-") || value.startsWith("@")) {
+        return null;
+      }
+      flags.put(setting.key(), value);
+    }
+    if (insecureGiven) {
+      flags.put("insecure", "true");
+    }
+    return new Direct(flags, stdio);
+  }
+
+  /** {@code box serve}'s arguments read by {@link #direct}. */
+  record Direct(Map<String, String> flags, boolean stdioControl) {}
+
+  /**
+   * Runs the server with {@code flags} (by {@link ServerConfig#KEYS} name) until it is asked to
+   * stop; a configuration it refuses is written to {@code err} and returns {@link
+   * BoxCli#EXIT_USAGE}.
+   */
+  static int serve(Map<String, String> flags, boolean stdioControl, PrintWriter err)
+      throws InterruptedException, IOException {
     // In stdio mode stdout carries the protocol only: anything else printed goes to stderr.
     OutputStream protocol = new FileOutputStream(FileDescriptor.out);
     if (stdioControl) {
@@ -179,17 +265,14 @@ final class ServeCommand implements Callable<Integer> {
     try {
       server =
           BoxServer.start(
-              ServerConfig.resolve(flags(), System.getenv()),
+              ServerConfig.resolve(flags, System.getenv()),
               Clock.systemUTC(),
               System.getenv(),
               stdioControl,
               List.of(new HttpMount(MCP_PATH, mcp.servlet())));
     } catch (IllegalArgumentException | IllegalStateException e) {
       mcp.close();
-      Objects.requireNonNull(spec, "picocli injects the spec")
-          .commandLine()
-          .getErr()
-          .println("box: " + e.getMessage());
+      err.println("box: " + e.getMessage());
       return BoxCli.EXIT_USAGE;
     }
     CountDownLatch stopped = new CountDownLatch(1);

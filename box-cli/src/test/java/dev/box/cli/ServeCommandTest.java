@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.entry;
 
 import dev.box.server.ServerConfig;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.List;
 import java.util.Objects;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -79,5 +82,67 @@ class ServeCommandTest {
     assertThat(alone.getUsageMessage())
         .startsWith("Usage: box serve ")
         .isEqualTo(underBox.getUsageMessage());
+  }
+
+  @Test
+  void help_printsTheUsage_andSucceeds() {
+    CommandLine alone = BoxCli.serveCommandLine();
+    StringWriter out = new StringWriter();
+    alone.setOut(new PrintWriter(out));
+    assertThat(alone.execute("--help")).isZero();
+    assertThat(out.toString()).startsWith("Usage: box serve ").contains("--data-dir=DIR");
+  }
+
+  /** What picocli would give {@code serve} for these arguments: its flags and the stdio switch. */
+  private static ServeCommand.Direct picocli(String... args) {
+    CommandLine alone = BoxCli.serveCommandLine();
+    alone.parseArgs(args);
+    ServeCommand serve = alone.getCommand();
+    return new ServeCommand.Direct(serve.flags(), alone.getParseResult().hasMatchedOption("-s"));
+  }
+
+  @Test
+  void argumentsReadWithoutPicocli_areReadAsPicocliReadsThem() {
+    List<List<String>> cases =
+        List.of(
+            List.of(),
+            List.of("--port=1", "--insecure"),
+            List.of("--port", "1", "--data-dir", "/d", "--backend=bwrap"),
+            List.of("--ws-control-port", "5"),
+            List.of("--ws-control-port=5", "-s"),
+            List.of("--stdio-control", "--host=0.0.0.0", "--allowed-mount-roots=/a,/b"),
+            List.of("--control-token=a=b", "--max-sessions", "1100"),
+            List.of("--image", "box-agent:latest", "--e2b-envd-url=http://x/{sandboxID}"));
+    for (List<String> args : cases) {
+      assertThat(ServeCommand.direct(args))
+          .as("%s", args)
+          .isEqualTo(picocli(args.toArray(String[]::new)));
+    }
+  }
+
+  @Test
+  void argumentsPicocliMustRead_areLeftToIt() {
+    List<List<String>> cases =
+        List.of(
+            List.of("--help"),
+            List.of("-h"),
+            List.of("--port"),
+            List.of("--port="),
+            List.of("--port=1", "--port=2"),
+            List.of("--port=1", "--ws-control-port=2"),
+            List.of("--insecure", "--insecure"),
+            List.of("-s", "--stdio-control"),
+            List.of("--host", "--port=1"),
+            List.of("--port", "-1"),
+            List.of("--bogus=1"),
+            List.of("@args.txt"),
+            List.of("--host", "@h"),
+            List.of("--insecure=true"),
+            List.of("-sx"),
+            List.of("--", "--port=1"),
+            List.of("extra"));
+    for (List<String> args : cases) {
+      assertThat(ServeCommand.direct(args)).as("%s", args).isNull();
+    }
   }
 }
