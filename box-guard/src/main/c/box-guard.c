@@ -6,12 +6,12 @@
  *
  * In order: with --uid and --gid, a process that is uid 0 (in its user namespace) becomes that
  * user with no capability left in any set, bounding set included; a process that is not uid 0 must
- * already be that user. Then no-new-privileges, then the filter is built with libseccomp and
- * loaded, then PROGRAM is executed (looked up on PATH). With --init it first forks: the parent
- * stays as PID 1 of a container, reaping every orphan and forwarding termination signals, and
- * ends with PROGRAM's status; both run under the filter, so nothing in the sandbox is left
- * unfiltered for a process to take over (an engine's own init could be written through
- * /proc/1/mem by any process of the same user).
+ * already be that user. Then no-new-privileges, then the filter is loaded, then PROGRAM is
+ * executed (looked up on PATH). With --init it first forks: the parent stays as PID 1 of a
+ * container, reaping every orphan and forwarding termination signals, and ends with PROGRAM's
+ * status; both run under the filter, so nothing in the sandbox is left unfiltered for a process to
+ * take over (an engine's own init could be written through /proc/1/mem by any process of the same
+ * user).
  *
  * With --net-off, before the filter, a child makes a user namespace (the current uid and gid mapped
  * to themselves, setgroups denied) with a network namespace of its own, whose loopback it brings
@@ -33,7 +33,11 @@
  * The policy is Docker's default seccomp profile as it applies to a process without capabilities
  * (an allowlist; everything else fails with EPERM), made stricter: see docs/SECURITY.md.
  *
- * Built statically (glibc and libseccomp) so that it runs in any container image.
+ * The filter is built with libseccomp when box-guard is built: this file compiled with
+ * BOX_GUARD_EXPORT is box-guard-filter, which writes the program libseccomp makes of the policy
+ * into box-guard-filter.h; box-guard includes it and loads it as it is, as seccomp_load would
+ * (the same program for the same libseccomp, without its few milliseconds of work at every start).
+ * Built statically (glibc) so that it runs in any container image.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,9 +45,13 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <net/if.h>
 #include <sched.h>
+#ifdef BOX_GUARD_EXPORT
 #include <seccomp.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +78,30 @@
 #define NETNS_FD 4
 /* Where a Kubernetes pod's container writes why it ended (its terminationMessagePath). */
 #define TERMINATION_LOG "/dev/termination-log"
+
+/* Says why box-guard fails on stderr and, in a pod, as the container's termination message. */
+static void fail(const char *what, int err) {
+  fprintf(stderr, "box-guard: %s: %s\n", what, strerror(err));
+  FILE *log = fopen(TERMINATION_LOG, "we");
+  if (log != NULL) {
+    fprintf(log, "box-guard: %s: %s\n", what, strerror(err));
+    fclose(log);
+  }
+  exit(GUARD_FAILED);
+}
+
+static void fail_usage(const char *what, const char *arg) {
+  fprintf(stderr, "box-guard: %s%s (" USAGE ")\n", what, arg);
+  exit(GUARD_FAILED);
+}
+
+#ifdef BOX_GUARD_EXPORT
+/*
+ * The policy, built with libseccomp into a BPF program when box-guard itself is built (see the
+ * top of this file): box-guard then loads the program as it is, with no library and no work per
+ * start. This part is compiled only into box-guard-filter, which writes the program as the header
+ * box-guard includes.
+ */
 
 /* Namespace flags of clone(2); CLONE_NEWTIME (0x80) cannot be passed to clone, only to unshare and
  * clone3, which are refused whole. */
@@ -182,110 +214,6 @@ static const struct {
 
 /* personality(2) values Docker allows: PER_LINUX, PER_LINUX32, UNAME26 and query. */
 static const unsigned long PERSONALITIES[] = {0x0, 0x8, 0x20000, 0x20008, 0xffffffffUL};
-
-/* Says why box-guard fails on stderr and, in a pod, as the container's termination message. */
-static void fail(const char *what, int err) {
-  fprintf(stderr, "box-guard: %s: %s\n", what, strerror(err));
-  FILE *log = fopen(TERMINATION_LOG, "we");
-  if (log != NULL) {
-    fprintf(log, "box-guard: %s: %s\n", what, strerror(err));
-    fclose(log);
-  }
-  exit(GUARD_FAILED);
-}
-
-static void fail_usage(const char *what, const char *arg) {
-  fprintf(stderr, "box-guard: %s%s (" USAGE ")\n", what, arg);
-  exit(GUARD_FAILED);
-}
-
-static unsigned int parse_id(const char *flag, const char *text) {
-  char *end;
-  errno = 0;
-  unsigned long value = strtoul(text, &end, 10);
-  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || value >= UINT_MAX) {
-    fail_usage(flag, " needs a number");
-  }
-  return (unsigned int)value;
-}
-
-static int last_capability(void) {
-  FILE *file = fopen("/proc/sys/kernel/cap_last_cap", "r");
-  int last = -1;
-  if (file != NULL) {
-    if (fscanf(file, "%d", &last) != 1) {
-      last = -1;
-    }
-    fclose(file);
-  }
-  if (last < 0) {
-    /* No /proc: the bounding set answers EINVAL past the last capability the kernel knows. */
-    for (last = 0; last < 63 && prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0; last++) {
-    }
-  }
-  return last;
-}
-
-static void clear_capabilities(void) {
-  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct data[2];
-  memset(data, 0, sizeof data);
-  if (syscall(SYS_capset, &header, data) != 0) {
-    fail("capset", errno);
-  }
-  if (syscall(SYS_capget, &header, data) != 0) {
-    fail("capget", errno);
-  }
-  for (int i = 0; i < 2; i++) {
-    if (data[i].effective != 0 || data[i].permitted != 0 || data[i].inheritable != 0) {
-      fail("capabilities remain after capset", EPERM);
-    }
-  }
-}
-
-/* As uid 0: becomes uid:gid with no capability in any set. Otherwise checks it already is. */
-static void become(uid_t uid, gid_t gid) {
-  uid_t ruid, euid, suid;
-  gid_t rgid, egid, sgid;
-  if (getresuid(&ruid, &euid, &suid) != 0 || getresgid(&rgid, &egid, &sgid) != 0) {
-    fail("getresuid", errno);
-  }
-  if (ruid != 0 && euid != 0 && suid != 0) {
-    if (ruid != uid || euid != uid || suid != uid || rgid != gid || egid != gid || sgid != gid) {
-      fail("not uid 0 and not already the --uid and --gid given", EPERM);
-    }
-    return;
-  }
-  if (setgroups(1, &gid) != 0) {
-    fail("setgroups", errno);
-  }
-  if (setresgid(gid, gid, gid) != 0) {
-    fail("setresgid", errno);
-  }
-  int last = last_capability();
-  for (int cap = 0; cap <= last; cap++) {
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
-      fail("dropping the capability bounding set", errno);
-    }
-  }
-  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
-    fail("clearing ambient capabilities", errno);
-  }
-  if (setresuid(uid, uid, uid) != 0) {
-    fail("setresuid", errno);
-  }
-  /* setresuid clears them unless SECBIT_NO_SETUID_FIXUP was set: clear and check regardless. */
-  clear_capabilities();
-  if (getresuid(&ruid, &euid, &suid) != 0 || ruid != uid || euid != uid || suid != uid) {
-    fail("uid did not change", EPERM);
-  }
-  if (getresgid(&rgid, &egid, &sgid) != 0 || rgid != gid || egid != gid || sgid != gid) {
-    fail("gid did not change", EPERM);
-  }
-  if (uid != 0 && setresuid(-1, 0, -1) == 0) {
-    fail("uid 0 could be regained", EPERM);
-  }
-}
 
 static void allow(scmp_filter_ctx ctx, int nr, const char *name) {
   int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0);
@@ -405,16 +333,148 @@ static scmp_filter_ctx build_filter(void) {
   return ctx;
 }
 
+/* box-guard-filter OUTPUT: writes build_filter's program into OUTPUT, a C header for box-guard. */
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: box-guard-filter OUTPUT\n");
+    return 2;
+  }
+  scmp_filter_ctx ctx = build_filter();
+  FILE *bpf = tmpfile();
+  if (bpf == NULL) {
+    fail("tmpfile", errno);
+  }
+  int rc = seccomp_export_bpf(ctx, fileno(bpf));
+  if (rc != 0) {
+    fail("seccomp_export_bpf", -rc);
+  }
+  seccomp_release(ctx);
+  rewind(bpf);
+  FILE *out = fopen(argv[1], "we");
+  if (out == NULL) {
+    fail(argv[1], errno);
+  }
+  fprintf(out, "/* box-guard.c's policy as box-guard-filter wrote it when box-guard was built. */\n");
+  fprintf(out, "static const struct sock_filter FILTER[] = {\n");
+  struct sock_filter insn;
+  size_t count = 0;
+  while (fread(&insn, sizeof insn, 1, bpf) == 1) {
+    fprintf(out, "    {0x%04x, %u, %u, 0x%08x},\n", insn.code, insn.jt, insn.jf, insn.k);
+    count++;
+  }
+  if (ferror(bpf) || count == 0 || count > BPF_MAXINSNS) {
+    fail("reading the exported program", EINVAL);
+  }
+  fprintf(out, "};\n");
+  if (fclose(out) != 0) {
+    fail(argv[1], errno);
+  }
+  return 0;
+}
+#else
+
+#include "box-guard-filter.h"
+
+static unsigned int parse_id(const char *flag, const char *text) {
+  char *end;
+  errno = 0;
+  unsigned long value = strtoul(text, &end, 10);
+  if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || value >= UINT_MAX) {
+    fail_usage(flag, " needs a number");
+  }
+  return (unsigned int)value;
+}
+
+static int last_capability(void) {
+  FILE *file = fopen("/proc/sys/kernel/cap_last_cap", "r");
+  int last = -1;
+  if (file != NULL) {
+    if (fscanf(file, "%d", &last) != 1) {
+      last = -1;
+    }
+    fclose(file);
+  }
+  if (last < 0) {
+    /* No /proc: the bounding set answers EINVAL past the last capability the kernel knows. */
+    for (last = 0; last < 63 && prctl(PR_CAPBSET_READ, last + 1, 0, 0, 0) >= 0; last++) {
+    }
+  }
+  return last;
+}
+
+static void clear_capabilities(void) {
+  struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct data[2];
+  memset(data, 0, sizeof data);
+  if (syscall(SYS_capset, &header, data) != 0) {
+    fail("capset", errno);
+  }
+  if (syscall(SYS_capget, &header, data) != 0) {
+    fail("capget", errno);
+  }
+  for (int i = 0; i < 2; i++) {
+    if (data[i].effective != 0 || data[i].permitted != 0 || data[i].inheritable != 0) {
+      fail("capabilities remain after capset", EPERM);
+    }
+  }
+}
+
+/* As uid 0: becomes uid:gid with no capability in any set. Otherwise checks it already is. */
+static void become(uid_t uid, gid_t gid) {
+  uid_t ruid, euid, suid;
+  gid_t rgid, egid, sgid;
+  if (getresuid(&ruid, &euid, &suid) != 0 || getresgid(&rgid, &egid, &sgid) != 0) {
+    fail("getresuid", errno);
+  }
+  if (ruid != 0 && euid != 0 && suid != 0) {
+    if (ruid != uid || euid != uid || suid != uid || rgid != gid || egid != gid || sgid != gid) {
+      fail("not uid 0 and not already the --uid and --gid given", EPERM);
+    }
+    return;
+  }
+  if (setgroups(1, &gid) != 0) {
+    fail("setgroups", errno);
+  }
+  if (setresgid(gid, gid, gid) != 0) {
+    fail("setresgid", errno);
+  }
+  int last = last_capability();
+  for (int cap = 0; cap <= last; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+      fail("dropping the capability bounding set", errno);
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) {
+    fail("clearing ambient capabilities", errno);
+  }
+  if (setresuid(uid, uid, uid) != 0) {
+    fail("setresuid", errno);
+  }
+  /* setresuid clears them unless SECBIT_NO_SETUID_FIXUP was set: clear and check regardless. */
+  clear_capabilities();
+  if (getresuid(&ruid, &euid, &suid) != 0 || ruid != uid || euid != uid || suid != uid) {
+    fail("uid did not change", EPERM);
+  }
+  if (getresgid(&rgid, &egid, &sgid) != 0 || rgid != gid || egid != gid || sgid != gid) {
+    fail("gid did not change", EPERM);
+  }
+  if (uid != 0 && setresuid(-1, 0, -1) == 0) {
+    fail("uid 0 could be regained", EPERM);
+  }
+}
+
+/* Loads the filter, with no-new-privileges first, as libseccomp's seccomp_load would. */
 static void load_filter(void) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
     fail("PR_SET_NO_NEW_PRIVS", errno);
   }
-  scmp_filter_ctx ctx = build_filter();
-  int rc = seccomp_load(ctx);
-  if (rc != 0) {
-    fail("seccomp_load", -rc);
+  struct sock_fprog program = {
+      .len = (unsigned short)(sizeof FILTER / sizeof FILTER[0]),
+      .filter = (struct sock_filter *)FILTER,
+  };
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+    fail("loading the filter", errno);
   }
-  seccomp_release(ctx);
 }
 
 /* In a child: loads the filter and checks that the kernel applies it. */
@@ -689,3 +749,5 @@ int main(int argc, char **argv) {
   fail(program[0], errno);
   return GUARD_FAILED;
 }
+
+#endif /* BOX_GUARD_EXPORT */
