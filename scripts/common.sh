@@ -225,6 +225,7 @@ box_java_exec() {
           "$JAVA_HOME/bin/java" $base -XX:AOTMode=create -XX:AOTConfiguration="$conf" \
             -XX:AOTCache="$tmp" -cp "$jar" &&
           "$JAVA_HOME/bin/java" $base -XX:AOTMode=on -XX:AOTCache="$tmp" -cp "$jar" -version; then
+          set +f # the caches of earlier builds of this jar are a pattern
           rm -f "$cache/$name"-*.aot
           mv -f "$tmp" "$archive"
         fi

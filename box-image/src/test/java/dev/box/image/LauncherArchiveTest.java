@@ -5,12 +5,14 @@ import static org.awaitility.Awaitility.await;
 
 import dev.box.testclient.HostProcesses;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.PathMatcher;
@@ -64,6 +66,12 @@ class LauncherArchiveTest {
     Files.writeString(reused, "half an archive");
     Path earlier = cache.resolve("box-serve-1-2.jsa");
     Files.writeString(earlier, "an earlier launcher's class-data archive");
+    // The cache of an earlier build of the same jar: the launcher names it after the jar's path.
+    Path earlierBuild =
+        cache.resolve("box-serve-" + cksum(repo.resolve("box-cli/target/box.jar")) + "-1.aot");
+    Files.writeString(earlierBuild, "an earlier build's AOT cache");
+    Path otherJar = cache.resolve("box-serve-1-1.aot");
+    Files.writeString(otherJar, "another jar's AOT cache");
 
     server = start();
     assertThat(HostProcesses.commandLine(server.pid()))
@@ -73,8 +81,12 @@ class LauncherArchiveTest {
     assertThat(earlier).doesNotExist();
     signalGroup(server.pid(), signal);
     assertThat(server.waitFor(PATIENCE.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    await().atMost(PATIENCE).untilAsserted(() -> assertThat(archives()).hasSize(1));
     await().atMost(PATIENCE).untilAsserted(() -> assertThat(leftovers()).isEmpty());
+    // The cache kept, and the other jar's.
+    assertThat(archives()).hasSize(2);
+    assertThat(earlierBuild).doesNotExist();
+    assertThat(otherJar).exists();
+    Files.delete(otherJar);
 
     server = start();
     assertThat(HostProcesses.commandLine(server.pid()))
@@ -148,6 +160,17 @@ class LauncherArchiveTest {
                         .statusCode()
                     == 200);
     return process;
+  }
+
+  /** What {@code printf '%s\n' PATH | cksum} prints first, as the launcher names caches. */
+  private static String cksum(Path path) throws IOException, InterruptedException {
+    Process cksum = new ProcessBuilder("cksum").redirectErrorStream(true).start();
+    try (OutputStream in = cksum.getOutputStream()) {
+      in.write((path + "\n").getBytes(StandardCharsets.UTF_8));
+    }
+    String out = new String(cksum.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(cksum.waitFor()).isZero();
+    return out.split(" ", 2)[0];
   }
 
   private List<Path> archives() throws IOException {
