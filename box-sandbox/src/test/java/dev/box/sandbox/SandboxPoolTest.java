@@ -11,7 +11,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Semaphore;
@@ -92,6 +95,28 @@ class SandboxPoolTest {
       assertThat(pool.taken()).isEqualTo(3);
       // The third start refills the pool; nothing beyond its size is kept.
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
+    }
+  }
+
+  @Test
+  void aStartBeyondWhatThePoolWants_onceItsTakeLeft_isDestroyed() throws Exception {
+    try (Held held = drained(new HeldStarts(0), Executors.newCachedThreadPool())) {
+      HeldStarts starts = held.starts();
+      SandboxPool pool = held.pool();
+      CompletableFuture<@Nullable Sandbox> waiter = takeAside(pool, "b");
+      starts.awaitStarted(3);
+      // The take gives up (its thread is interrupted) while its start is under way.
+      takers.shutdownNow();
+      assertThat(waiter.get(30, TimeUnit.SECONDS)).isNull();
+      assertThat(pool.waiting()).isZero();
+
+      starts.release(2);
+      await().atMost(Duration.ofSeconds(30)).until(() -> starts.made().size() == 3);
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 1);
+      // Of the two that ended, one refills the pool of one; the other is not kept running.
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> starts.made().stream().skip(1).filter(Sandbox::isAlive).count() == 1);
     }
   }
 
@@ -246,6 +271,7 @@ class SandboxPoolTest {
     private final Semaphore releases = new Semaphore(0);
     private final AtomicInteger begun = new AtomicInteger();
     private final AtomicInteger ended = new AtomicInteger();
+    private final Queue<Sandbox> made = new ConcurrentLinkedQueue<>();
 
     HeldStarts(int failures) {
       this.failures = failures;
@@ -258,7 +284,14 @@ class SandboxPoolTest {
       if (ended.incrementAndGet() <= failures) {
         throw new IllegalStateException("the engine went away");
       }
-      return new Idle(spec.sandboxName(), new AtomicBoolean(true));
+      Idle sandbox = new Idle(spec.sandboxName(), new AtomicBoolean(true));
+      made.add(sandbox);
+      return sandbox;
+    }
+
+    /** The sandboxes started so far, in the order their starts ended. */
+    List<Sandbox> made() {
+      return List.copyOf(made);
     }
 
     void release(int count) {
