@@ -71,6 +71,16 @@ public final class TcpProxy implements AutoCloseable {
     open.forEach(Link::reset);
   }
 
+  /**
+   * Resets the connections that stopped carrying bytes from the server, leaving alone the ones
+   * opened since: a client that already replaced a silenced connection keeps its new one.
+   */
+  public void dropSilencedConnections() {
+    List<Link> silenced = links.stream().filter(l -> l.silentDown().get()).toList();
+    links.removeAll(silenced);
+    silenced.forEach(Link::reset);
+  }
+
   /** Open connections stop carrying bytes in both directions but stay open. */
   public void silenceConnections() {
     links.forEach(
