@@ -1,13 +1,20 @@
 package dev.box.core.session;
 
+import dev.box.api.internal.FileTrees;
 import dev.box.core.backend.HostCommand;
 import java.io.IOException;
 import java.io.RandomAccessFile;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,8 +30,13 @@ import org.slf4j.LoggerFactory;
  * kept across restarts; it is unmounted by {@link #close()}, or mounted again as it is after a
  * crash. Where neither is possible, {@link #unavailable()} says why and the callers copy.
  *
+ * <p>A new workspace's empty subvolume is taken from {@code store/spare/}, where a thread of the
+ * store keeps {@link #SPARES} made ahead, so a session's create renames one instead of running
+ * {@code btrfs}. Spares outlive the server in the store and are taken again by the next one;
+ * anything else found there is removed.
+ *
  * <p>Every path given to {@code btrfs} is below {@code store/} and named by Box (hashed workspace
- * names, validated snapshot names).
+ * names, validated snapshot names, random spare names).
  */
 final class BtrfsStore implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BtrfsStore.class);
@@ -34,6 +46,12 @@ final class BtrfsStore implements AutoCloseable {
   /** A subvolume's root directory always has this inode number. */
   static final long SUBVOLUME_INODE = 256;
 
+  /** How many empty subvolumes wait for the next workspaces. */
+  static final int SPARES = 2;
+
+  private static final String SPARE_AREA = "spare";
+  private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+
   private final Path root;
   private final Path image;
   private final long imageBytes;
@@ -41,7 +59,13 @@ final class BtrfsStore implements AutoCloseable {
   private final @Nullable Path btrfs;
   private final @Nullable Path mkfs;
   private final @Nullable String unavailable;
+  // Guarded by this.
   private boolean mounted;
+  private boolean closed;
+  private boolean sparesFound;
+  private final ArrayDeque<Path> spares = new ArrayDeque<>();
+  private final List<Path> notSpares = new ArrayList<>();
+  private @Nullable Thread refill;
 
   /**
    * @param stateDir the state dir, which holds {@code store/} and the image
@@ -154,9 +178,114 @@ final class BtrfsStore implements AutoCloseable {
     }
   }
 
-  /** Makes {@code dir} (in an area, absent) an empty subvolume. */
+  /**
+   * Makes {@code dir} (in an area, absent) an empty subvolume: a spare renamed, else a new one;
+   * then the spares are made up again, in the background.
+   */
   void create(Path dir) throws IOException {
-    btrfs("subvolume", "create", dir.toString());
+    try {
+      if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+        throw new FileAlreadyExistsException(dir.toString());
+      }
+      Path spare = takeSpare();
+      if (spare != null) {
+        try {
+          Files.move(spare, dir, StandardCopyOption.ATOMIC_MOVE);
+          return;
+        } catch (IOException e) {
+          log.info("could not take the spare subvolume {}: {}", spare.getFileName(), e.toString());
+          synchronized (this) {
+            notSpares.add(spare);
+          }
+        }
+      }
+      btrfs("subvolume", "create", dir.toString());
+    } finally {
+      refill();
+    }
+  }
+
+  /** The spares waiting now, oldest first (for tests). */
+  synchronized List<Path> spares() {
+    return List.copyOf(spares);
+  }
+
+  /**
+   * The next spare, or null. The first call takes the spares an earlier server left: the empty
+   * subvolumes in {@code store/spare/}; anything else there is removed by the refill.
+   */
+  private synchronized @Nullable Path takeSpare() throws IOException {
+    if (closed) {
+      return null;
+    }
+    if (!sparesFound) {
+      sparesFound = true;
+      try (DirectoryStream<Path> entries = Files.newDirectoryStream(area(SPARE_AREA))) {
+        for (Path entry : entries) {
+          (holds(entry) && isEmpty(entry) ? spares : notSpares).add(entry);
+        }
+      }
+    }
+    return spares.poll();
+  }
+
+  private static boolean isEmpty(Path dir) throws IOException {
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      return !entries.iterator().hasNext();
+    }
+  }
+
+  /** Starts the thread that makes the spares up, unless it runs or the store is closed. */
+  private synchronized void refill() {
+    if (closed || refill != null || (spares.size() >= SPARES && notSpares.isEmpty())) {
+      return;
+    }
+    refill = Thread.ofPlatform().daemon().name("box-spare-subvolumes").start(this::makeSpares);
+  }
+
+  /** Removes what is not a spare, then makes spares until there are {@link #SPARES}. */
+  private void makeSpares() {
+    try {
+      while (true) {
+        Path junk;
+        Path next = null;
+        synchronized (this) {
+          junk = closed ? null : notSpares.isEmpty() ? null : notSpares.removeLast();
+          if (junk == null) {
+            if (closed || spares.size() >= SPARES) {
+              refill = null;
+              return;
+            }
+            next =
+                area(SPARE_AREA).resolve(Long.toHexString(ThreadLocalRandom.current().nextLong()));
+          }
+        }
+        if (junk != null) {
+          removeNotSpare(junk);
+        } else if (next != null && !Files.exists(next, LinkOption.NOFOLLOW_LINKS)) {
+          btrfs("subvolume", "create", next.toString());
+          synchronized (this) {
+            spares.add(next);
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      log.warn(
+          "cannot make spare subvolumes; workspaces are made as they are asked for: {}",
+          e.toString());
+      synchronized (this) {
+        refill = null;
+      }
+    }
+  }
+
+  private void removeNotSpare(Path entry) throws IOException {
+    log.info("removing {} from the spare subvolumes", entry.getFileName());
+    if (holds(entry)) {
+      delete(entry);
+    } else {
+      FileTrees.deleteTree(entry);
+    }
   }
 
   /** Makes {@code target} (absent) a snapshot of the subvolume {@code source}. */
@@ -189,9 +318,28 @@ final class BtrfsStore implements AutoCloseable {
     HostCommand.run(argv, "", COMMAND_TIMEOUT);
   }
 
-  /** Unmounts the image, lazily when a sandbox still holds it; the image and its data stay. */
+  /**
+   * Stops making spares, then unmounts the image, lazily when a sandbox still holds it; the image
+   * and its data, spares included, stay.
+   */
   @Override
-  public synchronized void close() {
+  public void close() {
+    Thread making;
+    synchronized (this) {
+      closed = true;
+      making = refill;
+    }
+    if (making != null) {
+      try {
+        making.join(CLOSE_WAIT);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    unmount();
+  }
+
+  private synchronized void unmount() {
     if (!mounted) {
       return;
     }

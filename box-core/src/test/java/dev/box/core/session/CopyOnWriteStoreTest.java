@@ -2,6 +2,7 @@ package dev.box.core.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.box.api.BoxCapacityExceededException;
@@ -9,11 +10,17 @@ import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSnapshot;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.UserDefinedFileAttributeView;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -26,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CopyOnWriteStoreTest {
   private static final int MIB = 1024 * 1024;
+  private static final String MARK = "box.test";
 
   @TempDir Path stateDir;
 
@@ -117,6 +125,74 @@ class CopyOnWriteStoreTest {
     assertThat(cow.holds(fork)).isTrue();
     assertThat(Files.readString(fork.resolve("sub/file.txt"))).isEqualTo("old");
     assertThat(Files.isSymbolicLink(fork.resolve("link"))).isTrue();
+  }
+
+  @Test
+  void aNewWorkspace_isASpareSubvolumeMadeAhead_andTheSparesAreMadeUpAgain() throws IOException {
+    workspaces.create("test_first-1", 0, null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+    Path spare = cow.spares().getFirst();
+    Object spareDevice = device(spare);
+
+    Path workspace = workspaces.create("test_second-2", 0, null);
+
+    assertThat(spare).doesNotExist();
+    assertThat(device(workspace)).isEqualTo(spareDevice);
+    assertThat(cow.holds(workspace)).isTrue();
+    try (Stream<Path> files = Files.list(workspace)) {
+      assertThat(files).isEmpty();
+    }
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> cow.spares().size() == BtrfsStore.SPARES && !cow.spares().contains(spare));
+  }
+
+  @Test
+  void theSparesOfAnEarlierStore_areTakenAgain_andAnythingElseInTheirPlaceIsRemoved()
+      throws IOException {
+    workspaces.create("test_first-1", 0, null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+    Path kept = cow.spares().get(0);
+    Path written = cow.spares().get(1);
+    Files.writeString(written.resolve("left.txt"), "not empty");
+    Path plain = kept.resolveSibling("plain");
+    Files.createDirectories(plain.resolve("sub"));
+    Files.createSymbolicLink(plain.resolve("sub/link"), stateDir);
+    mark(kept, "kept");
+    workspaces.close();
+
+    cow = new BtrfsStore(stateDir, 4);
+    workspaces = new WorkspaceStore(stateDir, cow);
+    Path workspace = workspaces.create("test_second-2", 0, null);
+
+    assertThat(mark(workspace)).isEqualTo("kept");
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> !Files.exists(written) && !Files.exists(plain));
+    assertThat(stateDir).isDirectory();
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+    try (Stream<Path> left = Files.list(kept.getParent())) {
+      assertThat(left).containsExactlyInAnyOrderElementsOf(cow.spares());
+    }
+  }
+
+  /** Marks {@code dir} with {@code text} in an extended attribute, which a rename keeps. */
+  private static void mark(Path dir, String text) throws IOException {
+    Files.getFileAttributeView(dir, UserDefinedFileAttributeView.class)
+        .write(MARK, ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+  }
+
+  private static String mark(Path dir) throws IOException {
+    UserDefinedFileAttributeView view =
+        Files.getFileAttributeView(dir, UserDefinedFileAttributeView.class);
+    ByteBuffer text = ByteBuffer.allocate(view.size(MARK));
+    view.read(MARK, text);
+    return new String(text.array(), StandardCharsets.UTF_8);
+  }
+
+  /** The device of {@code dir}: each btrfs subvolume has its own while it is mounted. */
+  private static Object device(Path dir) throws IOException {
+    return Files.getAttribute(dir, "unix:dev", LinkOption.NOFOLLOW_LINKS);
   }
 
   /** The bytes the file system of {@code dir} has allocated, once its writes are on disk. */
