@@ -56,7 +56,10 @@ public final class BoxCli implements Runnable {
 
   @Spec private @Nullable CommandSpec spec;
 
-  /** Runs {@code box} with {@code args} and exits the JVM with its exit code. */
+  /**
+   * Runs {@code box} with {@code args} through picocli and exits the JVM with its exit code; {@link
+   * Main} starts a server with plain arguments without it.
+   */
   public static void main(String[] args) {
     boolean serve = args.length > 0 && args[0].equals("serve");
     // Command output is passed through as the server returned it: always UTF-8.
@@ -64,20 +67,6 @@ public final class BoxCli implements Runnable {
         new PrintWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8), true);
     PrintWriter err =
         new PrintWriter(new OutputStreamWriter(System.err, StandardCharsets.UTF_8), true);
-    if (serve) {
-      ServeCommand.Direct direct = ServeCommand.direct(Arrays.asList(args).subList(1, args.length));
-      if (direct != null) {
-        int code;
-        try {
-          code = ServeCommand.serve(direct.flags(), direct.stdioControl(), err);
-        } catch (Exception e) {
-          // As picocli reports what a command throws: its trace, and exit code 1.
-          e.printStackTrace(err);
-          code = 1;
-        }
-        System.exit(code);
-      }
-    }
     CommandLine cli = serve ? serveCommandLine() : newCommandLine();
     cli.setOut(out);
     cli.setErr(err);

@@ -173,7 +173,7 @@ class LangBotClientInteropTest {
   /** {@code box} in a JVM of its own: this JVM's java and class path. */
   private static List<String> javaCommand() {
     String java = ProcessHandle.current().info().command().orElseThrow();
-    return List.of(java, "-cp", System.getProperty("java.class.path"), "dev.box.cli.BoxCli");
+    return List.of(java, "-cp", System.getProperty("java.class.path"), "dev.box.cli.Main");
   }
 
   private static Map<String, String> withoutBoxVariables(ProcessBuilder builder) {

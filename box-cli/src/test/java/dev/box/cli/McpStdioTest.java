@@ -24,7 +24,7 @@ class McpStdioTest extends McpToolsContract {
             .args(
                 "-cp",
                 System.getProperty("java.class.path"),
-                "dev.box.cli.BoxCli",
+                "dev.box.cli.Main",
                 "mcp",
                 "--url",
                 uri.toString(),

@@ -94,11 +94,11 @@ class ServeCommandTest {
   }
 
   /** What picocli would give {@code serve} for these arguments: its flags and the stdio switch. */
-  private static ServeCommand.Direct picocli(String... args) {
+  private static Serve.Direct picocli(String... args) {
     CommandLine alone = BoxCli.serveCommandLine();
     alone.parseArgs(args);
     ServeCommand serve = alone.getCommand();
-    return new ServeCommand.Direct(serve.flags(), alone.getParseResult().hasMatchedOption("-s"));
+    return new Serve.Direct(serve.flags(), alone.getParseResult().hasMatchedOption("-s"));
   }
 
   @Test
@@ -114,9 +114,7 @@ class ServeCommandTest {
             List.of("--control-token=a=b", "--max-sessions", "1100"),
             List.of("--image", "box-agent:latest", "--e2b-envd-url=http://x/{sandboxID}"));
     for (List<String> args : cases) {
-      assertThat(ServeCommand.direct(args))
-          .as("%s", args)
-          .isEqualTo(picocli(args.toArray(String[]::new)));
+      assertThat(Serve.direct(args)).as("%s", args).isEqualTo(picocli(args.toArray(String[]::new)));
     }
   }
 
@@ -142,7 +140,7 @@ class ServeCommandTest {
             List.of("--", "--port=1"),
             List.of("extra"));
     for (List<String> args : cases) {
-      assertThat(ServeCommand.direct(args)).as("%s", args).isNull();
+      assertThat(Serve.direct(args)).as("%s", args).isNull();
     }
   }
 }

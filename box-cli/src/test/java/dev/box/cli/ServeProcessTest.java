@@ -148,6 +148,29 @@ class ServeProcessTest {
   }
 
   /**
+   * The jar's entry point starts a server with plain arguments without picocli, whose classes the
+   * AOT cache cannot hold: every start would load and verify them from the jar.
+   */
+  @Test
+  void aServeWithPlainArguments_loadsNoClassOfPicocli(@TempDir Path logs) throws Exception {
+    Path classes = logs.resolve("classes.log");
+    Server server =
+        Server.serve(
+            dataDir,
+            Map.of("JAVA_TOOL_OPTIONS", "-Xlog:class+load=info:file=" + classes),
+            "--insecure");
+    try (BoxClient anonymous = BoxClient.connect(server.uri())) {
+      assertThat(anonymous.sessions()).isEmpty();
+    } finally {
+      server.process.destroy();
+      server.process.waitFor();
+    }
+
+    String loaded = Files.readString(classes);
+    assertThat(loaded).contains(" dev.box.cli.Serve ").doesNotContain(" picocli.");
+  }
+
+  /**
    * Starts a server on {@link #dataDir} and, through it, a background sleep marked {@code marker}
    * in each of {@code sessions}; returns once every sleep runs.
    */
@@ -246,8 +269,7 @@ class ServeProcessTest {
   static ProcessBuilder command(Path workDir, Map<String, String> env, String... args) {
     String java = ProcessHandle.current().info().command().orElseThrow();
     List<String> command = new java.util.ArrayList<>();
-    command.addAll(
-        List.of(java, "-cp", System.getProperty("java.class.path"), "dev.box.cli.BoxCli"));
+    command.addAll(List.of(java, "-cp", System.getProperty("java.class.path"), "dev.box.cli.Main"));
     command.addAll(List.of(args));
     ProcessBuilder builder = new ProcessBuilder(command).directory(workDir.toFile());
     builder.environment().keySet().removeIf(k -> k.startsWith("BOX_") || k.startsWith("LANGBOT_"));

@@ -63,7 +63,7 @@ class ShellTmuxTest {
             List.of(
                 "-cp",
                 quoted(System.getProperty("java.class.path")),
-                "dev.box.cli.BoxCli",
+                "dev.box.cli.Main",
                 "shell",
                 "--session",
                 "tmux",

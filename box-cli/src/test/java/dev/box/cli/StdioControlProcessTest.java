@@ -205,7 +205,7 @@ class StdioControlProcessTest {
                 java,
                 "-cp",
                 System.getProperty("java.class.path"),
-                "dev.box.cli.BoxCli",
+                "dev.box.cli.Main",
                 "serve",
                 "--backend",
                 "bwrap",
