@@ -40,7 +40,10 @@ record ServerResources(
     if (sessions != null) {
       sessions.close();
       // LangBot's box_init may have replaced the backend the server started with.
-      sessions.backendChoice().backend().close();
+      SandboxBackend current = sessions.openedBackend();
+      if (current != null) {
+        current.close();
+      }
     } else if (backend != null) {
       backend.close();
     }
