@@ -27,9 +27,6 @@ import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -109,7 +106,6 @@ public final class BoxServer implements AutoCloseable {
     SessionManager sessions = null;
     ScheduledExecutorService reaper = null;
     ExecutorService pumps = null;
-    CompletableFuture<BackendChoice> opening = null;
     try {
       Path state = StateDir.prepare(config.dataDir());
       lock = DataDirLock.open(state, config.dataDir());
@@ -120,7 +116,8 @@ public final class BoxServer implements AutoCloseable {
       CgroupMigrations migrations =
           CgroupMigrations.favorMoves(
               CgroupMigrations.HOST_MOUNT, config.isolation().favorDynmods());
-      opening = openInBackground(config, instanceId);
+      BackendChoice selection = Backends.open(config.backend(), config, instanceId);
+      backend = selection.backend();
       RuntimeConfig runtime =
           new RuntimeConfig(
               state,
@@ -136,38 +133,25 @@ public final class BoxServer implements AutoCloseable {
       pumps = ExecRunner.newPumpPool();
       sessions =
           new SessionManager(
-              opening,
+              selection,
               runtime,
               clock,
               Ticker.system(),
               pumps,
               instanceId,
               metrics != null ? metrics : SessionListener.NONE);
-      if (!config.backendFixed()) {
-        sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
-      }
-      LangBotControl langbot =
-          LangBotControl.fromEnvironment(
-              sessions, langbotEnv, access.tokens(), stdioControl, config.dataDir());
-      Javalin http =
-          HttpApi.create(
-              sessions,
-              access.tokens(),
-              VERSION,
-              langbot,
-              metrics,
-              config.metrics().open(),
-              mounts,
-              access.token(),
-              PreviewLinks.open(config.stateDir(), clock, config.publicUrl()));
-      BackendChoice selection = opened(opening);
-      backend = selection.backend();
       if (metrics != null) {
         metrics.bind(sessions);
+      }
+      if (!config.backendFixed()) {
+        sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
       }
       sessions.removeOrphans();
       sessions.restorePersistent();
       reaper = startReaper(sessions, config.sessionTtl(), config.pausedSessionTtl());
+      LangBotControl langbot =
+          LangBotControl.fromEnvironment(
+              sessions, langbotEnv, access.tokens(), stdioControl, config.dataDir());
       // Grants live at most minutes (max_grant_ttl_sec): their expiry is checked every few
       // seconds, so an expired Workspace's sandbox does not outlive it by more than that.
       reaper.scheduleWithFixedDelay(
@@ -181,6 +165,17 @@ public final class BoxServer implements AutoCloseable {
           GRANT_REAP_SECONDS,
           GRANT_REAP_SECONDS,
           TimeUnit.SECONDS);
+      Javalin http =
+          HttpApi.create(
+              sessions,
+              access.tokens(),
+              VERSION,
+              langbot,
+              metrics,
+              config.metrics().open(),
+              mounts,
+              access.token(),
+              PreviewLinks.open(config.stateDir(), clock, config.publicUrl()));
       HttpEndpoint endpoint = HttpEndpoint.listen(http, access, config, stdioControl);
       advertise(sessions, config, endpoint);
       BoxServer server =
@@ -189,66 +184,15 @@ public final class BoxServer implements AutoCloseable {
       server.logStartup(selection, migrations);
       return server;
     } catch (IOException e) {
-      ServerResources.release(sessions, reaper, pumps, openedOrNull(backend, opening), lock);
+      ServerResources.release(sessions, reaper, pumps, backend, lock);
       throw new IllegalStateException("cannot start Box: " + e.getMessage(), e);
     } catch (RuntimeException e) {
-      ServerResources.release(sessions, reaper, pumps, openedOrNull(backend, opening), lock);
+      ServerResources.release(sessions, reaper, pumps, backend, lock);
       throw e;
     }
   }
 
   private static final long GRANT_REAP_SECONDS = 5;
-
-  /**
-   * Opens the configured backend on a thread of its own: its probes run child processes, waited for
-   * there while the start builds the sessions and the HTTP API, which need the backend only later.
-   */
-  private static CompletableFuture<BackendChoice> openInBackground(
-      ServerConfig config, String instanceId) {
-    CompletableFuture<BackendChoice> opening = new CompletableFuture<>();
-    Thread.ofPlatform()
-        .name("box-backend-open")
-        .start(
-            () -> {
-              try {
-                opening.complete(Backends.open(config.backend(), config, instanceId));
-              } catch (Throwable e) {
-                opening.completeExceptionally(e);
-              }
-            });
-    return opening;
-  }
-
-  /** The backend {@code opening} opened, or what its opening threw, as it threw it. */
-  private static BackendChoice opened(CompletableFuture<BackendChoice> opening) {
-    try {
-      return opening.join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof RuntimeException cause) {
-        throw cause;
-      }
-      if (e.getCause() instanceof Error cause) {
-        throw cause;
-      }
-      throw e;
-    }
-  }
-
-  /**
-   * The backend to close after a start that failed halfway: {@code backend} when the start had it,
-   * else the one {@code opening} still opens, once it is open (null when it failed too).
-   */
-  private static @Nullable SandboxBackend openedOrNull(
-      @Nullable SandboxBackend backend, @Nullable CompletableFuture<BackendChoice> opening) {
-    if (backend != null || opening == null) {
-      return backend;
-    }
-    try {
-      return opening.join().backend();
-    } catch (CompletionException | CancellationException e) {
-      return null;
-    }
-  }
 
   /**
    * Tells the other replicas, where the backend shares its sessions, where they reach this server:

@@ -40,10 +40,7 @@ record ServerResources(
     if (sessions != null) {
       sessions.close();
       // LangBot's box_init may have replaced the backend the server started with.
-      SandboxBackend current = sessions.openedBackend();
-      if (current != null) {
-        current.close();
-      }
+      sessions.backendChoice().backend().close();
     } else if (backend != null) {
       backend.close();
     }

@@ -4,9 +4,6 @@ import dev.box.api.BoxBackendUnavailableException;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.SandboxBackend;
 import java.time.Duration;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -29,44 +26,29 @@ final class BackendSlot {
   private final Duration switchWait;
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition switched = lock.newCondition();
-  private final CompletableFuture<BackendChoice> opened;
-  private volatile @Nullable BackendChoice replaced;
+  private volatile BackendChoice choice;
   private volatile BackendChoice.@Nullable Selector selector;
   // Guarded by lock.
   private int leases;
   private boolean switching;
 
   /**
-   * @param opened the backend to start with, once it is open: the first use waits for it
+   * @param choice the backend to start with
    * @param switchWait how long a lease or a second switch waits for a switch in progress
    */
-  BackendSlot(CompletableFuture<BackendChoice> opened, Duration switchWait) {
-    this.opened = opened;
+  BackendSlot(BackendChoice choice, Duration switchWait) {
+    this.choice = choice;
     this.switchWait = switchWait;
   }
 
   /** The backend in use. */
   SandboxBackend backend() {
-    return choice().backend();
+    return choice.backend();
   }
 
-  /**
-   * The backend in use and how it was chosen.
-   *
-   * @throws java.util.concurrent.CompletionException when the first backend could not be opened
-   */
+  /** The backend in use and how it was chosen. */
   BackendChoice choice() {
-    BackendChoice now = replaced;
-    return now != null ? now : opened.join();
-  }
-
-  /** The backend in use, once open; null when the first one could not be opened. */
-  @Nullable SandboxBackend backendIfOpened() {
-    try {
-      return backend();
-    } catch (CompletionException | CancellationException e) {
-      return null;
-    }
+    return choice;
   }
 
   /** Lets {@link #switchTo} replace the backend with what {@code select} chooses. */
@@ -96,7 +78,7 @@ final class BackendSlot {
             "Box backend is being switched; try again in a moment");
       }
       leases++;
-      SandboxBackend held = choice().backend();
+      SandboxBackend held = choice.backend();
       return new Lease() {
         private boolean closed;
 
@@ -142,7 +124,6 @@ final class BackendSlot {
       if (!awaitNoSwitch()) {
         return SessionManager.Switch.BUSY;
       }
-      BackendChoice choice = choice();
       if (name.equals(choice.requested()) || name.equals(choice.backend().name())) {
         return SessionManager.Switch.DONE;
       }
@@ -165,7 +146,7 @@ final class BackendSlot {
       // this one would remove on close (bubblewrap's cgroup base).
       old.close();
       BackendChoice next = select.select(name);
-      replaced = next;
+      choice = next;
       next.backend().removeOrphans();
       log.info("backend is now {} ({}): box.backend={}", next.backend().name(), next.why(), name);
     } finally {

@@ -27,7 +27,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -98,29 +97,7 @@ public final class SessionManager implements AutoCloseable {
       ExecutorService pumps,
       String instanceId,
       SessionListener listener) {
-    this(
-        CompletableFuture.completedFuture(choice),
-        config,
-        clock,
-        ticker,
-        pumps,
-        instanceId,
-        listener);
-  }
-
-  /**
-   * Sessions on a backend still being opened, as the server starts: what needs the backend waits
-   * for it, and fails as its opening did ({@link java.util.concurrent.CompletionException}).
-   */
-  public SessionManager(
-      CompletableFuture<BackendChoice> opening,
-      RuntimeConfig config,
-      Clock clock,
-      Ticker ticker,
-      ExecutorService pumps,
-      String instanceId,
-      SessionListener listener) {
-    this.slot = new BackendSlot(opening, SWITCH_WAIT);
+    this.slot = new BackendSlot(choice, SWITCH_WAIT);
     this.table = new SessionTable(START_WAIT, ticker);
     this.config = config;
     this.clock = clock;
@@ -332,14 +309,6 @@ public final class SessionManager implements AutoCloseable {
     return SessionForks.reportRoots(workspaces.reportQuota(backend.status()), backend);
   }
 
-  /**
-   * The backend in use, once open (waiting for the server's first one); null when that one could
-   * not be opened.
-   */
-  public @Nullable SandboxBackend openedBackend() {
-    return slot.backendIfOpened();
-  }
-
   /** The backend in use and how it was chosen. */
   public BackendChoice backendChoice() {
     return slot.choice();
@@ -467,8 +436,7 @@ public final class SessionManager implements AutoCloseable {
    */
   public void shutdown() {
     shuttingDown = true;
-    SandboxBackend backend = slot.backendIfOpened();
-    SharedSessions shared = backend == null ? null : backend.sharedSessions();
+    SharedSessions shared = slot.backend().sharedSessions();
     if (shared != null && othersServe(shared)) {
       reaper.handOverAll(shared);
     } else {
