@@ -1,6 +1,7 @@
 package dev.box.sandbox;
 
 import dev.box.api.time.Ticker;
+import dev.box.core.backend.Foreground;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -8,19 +9,31 @@ import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
 
 /**
- * The clock and the threads a backend runs on. The composition root chooses them ({@link #system()}
- * in the server), never a backend itself: tests hand in a fake ticker or threads they record, and
- * several servers in one JVM each own theirs.
+ * The clock and the threads a backend runs on, and the server's client work it defers to. The
+ * composition root chooses them ({@link #system(Foreground)} in the server), never a backend
+ * itself: tests hand in a fake ticker or threads they record, and several servers in one JVM each
+ * own theirs.
  *
  * @param ticker the clock of the backend's timeouts, probes and waits
  * @param threads makes the platform threads of the backend's executors, given the name of their use
+ * @param foreground the server's creates and execs under way, which the backend's work that nobody
+ *     waits for (a pool's refill) waits to be over
  */
-public record BackendRuntime(Ticker ticker, Function<String, ThreadFactory> threads) {
+public record BackendRuntime(
+    Ticker ticker, Function<String, ThreadFactory> threads, Foreground foreground) {
 
-  /** This JVM's ticker and daemon platform threads named after their use. */
+  /** This JVM's ticker and daemon platform threads named after their use, beside no server. */
   public static BackendRuntime system() {
+    return system(new Foreground());
+  }
+
+  /**
+   * This JVM's ticker and daemon platform threads named after their use, beside the server whose
+   * client work is {@code foreground}.
+   */
+  public static BackendRuntime system(Foreground foreground) {
     return new BackendRuntime(
-        Ticker.system(), name -> Thread.ofPlatform().name(name).daemon().factory());
+        Ticker.system(), name -> Thread.ofPlatform().name(name).daemon().factory(), foreground);
   }
 
   /**

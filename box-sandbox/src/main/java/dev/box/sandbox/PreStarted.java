@@ -88,7 +88,8 @@ public final class PreStarted implements AutoCloseable {
                 accepts,
                 starter,
                 runtime.cachedThreads("box-" + backend + "-pool"),
-                SandboxPool.WAIT_FOR_START);
+                SandboxPool.WAIT_FOR_START,
+                runtime.foreground());
     return new PreStarted(poolRoot, instanceId, store, pool, slots);
   }
 

@@ -1,5 +1,6 @@
 package dev.box.sandbox;
 
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxMount;
 import dev.box.core.backend.SandboxSpec;
@@ -32,6 +33,11 @@ import org.slf4j.LoggerFactory;
  * start, and no start is lost to the pool. This is what bounds the cold path's tail when creates
  * come back to back and drain the pool. While the pool's starts fail, a take does not wait.
  *
+ * <p>While a sandbox still waits for the next take, the start that replaces a taken one begins once
+ * the server's creates and execs under way are over ({@link Foreground}, a tenth of a second at
+ * most), so that it does not take the cores from the create that took the sandbox; a pool that no
+ * sandbox waits in starts at once.
+ *
  * <p>Every backend that pre-starts sandboxes uses this pool; they differ in how a workspace reaches
  * a running sandbox ({@link Slots}) and in what of a spec, beyond its shape, they must also check
  * ({@code accepts}).
@@ -62,6 +68,7 @@ public final class SandboxPool implements AutoCloseable {
   private final ExecutorService refiller;
   private final int parallel;
   private final Duration waitForStart;
+  private final Foreground foreground;
   private final Object pauses = new Object();
   private final Deque<PooledSandbox> idle = new ArrayDeque<>();
   private final AtomicLong sequence = new AtomicLong();
@@ -126,6 +133,9 @@ public final class SandboxPool implements AutoCloseable {
    * @param refiller the threads that start the pool's sandboxes, at least {@link #parallel} of them
    *     (fewer only queue the starts); the pool shuts it down
    * @param waitForStart how long a take waits at most for a start ({@link #WAIT_FOR_START})
+   * @param foreground the server's client work: while a sandbox still waits, a start begins once
+   *     that is over ({@link Foreground#awaitQuiet}), so that the create which took a sandbox is
+   *     not slowed down by the start that replaces it
    */
   public SandboxPool(
       SandboxShape shape,
@@ -136,7 +146,8 @@ public final class SandboxPool implements AutoCloseable {
       Predicate<SandboxSpec> accepts,
       Function<SandboxSpec, Sandbox> starter,
       ExecutorService refiller,
-      Duration waitForStart) {
+      Duration waitForStart,
+      Foreground foreground) {
     if (size <= 0) {
       throw new IllegalArgumentException("pool_size must be above 0 for a pool: " + size);
     }
@@ -149,6 +160,7 @@ public final class SandboxPool implements AutoCloseable {
     this.starter = starter;
     this.refiller = refiller;
     this.waitForStart = waitForStart;
+    this.foreground = foreground;
     this.parallel = parallel(size);
     refill();
   }
@@ -314,6 +326,32 @@ public final class SandboxPool implements AutoCloseable {
     }
   }
 
+  /**
+   * Before a start that the next take can do without: while a sandbox still waits for that take,
+   * the start waits until the server's client work is over (the create that took the sandbox it
+   * replaces), as long as the foreground lets it at most. Once none waits, or a take waits for a
+   * start, or the pool closes, it goes on at once. False when the thread is interrupted.
+   */
+  private boolean deferStart() {
+    synchronized (this) {
+      if (!open || idle.size() + starting >= wanted()) {
+        return true;
+      }
+    }
+    try {
+      foreground.awaitQuiet(this::startNow);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /** Whether a start must begin now: no sandbox waits, a take waits, or the pool closes. */
+  private synchronized boolean startNow() {
+    return idle.isEmpty() || waiting > 0 || !open;
+  }
+
   /** How many sandboxes the pool wants waiting or starting: its size, and one per waiting take. */
   private int wanted() {
     return size + waiting;
@@ -335,6 +373,9 @@ public final class SandboxPool implements AutoCloseable {
     try {
       int failures = 0;
       while (true) {
+        if (!deferStart()) {
+          return;
+        }
         long startedIn;
         synchronized (this) {
           if (!open || idle.size() + starting >= wanted()) {

@@ -3,6 +3,7 @@ package dev.box.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxProcess;
@@ -163,6 +164,43 @@ class SandboxPoolTest {
     }
   }
 
+  @Test
+  void whileASandboxStillWaits_theStartThatReplacesATakenOne_waitsForTheClientWorkUnderWay() {
+    Foreground foreground = new Foreground(Duration.ofMinutes(10));
+    FailingStarts starts = new FailingStarts(0);
+    try (SandboxPool pool = newPool(starts, 2, Executors.newCachedThreadPool(), foreground)) {
+      // Nothing was under way: the first starts did not wait.
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+      Foreground.Work create = foreground.begin();
+      assertThat(pool.take(session("a"))).isNotNull();
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> starts.count() == 2);
+
+      create.close();
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+      assertThat(starts.count()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void onceNoSandboxWaits_aStartGoesAtOnce_whateverClientWorkIsUnderWay() {
+    Foreground foreground = new Foreground(Duration.ofMinutes(10));
+    FailingStarts starts = new FailingStarts(0);
+    try (SandboxPool pool = newPool(starts, 2, Executors.newCachedThreadPool(), foreground)) {
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+      try (Foreground.Work creates = foreground.begin()) {
+        assertThat(pool.take(session("a"))).isNotNull();
+        assertThat(pool.take(session("b"))).isNotNull();
+        // The first take's start deferred to the creates; with the pool empty, it goes now.
+        await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() >= 1);
+        assertThat(foreground.busy()).isTrue();
+      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+    }
+  }
+
   /** A pool whose starts the test holds and releases; closing lets every start go on first. */
   private record Held(HeldStarts starts, SandboxPool pool) implements AutoCloseable {
     @Override
@@ -210,6 +248,14 @@ class SandboxPoolTest {
 
   private SandboxPool newPool(
       Function<SandboxSpec, Sandbox> starter, int size, ExecutorService refiller) {
+    return newPool(starter, size, refiller, new Foreground());
+  }
+
+  private SandboxPool newPool(
+      Function<SandboxSpec, Sandbox> starter,
+      int size,
+      ExecutorService refiller,
+      Foreground foreground) {
     return new SandboxPool(
         SandboxShape.pooled(),
         size,
@@ -234,7 +280,8 @@ class SandboxPoolTest {
         starter,
         refiller,
         // Longer than any test: a take that waits when it should not hangs its test.
-        Duration.ofMinutes(10));
+        Duration.ofMinutes(10),
+        foreground);
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.box.backend.microvm.MicrovmBackend;
 import dev.box.backend.microvm.MicrovmImages;
 import dev.box.backend.nsjail.NsjailBackend;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.NoBackend;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.guard.SyscallGuard;
@@ -57,9 +58,10 @@ final class Backends {
    *
    * @throws IllegalArgumentException for a name this version does not know
    */
-  static BackendChoice open(String name, ServerConfig config, String instanceId) {
+  static BackendChoice open(
+      String name, ServerConfig config, String instanceId, Foreground foreground) {
     return switch (name) {
-      case "local" -> local(config, instanceId);
+      case "local" -> local(config, instanceId, foreground);
       case "docker",
           "podman",
           "bwrap",
@@ -70,7 +72,10 @@ final class Backends {
           "kubernetes",
           "microvm" ->
           new BackendChoice(
-              single(name, config, instanceId), name, "forced via backend=" + name, Map.of());
+              single(name, config, instanceId, foreground),
+              name,
+              "forced via backend=" + name,
+              Map.of());
       default ->
           throw new IllegalArgumentException(
               "unknown backend '" + name + "' (available: " + KNOWN + ")");
@@ -82,9 +87,10 @@ final class Backends {
    * not an error of the call but an unavailable backend that says so, as LangBot's runtime logs it
    * and answers every exec with "backend unavailable".
    */
-  static BackendChoice forLangBot(String name, ServerConfig config, String instanceId) {
+  static BackendChoice forLangBot(
+      String name, ServerConfig config, String instanceId, Foreground foreground) {
     try {
-      return open(name, config, instanceId);
+      return open(name, config, instanceId, foreground);
     } catch (IllegalArgumentException e) {
       String message =
           "LangBot Box backend \""
@@ -99,7 +105,8 @@ final class Backends {
     }
   }
 
-  private static BackendChoice local(ServerConfig config, String instanceId) {
+  private static BackendChoice local(
+      ServerConfig config, String instanceId, Foreground foreground) {
     // Never e2b: an E2B key in the environment may be there for E2B's SDKs talking to this very
     // server (E2B_API_URL=http://HOST:PORT/e2b), and must not make Box its own backend.
     List<String> order = List.of("docker", "podman", "bwrap", "nsjail");
@@ -112,7 +119,9 @@ final class Backends {
               name.equals("docker") || name.equals("podman")
                   ? ContainerBackend.missingSocket(containerSettings(name, config))
                   : null;
-          return missing != null ? new NoBackend(missing) : single(name, config, instanceId);
+          return missing != null
+              ? new NoBackend(missing)
+              : single(name, config, instanceId, foreground);
         });
   }
 
@@ -167,10 +176,11 @@ final class Backends {
         config.isolation().poolSize());
   }
 
-  private static SandboxBackend single(String name, ServerConfig config, String instanceId) {
+  private static SandboxBackend single(
+      String name, ServerConfig config, String instanceId, Foreground foreground) {
     ContainerConfig containers = config.containers();
     // The composition root chooses the clock and the threads of every backend.
-    BackendRuntime runtime = BackendRuntime.system();
+    BackendRuntime runtime = BackendRuntime.system(foreground);
     return switch (name) {
       case "e2b" ->
           new E2bBackend(

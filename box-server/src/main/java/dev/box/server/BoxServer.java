@@ -5,6 +5,7 @@ import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
 import dev.box.core.backend.CgroupMigrations;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SharedSessions;
 import dev.box.core.exec.ExecRunner;
@@ -116,7 +117,10 @@ public final class BoxServer implements AutoCloseable {
       CgroupMigrations migrations =
           CgroupMigrations.favorMoves(
               CgroupMigrations.HOST_MOUNT, config.isolation().favorDynmods());
-      BackendChoice selection = Backends.open(config.backend(), config, instanceId);
+      // The creates and execs under way, which the backend's and the store's work that nobody
+      // waits for (a pool's refill, spare workspaces) defers to.
+      Foreground foreground = new Foreground();
+      BackendChoice selection = Backends.open(config.backend(), config, instanceId, foreground);
       backend = selection.backend();
       RuntimeConfig runtime =
           new RuntimeConfig(
@@ -139,12 +143,14 @@ public final class BoxServer implements AutoCloseable {
               Ticker.system(),
               pumps,
               instanceId,
-              metrics != null ? metrics : SessionListener.NONE);
+              metrics != null ? metrics : SessionListener.NONE,
+              foreground);
       if (metrics != null) {
         metrics.bind(sessions);
       }
       if (!config.backendFixed()) {
-        sessions.allowBackendSwitch(name -> Backends.forLangBot(name, config, instanceId));
+        sessions.allowBackendSwitch(
+            name -> Backends.forLangBot(name, config, instanceId, foreground));
       }
       sessions.removeOrphans();
       sessions.restorePersistent();

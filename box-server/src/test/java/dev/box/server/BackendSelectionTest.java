@@ -10,6 +10,7 @@ import dev.box.api.BoxNetworkMode;
 import dev.box.backend.docker.ContainerBackend;
 import dev.box.backend.docker.ContainerSettings;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.SandboxSpec;
 import dev.box.core.net.EgressPolicy;
 import dev.box.sandbox.BackendRuntime;
@@ -50,7 +51,7 @@ class BackendSelectionTest {
             java.util.Map.of("backend", "local", "data_dir", dataDir.toString()),
             java.util.Map.of(
                 "E2B_API_KEY", "for-the-sdk", "E2B_API_URL", "http://127.0.0.1:5410/e2b"));
-    BackendChoice choice = Backends.open("local", config, "e2bkey");
+    BackendChoice choice = Backends.open("local", config, "e2bkey", new Foreground());
     try {
       assertThat(choice.why()).doesNotContain("e2b");
       assertThat(choice.backend().name()).isNotEqualTo("e2b");

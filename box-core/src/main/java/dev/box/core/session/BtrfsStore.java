@@ -1,6 +1,7 @@
 package dev.box.core.session;
 
 import dev.box.api.internal.FileTrees;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.HostCommand;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -32,8 +33,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A new workspace's empty subvolume is taken from {@code store/spare/}, where a thread of the
  * store keeps {@link #SPARES} made ahead, so a session's create renames one instead of running
- * {@code btrfs}. Spares outlive the server in the store and are taken again by the next one;
- * anything else found there is removed.
+ * {@code btrfs}. While a spare is left, the next one is made once the server's creates and execs
+ * under way are over ({@link Foreground}), so that it does not slow down the create that took one.
+ * Spares outlive the server in the store and are taken again by the next one; anything else found
+ * there is removed.
  *
  * <p>Every path given to {@code btrfs} is below {@code store/} and named by Box (hashed workspace
  * names, validated snapshot names, random spare names).
@@ -66,12 +69,15 @@ final class BtrfsStore implements AutoCloseable {
   private final ArrayDeque<Path> spares = new ArrayDeque<>();
   private final List<Path> notSpares = new ArrayList<>();
   private @Nullable Thread refill;
+  private final Foreground foreground;
 
   /**
    * @param stateDir the state dir, which holds {@code store/} and the image
    * @param imageGib the size of the sparse image, when one is needed
+   * @param foreground the server's client work, which the making of spares defers to
    */
-  BtrfsStore(Path stateDir, int imageGib) {
+  BtrfsStore(Path stateDir, int imageGib, Foreground foreground) {
+    this.foreground = foreground;
     this.root = stateDir.resolve("store");
     this.image = stateDir.resolve("workspace-store.img");
     this.imageBytes = imageGib * GIB;
@@ -263,6 +269,8 @@ final class BtrfsStore implements AutoCloseable {
         if (junk != null) {
           removeNotSpare(junk);
         } else if (next != null && !Files.exists(next, LinkOption.NOFOLLOW_LINKS)) {
+          // While a spare is left, the create that took one is served first.
+          foreground.awaitQuiet(this::makeNow);
           btrfs("subvolume", "create", next.toString());
           synchronized (this) {
             spares.add(next);
@@ -276,7 +284,17 @@ final class BtrfsStore implements AutoCloseable {
       synchronized (this) {
         refill = null;
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      synchronized (this) {
+        refill = null;
+      }
     }
+  }
+
+  /** Whether a spare must be made now: none is left, or the store closes. */
+  private synchronized boolean makeNow() {
+    return spares.isEmpty() || closed;
   }
 
   private void removeNotSpare(Path entry) throws IOException {

@@ -11,6 +11,7 @@ import dev.box.api.time.Ticker;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.SandboxBackend;
 import dev.box.core.backend.SharedSessions;
 import dev.box.core.exec.ExecListener;
@@ -74,6 +75,7 @@ public final class SessionManager implements AutoCloseable {
   private final SessionPauses pauses;
   private final SnapshotStore snapshots;
   private final SessionForks forks;
+  private final Foreground foreground;
   private volatile boolean shuttingDown;
 
   /**
@@ -97,6 +99,24 @@ public final class SessionManager implements AutoCloseable {
       ExecutorService pumps,
       String instanceId,
       SessionListener listener) {
+    this(choice, config, clock, ticker, pumps, instanceId, listener, new Foreground());
+  }
+
+  /**
+   * As {@link #SessionManager(BackendChoice, RuntimeConfig, Clock, Ticker, ExecutorService, String,
+   * SessionListener)}, counting its creates and execs in {@code foreground}, which the server's
+   * backend shares: the work nobody waits for (a pool's refill, spare workspaces) yields to them.
+   */
+  public SessionManager(
+      BackendChoice choice,
+      RuntimeConfig config,
+      Clock clock,
+      Ticker ticker,
+      ExecutorService pumps,
+      String instanceId,
+      SessionListener listener,
+      Foreground foreground) {
+    this.foreground = foreground;
     this.slot = new BackendSlot(choice, SWITCH_WAIT);
     this.table = new SessionTable(START_WAIT, ticker);
     this.config = config;
@@ -107,7 +127,7 @@ public final class SessionManager implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException("cannot create data dir " + config.dataDir() + ": " + e, e);
     }
-    BtrfsStore cow = new BtrfsStore(config.dataDir(), config.store().imageGib());
+    BtrfsStore cow = new BtrfsStore(config.dataDir(), config.store().imageGib(), foreground);
     this.workspaces = new WorkspaceStore(config.dataDir(), cow);
     this.snapshots =
         new SnapshotStore(config.dataDir(), cow, () -> this.config.store().maxSnapshots());
@@ -231,8 +251,10 @@ public final class SessionManager implements AutoCloseable {
    *     {@link #SWITCH_WAIT}
    */
   public Acquired createOrReuse(BoxSpec spec) {
-    SessionAcquirer.Use use = acquirer.acquire(spec, false);
-    return new Acquired(use.session().info(), use.created());
+    try (Foreground.Work work = foreground.begin()) {
+      SessionAcquirer.Use use = acquirer.acquire(spec, false);
+      return new Acquired(use.session().info(), use.created());
+    }
   }
 
   /** The session {@code id}; throws {@link BoxSessionNotFoundException} when it does not exist. */
@@ -401,7 +423,7 @@ public final class SessionManager implements AutoCloseable {
    * it does not exist. A command that exits non-zero or times out is a normal result.
    */
   public BoxExecutionResult exec(BoxSpec spec) {
-    return executor.exec(spec, ExecListener.NONE);
+    return exec(spec, ExecListener.NONE);
   }
 
   /**
@@ -411,7 +433,9 @@ public final class SessionManager implements AutoCloseable {
    * before the command began.
    */
   public BoxExecutionResult exec(BoxSpec spec, ExecListener output) {
-    return executor.exec(spec, output);
+    try (Foreground.Work work = foreground.begin()) {
+      return executor.exec(spec, output);
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.box.api.BoxCapacityExceededException;
 import dev.box.api.BoxSessionConflictException;
 import dev.box.api.BoxSnapshot;
+import dev.box.core.backend.Foreground;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -37,13 +38,18 @@ class CopyOnWriteStoreTest {
 
   @TempDir Path stateDir;
 
+  /**
+   * The server's client work, whose spares wait for it for up to ten minutes: longer than a test.
+   */
+  private final Foreground foreground = new Foreground(Duration.ofMinutes(10));
+
   private BtrfsStore cow;
   private WorkspaceStore workspaces;
   private SnapshotStore snapshots;
 
   @BeforeEach
   void open() {
-    cow = new BtrfsStore(stateDir, 4);
+    cow = new BtrfsStore(stateDir, 4, foreground);
     assumeTrue(cow.unavailable() == null, () -> "no btrfs store here: " + cow.unavailable());
     workspaces = new WorkspaceStore(stateDir, cow);
     snapshots = new SnapshotStore(stateDir, cow, () -> 2);
@@ -148,6 +154,36 @@ class CopyOnWriteStoreTest {
   }
 
   @Test
+  void whileASpareIsLeft_theOneThatReplacesATakenOne_waitsForTheClientWorkUnderWay()
+      throws IOException {
+    workspaces.create("test_first-1", 0, null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+
+    try (Foreground.Work create = foreground.begin()) {
+      workspaces.create("test_second-2", 0, null);
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> cow.spares().size() == BtrfsStore.SPARES - 1);
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+  }
+
+  @Test
+  void onceNoSpareIsLeft_oneIsMadeAtOnce_whateverClientWorkIsUnderWay() throws IOException {
+    workspaces.create("test_first-1", 0, null);
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+
+    try (Foreground.Work creates = foreground.begin()) {
+      for (int i = 0; i < BtrfsStore.SPARES; i++) {
+        workspaces.create("test_next-" + i, 0, null);
+      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == 1);
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> cow.spares().size() == BtrfsStore.SPARES);
+  }
+
+  @Test
   void theSparesOfAnEarlierStore_areTakenAgain_andAnythingElseInTheirPlaceIsRemoved()
       throws IOException {
     workspaces.create("test_first-1", 0, null);
@@ -161,7 +197,7 @@ class CopyOnWriteStoreTest {
     mark(kept, "kept");
     workspaces.close();
 
-    cow = new BtrfsStore(stateDir, 4);
+    cow = new BtrfsStore(stateDir, 4, foreground);
     workspaces = new WorkspaceStore(stateDir, cow);
     Path workspace = workspaces.create("test_second-2", 0, null);
 
