@@ -2,6 +2,7 @@
  * box-agent: starts the processes of one Box sandbox on the server's request.
  *
  *   box-agent SOCKET                                          Unix mode
+ *   box-agent --home DIR SOCKET                               Unix mode, as a sandbox's holder
  *   box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD]   network mode
  *   box-agent --pipe PORT                                     a pipe to a local agent
  *   box-agent --relay SOCKET PORT                             a relay to a forwarded port
@@ -1873,10 +1874,20 @@ int main(int argc, char **argv) {
     if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) die("signal");
     return serve_relay(argv[2], argv[3]);
   }
+  if (argc == 4 && strcmp(argv[1], "--home") == 0) {
+    /* What bwrap's sandbox runs first: the sandbox user's home made on the /home tmpfs (one that
+     * is there is no error, nor is one that cannot be made: the sandbox runs without it), then
+     * "ready" on stdout, which tells the server that the sandbox's setup is complete. */
+    (void)mkdir(argv[2], 0700);
+    static const char ready[] = "ready\n";
+    if (write(1, ready, sizeof ready - 1) != (ssize_t)(sizeof ready - 1)) return 1;
+    argv[1] = argv[3];
+    argc = 2;
+  }
   network = (argc == 4 || (argc == 7 && strcmp(argv[4], "--netns") == 0)) &&
             strcmp(argv[1], "--listen") == 0;
   if (argc != 2 && !network) {
-    fprintf(stderr, "usage: box-agent SOCKET | "
+    fprintf(stderr, "usage: box-agent SOCKET | box-agent --home DIR SOCKET | "
                     "box-agent --listen PORT SECRET_FILE [--netns USERFD NETFD] | "
                     "box-agent --pipe PORT | box-agent --relay SOCKET PORT\n");
     return 2;

@@ -95,4 +95,13 @@ public final class ExecAgent {
   public static String[] sandboxCommand() {
     return new String[] {SANDBOX_PATH, SOCKET_DIR + "/" + SOCKET_NAME};
   }
+
+  /**
+   * {@link #sandboxCommand()} as the first process of a sandbox: the agent makes {@code home} (mode
+   * 0700, as the sandbox user it runs as) and writes "ready" and a newline on its stdout before it
+   * connects, which no shell or {@code mkdir} then has to start for.
+   */
+  public static String[] holderCommand(String home) {
+    return new String[] {SANDBOX_PATH, "--home", home, SOCKET_DIR + "/" + SOCKET_NAME};
+  }
 }

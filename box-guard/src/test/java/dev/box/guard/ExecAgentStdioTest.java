@@ -11,7 +11,9 @@ import java.nio.channels.Channels;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -72,6 +74,39 @@ class ExecAgentStdioTest {
               }
             });
 
+    assertThat(run.get(30, TimeUnit.SECONDS))
+        .isEqualTo("stdout=from stdin\n stderr=to stderr\n exit=3");
+  }
+
+  @Test
+  void asAHolder_theAgentMakesTheHome_saysReady_thenServesItsSocket() throws Exception {
+    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
+    assumeTrue(installed.available(), installed.reason());
+    Path binary = Objects.requireNonNull(installed.binary());
+    Path socket = dir.resolve("socket");
+    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    opened.add(server);
+    server.bind(UnixDomainSocketAddress.of(socket));
+    Path home = dir.resolve("home");
+    agent =
+        new ProcessBuilder(binary.toString(), "--home", home.toString(), socket.toString())
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+
+    byte[] ready = agent.getInputStream().readNBytes(6);
+    assertThat(new String(ready, StandardCharsets.UTF_8)).isEqualTo("ready\n");
+    assertThat(home).isDirectory();
+    assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home)))
+        .isEqualTo("rwx------");
+    CompletableFuture<String> run =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return runThroughTheAgent(server);
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
     assertThat(run.get(30, TimeUnit.SECONDS))
         .isEqualTo("stdout=from stdin\n stderr=to stderr\n exit=3");
   }

@@ -35,6 +35,9 @@ final class SandboxArgs {
    */
   private static final String HOLDER = ShellScript.load(SandboxArgs.class, "holder.sh");
 
+  /** The sandbox user's home, which the holder makes. */
+  private static final String HOME = "/home/box";
+
   /** Files of /proc that tell too much about the host or touch the kernel, as Docker masks them. */
   private static final List<String> PROC_MASKED_FILES =
       List.of(
@@ -151,8 +154,12 @@ final class SandboxArgs {
     add(a, "--chdir", "/");
     a.add("--");
     a.addAll(Privileges.dropToSandboxUser(guard != null));
-    add(a, "/bin/sh", "-c", HOLDER, "box-holder");
-    a.addAll(agent != null ? List.of(ExecAgent.sandboxCommand()) : List.of("sleep", "infinity"));
+    if (agent != null) {
+      // The agent is the holder itself: it makes the home and says "ready".
+      a.addAll(List.of(ExecAgent.holderCommand(HOME)));
+    } else {
+      add(a, "/bin/sh", "-c", HOLDER, "box-holder", "sleep", "infinity");
+    }
     return a;
   }
 

@@ -92,8 +92,10 @@ class ExecAgentTest {
           p.release();
 
           assertThat(run(sandbox, "kill -9 $$")).isEqualTo("exit=137");
-          assertThat(run(sandbox, "tr -d '\\000' < /proc/1/cmdline; echo; id -u"))
-              .isEqualTo("/.box/box-agent/.box/agent/socket\n1000\nexit=0");
+          // The agent is the sandbox's first process, which made the home as the sandbox user.
+          assertThat(run(sandbox, "tr -d '\\000' < /proc/1/cmdline; echo; id -u; stat -c %a:%u ~"))
+              .isEqualTo(
+                  "/.box/box-agent--home/home/box/.box/agent/socket\n1000\n700:1000\nexit=0");
         });
   }
 
