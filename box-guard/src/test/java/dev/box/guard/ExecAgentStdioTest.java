@@ -48,13 +48,9 @@ class ExecAgentStdioTest {
 
   @Test
   void aProcess_getsItsOwnStreams_whenTheAgentStartedWithStdioClosed() throws Exception {
-    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
-    assumeTrue(installed.available(), installed.reason());
-    Path binary = Objects.requireNonNull(installed.binary());
+    Path binary = installedAgent();
     Path socket = dir.resolve("socket");
-    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-    opened.add(server);
-    server.bind(UnixDomainSocketAddress.of(socket));
+    ServerSocketChannel server = listen(socket);
     agent =
         new ProcessBuilder(
                 "/bin/sh",
@@ -64,29 +60,15 @@ class ExecAgentStdioTest {
                 socket.toString())
             .start();
 
-    CompletableFuture<String> run =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return runThroughTheAgent(server);
-              } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-              }
-            });
-
-    assertThat(run.get(30, TimeUnit.SECONDS))
+    assertThat(runAside(server).get(30, TimeUnit.SECONDS))
         .isEqualTo("stdout=from stdin\n stderr=to stderr\n exit=3");
   }
 
   @Test
   void asAHolder_theAgentMakesTheHome_saysReady_thenServesItsSocket() throws Exception {
-    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
-    assumeTrue(installed.available(), installed.reason());
-    Path binary = Objects.requireNonNull(installed.binary());
+    Path binary = installedAgent();
     Path socket = dir.resolve("socket");
-    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-    opened.add(server);
-    server.bind(UnixDomainSocketAddress.of(socket));
+    ServerSocketChannel server = listen(socket);
     Path home = dir.resolve("home");
     agent =
         new ProcessBuilder(binary.toString(), "--home", home.toString(), socket.toString())
@@ -98,17 +80,35 @@ class ExecAgentStdioTest {
     assertThat(home).isDirectory();
     assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(home)))
         .isEqualTo("rwx------");
-    CompletableFuture<String> run =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return runThroughTheAgent(server);
-              } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-              }
-            });
-    assertThat(run.get(30, TimeUnit.SECONDS))
+    assertThat(runAside(server).get(30, TimeUnit.SECONDS))
         .isEqualTo("stdout=from stdin\n stderr=to stderr\n exit=3");
+  }
+
+  /** The agent installed from this build; the test is skipped where it cannot be. */
+  private Path installedAgent() {
+    ExecAgent installed = ExecAgent.install(dir.resolve("data"));
+    assumeTrue(installed.available(), installed.reason());
+    return Objects.requireNonNull(installed.binary());
+  }
+
+  /** The server's end of the agent's socket, at {@code socket}. */
+  private ServerSocketChannel listen(Path socket) throws IOException {
+    ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    opened.add(server);
+    server.bind(UnixDomainSocketAddress.of(socket));
+    return server;
+  }
+
+  /** {@link #runThroughTheAgent} on a thread of its own. */
+  private CompletableFuture<String> runAside(ServerSocketChannel server) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return runThroughTheAgent(server);
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
   }
 
   /** Starts {@code sh} through the agent with stdin, feeds it, and returns what it did. */

@@ -9,6 +9,7 @@ import dev.box.api.BoxProfile;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.NoBackend;
 import dev.box.core.exec.ExecRunner;
 import dev.box.core.session.SessionListener;
@@ -49,7 +50,8 @@ class BoxInitTest {
             System::nanoTime,
             pumps,
             "t",
-            SessionListener.NONE);
+            SessionListener.NONE,
+            new Foreground());
     init =
         new BoxInit(
             new ActionServices(

@@ -90,22 +90,8 @@ public final class SessionManager implements AutoCloseable {
    *     ExecRunner#newPumpPool()}); the caller shuts them down after {@link #close()}
    * @param instanceId the id of this server instance, which tags what it creates
    * @param listener told of execs and sandbox starts (the server's metrics)
-   */
-  public SessionManager(
-      BackendChoice choice,
-      RuntimeConfig config,
-      Clock clock,
-      Ticker ticker,
-      ExecutorService pumps,
-      String instanceId,
-      SessionListener listener) {
-    this(choice, config, clock, ticker, pumps, instanceId, listener, new Foreground());
-  }
-
-  /**
-   * As {@link #SessionManager(BackendChoice, RuntimeConfig, Clock, Ticker, ExecutorService, String,
-   * SessionListener)}, counting its creates and execs in {@code foreground}, which the server's
-   * backend shares: the work nobody waits for (a pool's refill, spare workspaces) yields to them.
+   * @param foreground counts the manager's creates and execs under way; the server's backend shares
+   *     it, and its work that nobody waits for (a pool's refill, spare workspaces) yields to them
    */
   public SessionManager(
       BackendChoice choice,

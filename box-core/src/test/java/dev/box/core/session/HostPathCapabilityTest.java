@@ -11,6 +11,7 @@ import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
@@ -85,7 +86,8 @@ class HostPathCapabilityTest {
             System::nanoTime,
             pumps,
             "test",
-            SessionListener.NONE);
+            SessionListener.NONE,
+            new Foreground());
     opened = sessions;
     return sessions;
   }

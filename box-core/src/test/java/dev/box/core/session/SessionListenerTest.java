@@ -9,6 +9,7 @@ import dev.box.api.BoxSpec;
 import dev.box.api.BoxValidationException;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.HostBackend;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.exec.ExecRunner;
@@ -52,7 +53,8 @@ class SessionListenerTest {
             System::nanoTime,
             pumps,
             "test",
-            recorder);
+            recorder,
+            new Foreground());
   }
 
   @AfterEach

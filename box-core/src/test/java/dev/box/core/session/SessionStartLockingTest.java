@@ -8,6 +8,7 @@ import dev.box.api.BoxSpec;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
 import dev.box.core.backend.BackendStatus;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.Sandbox;
 import dev.box.core.backend.SandboxBackend;
@@ -55,7 +56,8 @@ class SessionStartLockingTest {
             System::nanoTime,
             pumps,
             "test",
-            SessionListener.NONE);
+            SessionListener.NONE,
+            new Foreground());
     sessions.allowBackendSwitch(this::select);
   }
 

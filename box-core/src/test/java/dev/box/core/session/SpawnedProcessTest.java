@@ -8,6 +8,7 @@ import dev.box.api.BoxSessionNotFoundException;
 import dev.box.api.BoxSpec;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.HostBackend;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.backend.ProcessSpec;
@@ -52,7 +53,8 @@ class SpawnedProcessTest {
             System::nanoTime,
             pumps,
             "test",
-            SessionListener.NONE);
+            SessionListener.NONE,
+            new Foreground());
     sessions.createOrReuse(BoxSpec.builder("s1").workdir("/tmp").build());
   }
 

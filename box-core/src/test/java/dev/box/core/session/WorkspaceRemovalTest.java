@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.box.api.BoxSpec;
 import dev.box.core.RuntimeConfig;
 import dev.box.core.backend.BackendChoice;
+import dev.box.core.backend.Foreground;
 import dev.box.core.backend.HostBackend;
 import dev.box.core.backend.HostSandbox;
 import dev.box.core.exec.ExecRunner;
@@ -49,7 +50,8 @@ class WorkspaceRemovalTest {
             System::nanoTime,
             pumps,
             "test",
-            SessionListener.NONE);
+            SessionListener.NONE,
+            new Foreground());
   }
 
   @AfterEach
