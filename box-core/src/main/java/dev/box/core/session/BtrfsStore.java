@@ -271,6 +271,12 @@ final class BtrfsStore implements AutoCloseable {
         } else if (next != null && !Files.exists(next, LinkOption.NOFOLLOW_LINKS)) {
           // While a spare is left, the create that took one is served first.
           foreground.awaitQuiet(this::makeNow);
+          synchronized (this) {
+            if (closed) {
+              refill = null;
+              return;
+            }
+          }
           btrfs("subvolume", "create", next.toString());
           synchronized (this) {
             spares.add(next);
