@@ -118,11 +118,24 @@ public record NamespaceSandbox(
     return agent == null ? null : ExecAgent.pipeCommand(ExecAgent.SANDBOX_PATH, port);
   }
 
+  /**
+   * Kills the sandbox and removes its cgroups. A second call, also one made meanwhile, does
+   * nothing, but the one made meanwhile returns only once the first has ended: a session that
+   * replaces a sandbox killed from outside starts the new one under the same name, and its cgroups
+   * must not be swept by the first call (the agent link's, which broke with the sandbox) after they
+   * are made.
+   */
   @Override
   public void destroy() {
-    if (!destroyed.compareAndSet(false, true)) {
-      return;
+    synchronized (destroyed) {
+      if (!destroyed.compareAndSet(false, true)) {
+        return;
+      }
+      end();
     }
+  }
+
+  private void end() {
     if (agent != null) {
       agent.link().close();
     }
