@@ -168,9 +168,7 @@ class SandboxPoolTest {
   void whileASandboxStillWaits_theStartThatReplacesATakenOne_waitsForTheClientWorkUnderWay() {
     Foreground foreground = new Foreground(Duration.ofMinutes(10));
     FailingStarts starts = new FailingStarts(0);
-    try (SandboxPool pool = newPool(starts, 2, Executors.newCachedThreadPool(), foreground)) {
-      // Nothing was under way: the first starts did not wait.
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+    try (SandboxPool pool = filledPoolOfTwo(starts, foreground)) {
       Foreground.Work create = foreground.begin();
       assertThat(pool.take(session("a"))).isNotNull();
       await()
@@ -188,8 +186,7 @@ class SandboxPoolTest {
   void onceNoSandboxWaits_aStartGoesAtOnce_whateverClientWorkIsUnderWay() {
     Foreground foreground = new Foreground(Duration.ofMinutes(10));
     FailingStarts starts = new FailingStarts(0);
-    try (SandboxPool pool = newPool(starts, 2, Executors.newCachedThreadPool(), foreground)) {
-      await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+    try (SandboxPool pool = filledPoolOfTwo(starts, foreground)) {
       try (Foreground.Work creates = foreground.begin()) {
         assertThat(pool.take(session("a"))).isNotNull();
         assertThat(pool.take(session("b"))).isNotNull();
@@ -199,6 +196,16 @@ class SandboxPoolTest {
       }
       await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
     }
+  }
+
+  /**
+   * A pool of two whose client work is {@code foreground}, once both its first sandboxes wait:
+   * nothing was under way, so their starts did not wait.
+   */
+  private SandboxPool filledPoolOfTwo(FailingStarts starts, Foreground foreground) {
+    SandboxPool pool = newPool(starts, 2, Executors.newCachedThreadPool(), foreground);
+    await().atMost(Duration.ofSeconds(30)).until(() -> pool.idle() == 2);
+    return pool;
   }
 
   /** A pool whose starts the test holds and releases; closing lets every start go on first. */

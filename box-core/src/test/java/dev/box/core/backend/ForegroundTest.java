@@ -39,6 +39,11 @@ class ForegroundTest {
         waiters);
   }
 
+  /** {@code waiter} has not ended, and does not for {@code time}. */
+  private static void assertWaitsFor(CompletableFuture<Boolean> waiter, Duration time) {
+    await().during(time).atMost(time.plusSeconds(5)).until(() -> !waiter.isDone());
+  }
+
   @Test
   void aServerThatRanNothing_isQuietAtOnce() throws Exception {
     Foreground foreground = new Foreground(LONG);
@@ -51,10 +56,7 @@ class ForegroundTest {
     Foreground foreground = new Foreground(LONG);
     Foreground.Work work = foreground.begin();
     CompletableFuture<Boolean> waiter = waitAside(foreground, new AtomicBoolean());
-    await()
-        .during(Duration.ofMillis(500))
-        .atMost(Duration.ofSeconds(5))
-        .until(() -> !waiter.isDone());
+    assertWaitsFor(waiter, Duration.ofMillis(500));
     assertThat(foreground.busy()).isTrue();
 
     work.close();
@@ -71,10 +73,7 @@ class ForegroundTest {
     first.close();
     // Closing one twice does not end the other.
     first.close();
-    await()
-        .during(Duration.ofMillis(500))
-        .atMost(Duration.ofSeconds(5))
-        .until(() -> !waiter.isDone());
+    assertWaitsFor(waiter, Duration.ofMillis(500));
     assertThat(foreground.busy()).isTrue();
 
     second.close();
@@ -87,10 +86,7 @@ class ForegroundTest {
     try (Foreground.Work work = foreground.begin()) {
       AtomicBoolean goOn = new AtomicBoolean();
       CompletableFuture<Boolean> waiter = waitAside(foreground, goOn);
-      await()
-          .during(Duration.ofMillis(200))
-          .atMost(Duration.ofSeconds(5))
-          .until(() -> !waiter.isDone());
+      assertWaitsFor(waiter, Duration.ofMillis(200));
 
       goOn.set(true);
       assertThat(waiter.get(30, TimeUnit.SECONDS)).isTrue();
