@@ -66,6 +66,7 @@ record AgentRoute(AgentLink link, CgroupDriver.ProcessCgroup agentGroup, long ag
     Map<String, String> env = new LinkedHashMap<>(Launcher.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, group.addressSpaceLimitKib()));
     Path waiting = agentGroup.procsFiles().get(0);
+    List<Path> moves = moves(agentGroup, group);
     return link.spawn(
         List.of("/bin/sh", "-c", ProcessPrelude.SCRIPT, "sh"),
         env,
@@ -73,7 +74,7 @@ record AgentRoute(AgentLink link, CgroupDriver.ProcessCgroup agentGroup, long ag
         spec.terminal(),
         sandboxPid -> {
           String pid = Long.toString(HostPids.find(waiting, sandboxPid, agentPid));
-          for (Path procs : group.procsFiles()) {
+          for (Path procs : moves) {
             Files.writeString(procs, pid);
           }
         },
@@ -93,6 +94,18 @@ record AgentRoute(AgentLink link, CgroupDriver.ProcessCgroup agentGroup, long ag
             group.releaseIfEmpty();
           }
         });
+  }
+
+  /**
+   * The {@code cgroup.procs} files a process the agent forked must be written to, to be in {@code
+   * group}: what the agent forks starts in {@code agentGroup}, so a hierarchy where {@code group}
+   * is the agent's cgroup (v1's session-wide memory, cpu and freezer cgroups, unless the process
+   * has a memory limit of its own) needs no move. Each write is a cgroup migration, taken under the
+   * kernel's cgroup locks.
+   */
+  static List<Path> moves(CgroupDriver.ProcessCgroup agentGroup, CgroupDriver.ProcessCgroup group) {
+    List<Path> already = agentGroup.procsFiles();
+    return group.procsFiles().stream().filter(procs -> !already.contains(procs)).toList();
   }
 
   /** Puts the agent into its own cgroup, before it forks anything. */

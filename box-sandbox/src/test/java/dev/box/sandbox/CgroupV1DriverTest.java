@@ -195,6 +195,29 @@ class CgroupV1DriverTest {
   }
 
   @Test
+  void aProcessTheAgentForks_movesOnlyIntoItsOwnPidsCgroup() throws IOException {
+    CgroupDriver.SessionCgroup session = session();
+    CgroupDriver.ProcessCgroup agent = session.createProcessGroup(0);
+    CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
+
+    assertThat(AgentRoute.moves(agent, group))
+        .containsExactly(pids().resolve(BASE + "/inst_s1/p2/cgroup.procs"));
+  }
+
+  @Test
+  void aProcessTheAgentForks_withItsOwnMemoryLimit_alsoMovesIntoItsMemoryCgroup()
+      throws IOException {
+    CgroupDriver.SessionCgroup session = session();
+    CgroupDriver.ProcessCgroup agent = session.createProcessGroup(0);
+    CgroupDriver.ProcessCgroup group = session.createProcessGroup(100);
+
+    assertThat(AgentRoute.moves(agent, group))
+        .containsExactly(
+            pids().resolve(BASE + "/inst_s1/p2/cgroup.procs"),
+            memory().resolve(BASE + "/inst_s1/p2/cgroup.procs"));
+  }
+
+  @Test
   void processGroup_killsItsProcesses_andIsReleasedWhenEmpty() throws Exception {
     CgroupDriver.ProcessCgroup group = session().createProcessGroup(100);
     Process process = new ProcessBuilder("sleep", "600").start();
