@@ -4,7 +4,9 @@ import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -196,6 +198,13 @@ public record CgroupV1Driver(
     private final CgroupFiles files;
     private final AtomicLong counter = new AtomicLong();
 
+    /**
+     * Process cgroups of the pids hierarchy that ended empty, for the next processes: making and
+     * removing one for each exec cost two directory operations of the cgroup file system on its
+     * path. As many as there were processes at once, at most; the session's teardown removes them.
+     */
+    private final Deque<Path> emptyLeaves = new ArrayDeque<>();
+
     V1Session(
         Path pids,
         @Nullable Path memory,
@@ -215,7 +224,10 @@ public record CgroupV1Driver(
     public ProcessCgroup createProcessGroup(int memoryMb) {
       try {
         String name = "p" + counter.incrementAndGet();
-        Path group = Files.createDirectory(pids.resolve(name));
+        Path group = takeEmptyLeaf();
+        if (group == null) {
+          group = Files.createDirectory(pids.resolve(name));
+        }
         List<Path> procsFiles = new ArrayList<>();
         procsFiles.add(group.resolve("cgroup.procs"));
         Path ownMemory = null;
@@ -235,11 +247,32 @@ public record CgroupV1Driver(
         if (freezer != null) procsFiles.add(freezer.resolve("cgroup.procs"));
         if (cpuacct != null && !cpuacct.equals(cpu))
           procsFiles.add(cpuacct.resolve("cgroup.procs"));
+        Path leaf = group;
         return new LeafProcessGroup(
-            group, ownMemory, procsFiles, this.files, () -> this.files.killAll(group));
+            leaf,
+            ownMemory,
+            procsFiles,
+            this.files,
+            () -> this.files.killAll(leaf),
+            this::keepEmptyLeaf);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
+    }
+
+    /** An empty leaf kept for reuse, or null; one removed meanwhile is passed over. */
+    private synchronized @Nullable Path takeEmptyLeaf() {
+      Path leaf;
+      while ((leaf = emptyLeaves.poll()) != null) {
+        if (Files.isDirectory(leaf)) {
+          return leaf;
+        }
+      }
+      return null;
+    }
+
+    private synchronized void keepEmptyLeaf(Path leaf) {
+      emptyLeaves.push(leaf);
     }
 
     @Override

@@ -128,7 +128,12 @@ public final class CgroupV2Driver implements CgroupDriver {
           CgroupFiles.write(group.resolve("memory.max"), Long.toString(memoryMb * 1024L * 1024L));
         }
         return new LeafProcessGroup(
-            group, null, List.of(group.resolve("cgroup.procs")), files, () -> kill(group, files));
+            group,
+            null,
+            List.of(group.resolve("cgroup.procs")),
+            files,
+            () -> kill(group, files),
+            null);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }

@@ -1,8 +1,12 @@
 package dev.box.sandbox;
 
 import dev.box.sandbox.CgroupDriver.ProcessCgroup;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,26 +14,84 @@ import org.jspecify.annotations.Nullable;
  * leaf whose processes are signalled, {@code memory} the leaf that limits its memory where that is
  * another directory (v1's memory hierarchy), and {@code killer} empties the leaf the way the
  * version can (v2's {@code cgroup.kill}, v1's signals).
+ *
+ * <p>A released group is done with: where {@code reuse} is given, an empty leaf is handed to it
+ * instead of being removed (its memory leaf is removed still), for the session's next process. A
+ * kill or a terminate after the release does nothing, and one under way finishes before the leaf is
+ * handed on, so no signal meant for this group reaches the next one's processes.
  */
-record LeafProcessGroup(
-    Path dir, @Nullable Path memory, List<Path> procsFiles, CgroupFiles files, Runnable killer)
-    implements ProcessCgroup {
-  LeafProcessGroup {
-    procsFiles = List.copyOf(procsFiles);
+final class LeafProcessGroup implements ProcessCgroup {
+  private final Path dir;
+  private final @Nullable Path memory;
+  private final List<Path> procsFiles;
+  private final CgroupFiles files;
+  private final Runnable killer;
+  private final @Nullable Consumer<Path> reuse;
+  private boolean released;
+
+  LeafProcessGroup(
+      Path dir,
+      @Nullable Path memory,
+      List<Path> procsFiles,
+      CgroupFiles files,
+      Runnable killer,
+      @Nullable Consumer<Path> reuse) {
+    this.dir = dir;
+    this.memory = memory;
+    this.procsFiles = List.copyOf(procsFiles);
+    this.files = files;
+    this.killer = killer;
+    this.reuse = reuse;
   }
 
   @Override
-  public void kill() {
-    killer.run();
+  public List<Path> procsFiles() {
+    return procsFiles;
   }
 
   @Override
-  public void terminate(long launcherPid) {
-    CgroupFiles.terminateAll(dir, launcherPid);
+  public synchronized void kill() {
+    if (!released) {
+      killer.run();
+    }
   }
 
   @Override
-  public void releaseIfEmpty() {
-    files.releaseIfEmpty(dir, memory);
+  public synchronized void terminate(long launcherPid) {
+    if (!released) {
+      CgroupFiles.terminateAll(dir, launcherPid);
+    }
+  }
+
+  @Override
+  public synchronized void releaseIfEmpty() {
+    if (released) {
+      return;
+    }
+    if (reuse == null) {
+      files.releaseIfEmpty(dir, memory);
+      return;
+    }
+    if (!provablyEmpty()) {
+      return;
+    }
+    if (memory != null) {
+      try {
+        files.removeDir(memory);
+      } catch (IOException e) {
+        return; // Teardown is not finished: the sandbox removes both.
+      }
+    }
+    released = true;
+    reuse.accept(dir);
+  }
+
+  /** Whether the leaf's process list reads empty; a leaf that cannot be read is not reused. */
+  private boolean provablyEmpty() {
+    try {
+      return Files.readString(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII).isBlank();
+    } catch (IOException e) {
+      return false;
+    }
   }
 }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -218,8 +219,9 @@ class CgroupV1DriverTest {
   }
 
   @Test
-  void processGroup_killsItsProcesses_andIsReleasedWhenEmpty() throws Exception {
-    CgroupDriver.ProcessCgroup group = session().createProcessGroup(100);
+  void processGroup_killsItsProcesses_andItsEmptyLeafServesTheNextProcess() throws Exception {
+    CgroupDriver.SessionCgroup session = session();
+    CgroupDriver.ProcessCgroup group = session.createProcessGroup(100);
     Process process = new ProcessBuilder("sleep", "600").start();
     processes.add(process);
     FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
@@ -228,8 +230,44 @@ class CgroupV1DriverTest {
     group.releaseIfEmpty();
 
     assertThat(process.isAlive()).isFalse();
-    assertThat(pids().resolve(BASE + "/inst_s1/p1")).doesNotExist();
     assertThat(memory().resolve(BASE + "/inst_s1/p1")).doesNotExist();
+    assertThat(session.createProcessGroup(0).procsFiles().get(0))
+        .isEqualTo(pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"));
+  }
+
+  @Test
+  void aReleasedGroup_killsNothingOfTheProcessThatReusesItsLeaf() throws Exception {
+    CgroupDriver.SessionCgroup session = session();
+    CgroupDriver.ProcessCgroup first = session.createProcessGroup(0);
+    FakeCgroupFs.write(pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"), "");
+    first.releaseIfEmpty();
+    CgroupDriver.ProcessCgroup next = session.createProcessGroup(0);
+    Process process = new ProcessBuilder("sleep", "600").start();
+    processes.add(process);
+    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
+
+    first.kill();
+    first.terminate(-1);
+
+    assertThat(process.isAlive()).isTrue();
+    next.kill();
+    assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void aGroupWithAProcessLeft_keepsItsLeaf_andTheNextGetsANewOne() throws Exception {
+    CgroupDriver.SessionCgroup session = session();
+    CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
+    Process process = new ProcessBuilder("sleep", "600").start();
+    processes.add(process);
+    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
+
+    group.releaseIfEmpty();
+
+    assertThat(session.createProcessGroup(0).procsFiles().get(0))
+        .isEqualTo(pids().resolve(BASE + "/inst_s1/p2/cgroup.procs"));
+    group.kill();
+    assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
   }
 
   @Test
