@@ -156,8 +156,9 @@ box_ensure_compose() {
 # after a collection); a full collection gives memory back; the serial collector has the smallest
 # footprint; C1 alone compiles: the server mostly waits on processes and sockets, and C2 costs
 # start-up CPU and memory. C1 compiles a method after a tenth of the JVM's default count of calls
-# and loop turns: at the default an exec's path (Jetty's loops, the agent link's) still ran partly
-# in the interpreter after thousands of execs, at 1.5 times the CPU ("Compiling sooner").
+# and loop turns: at the default an exec's path still ran partly in the interpreter after thousands
+# of execs, at 1.5 times the CPU (docs/PERFORMANCE.md, "Compiling sooner, fewer cgroup operations
+# an exec").
 BOX_DEFAULT_JAVA_OPTS="-XX:+UseSerialGC -Xms8m -Xmx512m -XX:MinHeapFreeRatio=10 \
 -XX:MaxHeapFreeRatio=30 -XX:TieredStopAtLevel=1 -XX:CICompilerCount=1 \
 -XX:CompileThresholdScaling=0.1 -XX:+ExitOnOutOfMemoryError"
