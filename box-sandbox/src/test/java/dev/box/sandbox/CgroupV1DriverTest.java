@@ -222,9 +222,7 @@ class CgroupV1DriverTest {
   void processGroup_killsItsProcesses_andItsEmptyLeafServesTheNextProcess() throws Exception {
     CgroupDriver.SessionCgroup session = session();
     CgroupDriver.ProcessCgroup group = session.createProcessGroup(100);
-    Process process = new ProcessBuilder("sleep", "600").start();
-    processes.add(process);
-    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
+    Process process = sleepingIn("p1");
 
     group.kill();
     group.releaseIfEmpty();
@@ -242,9 +240,7 @@ class CgroupV1DriverTest {
     FakeCgroupFs.write(pids().resolve(BASE + "/inst_s1/p1/cgroup.procs"), "");
     first.releaseIfEmpty();
     CgroupDriver.ProcessCgroup next = session.createProcessGroup(0);
-    Process process = new ProcessBuilder("sleep", "600").start();
-    processes.add(process);
-    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
+    Process process = sleepingIn("p1");
 
     first.kill();
     first.terminate(-1);
@@ -258,9 +254,7 @@ class CgroupV1DriverTest {
   void aGroupWithAProcessLeft_keepsItsLeaf_andTheNextGetsANewOne() throws Exception {
     CgroupDriver.SessionCgroup session = session();
     CgroupDriver.ProcessCgroup group = session.createProcessGroup(0);
-    Process process = new ProcessBuilder("sleep", "600").start();
-    processes.add(process);
-    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/p1"), process);
+    Process process = sleepingIn("p1");
 
     group.releaseIfEmpty();
 
@@ -268,6 +262,14 @@ class CgroupV1DriverTest {
         .isEqualTo(pids().resolve(BASE + "/inst_s1/p2/cgroup.procs"));
     group.kill();
     assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /** A {@code sleep} in the session's pids cgroup {@code leaf}, leaving it as it exits. */
+  private Process sleepingIn(String leaf) throws IOException {
+    Process process = new ProcessBuilder("sleep", "600").start();
+    processes.add(process);
+    FakeCgroupFs.exitWhenDone(pids().resolve(BASE + "/inst_s1/" + leaf), process);
+    return process;
   }
 
   @Test
