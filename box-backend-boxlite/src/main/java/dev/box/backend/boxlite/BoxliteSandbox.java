@@ -1,9 +1,9 @@
 package dev.box.backend.boxlite;
 
-import dev.box.backend.remote.RemoteSandbox;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.TaggedTree;
+import dev.box.remote.RemoteSandbox;
 import java.io.IOException;
 import java.util.LinkedHashMap;
 import java.util.List;

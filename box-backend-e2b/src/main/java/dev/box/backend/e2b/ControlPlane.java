@@ -2,7 +2,7 @@ package dev.box.backend.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.box.backend.remote.Printable;
+import dev.box.remote.Printable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;

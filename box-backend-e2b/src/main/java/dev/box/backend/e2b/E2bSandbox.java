@@ -1,11 +1,11 @@
 package dev.box.backend.e2b;
 
-import dev.box.backend.remote.Printable;
-import dev.box.backend.remote.RemoteSandbox;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.core.backend.TaggedTree;
+import dev.box.remote.Printable;
+import dev.box.remote.RemoteSandbox;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.time.Duration;

@@ -1,8 +1,8 @@
 package dev.box.backend.e2b;
 
 import dev.box.api.internal.ShellScript;
-import dev.box.backend.remote.Printable;
 import dev.box.core.backend.SandboxMount;
+import dev.box.remote.Printable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

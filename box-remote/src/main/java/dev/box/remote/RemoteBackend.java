@@ -1,4 +1,4 @@
-package dev.box.backend.remote;
+package dev.box.remote;
 
 import dev.box.core.Hashes;
 import dev.box.core.backend.SandboxBackend;

@@ -4,6 +4,6 @@
  * and printable excerpts of what the remote side sent.
  */
 @NullMarked
-package dev.box.backend.remote;
+package dev.box.remote;
 
 import org.jspecify.annotations.NullMarked;

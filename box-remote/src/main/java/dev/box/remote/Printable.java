@@ -1,4 +1,4 @@
-package dev.box.backend.remote;
+package dev.box.remote;
 
 import java.nio.charset.StandardCharsets;
 
