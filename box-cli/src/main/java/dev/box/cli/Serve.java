@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -201,10 +202,28 @@ final class Serve {
     if (stdioControl) {
       System.setOut(System.err);
     }
-    BoxServer server;
     // MCP over streamable HTTP on the server's own port, behind its control token; its tools reach
     // the server as any client does, so they get the API's checks and limits unchanged.
     McpHttpEndpoint mcp = McpHttpEndpoint.create(MCP_PATH, BoxServer.VERSION);
+    // The hook comes before the start: a SIGTERM or Ctrl-C while the server starts, or right after
+    // it says it listens, lets the start end and then stops what it started (its pool, its mounts).
+    AtomicReference<@Nullable BoxServer> started = new AtomicReference<>();
+    CountDownLatch startEnded = new CountDownLatch(1);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  awaitUninterruptibly(startEnded);
+                  BoxServer made = started.get();
+                  if (made != null) {
+                    made.close();
+                  }
+                  mcp.close();
+                  stopped.countDown();
+                },
+                "box-shutdown"));
+    BoxServer server;
     try {
       server =
           BoxServer.start(
@@ -213,22 +232,13 @@ final class Serve {
               System.getenv(),
               stdioControl,
               List.of(new HttpMount(MCP_PATH, mcp.servlet())));
+      started.set(server);
     } catch (IllegalArgumentException | IllegalStateException e) {
-      mcp.close();
       err.println("box: " + e.getMessage());
       return BoxCli.EXIT_USAGE;
+    } finally {
+      startEnded.countDown();
     }
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  server.close();
-                  mcp.close();
-                  stopped.countDown();
-                },
-                "box-shutdown"));
-    // After the hook: a SIGTERM right after the server says it listens must still stop it cleanly.
     URI local = server.localUri();
     if (local != null) {
       mcp.connect(() -> BoxClient.builder(local).controlToken(server.controlToken()).build());
@@ -241,5 +251,20 @@ final class Serve {
     }
     stopped.await();
     return 0;
+  }
+
+  private static void awaitUninterruptibly(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 }

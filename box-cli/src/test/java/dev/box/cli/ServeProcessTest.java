@@ -82,6 +82,47 @@ class ServeProcessTest {
   }
 
   @Test
+  void sigtermWhileTheServerStarts_letsTheStartEnd_thenStopsWhatItStarted() throws Exception {
+    Process process =
+        command(
+                dataDir,
+                Map.of(),
+                "serve",
+                "--backend",
+                "bwrap",
+                "--port",
+                "0",
+                "--data-dir",
+                dataDir.toString())
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    BufferedReader log =
+        new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
+    StringBuilder seen = new StringBuilder();
+    String line;
+    while ((line = log.readLine()) != null) {
+      seen.append(line).append('\n');
+      if (line.contains("bwrap backend: available")) {
+        // Found early in the start, before the pool starts its sandboxes and the port opens.
+        process.toHandle().destroy(); // SIGTERM, and the log stays open to be read
+        break;
+      }
+    }
+    while ((line = log.readLine()) != null) {
+      seen.append(line).append('\n');
+    }
+
+    assertThat(process.waitFor()).isIn(0, 143);
+    assertThat(seen.toString()).contains("bwrap backend: available").contains("Box stopped");
+    assertThat(mountPointsUnder(dataDir)).isEmpty();
+    assertThat(cgroupBase(dataDir)).doesNotExist();
+    assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> hostProcessesContaining(dataDir.toString()).isEmpty());
+  }
+
+  @Test
   void boxServeWithNoOptions_andBoxExecInTheSameDirectory_needNoToken(@TempDir Path workDir)
       throws Exception {
     Server server = Server.start(workDir, Map.of(), "serve", "--backend", "bwrap", "--port", "0");
@@ -306,7 +347,17 @@ class ServeProcessTest {
     }
   }
 
-  /** The pids cgroup under which the server of {@code dataDir} creates its sandboxes' cgroups. */
+  /** The host's mount points in {@code dir} or below it. */
+  private static List<String> mountPointsUnder(Path dir) throws IOException {
+    String prefix = dir.toRealPath().toString();
+    try (Stream<String> lines = Files.lines(Path.of("/proc/self/mountinfo"))) {
+      return lines
+          .map(l -> l.split(" ")[4])
+          .filter(point -> point.equals(prefix) || point.startsWith(prefix + "/"))
+          .toList();
+    }
+  }
+
   /** The cgroups of a server of {@code dataDir}: named after the hash of its state dir. */
   static Path cgroupBase(Path dataDir) throws Exception {
     byte[] digest =
