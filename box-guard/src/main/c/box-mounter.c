@@ -348,7 +348,12 @@ int main(void) {
   static char paths[MAX_PATHS][PATH_MAX + 1];
   /* No parent-death signal: the kernel sends it when the thread that started this program ends,
    * and the server's threads come and go. When the server dies its end of the pipe closes, and the
-   * read below ends the program. */
+   * read below ends the program. A Ctrl-C, SIGTERM or hang-up sent to the server's process group
+   * is the server's to handle, and its shutdown still detaches workspaces through this program. */
+  signal(SIGINT, SIG_IGN);
+  signal(SIGTERM, SIG_IGN);
+  signal(SIGHUP, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
   for (;;) {
     unsigned char op;
     if (read_full(&op, 1) != 0) {

@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -120,6 +122,42 @@ class ServeProcessTest {
     await()
         .atMost(Duration.ofSeconds(10))
         .until(() -> hostProcessesContaining(dataDir.toString()).isEmpty());
+  }
+
+  @Test
+  void ctrlCToTheServersProcessGroup_stopsItsSessionsThroughItsMounter() throws Exception {
+    ProcessBuilder builder =
+        command(
+            dataDir,
+            Map.of(),
+            "serve",
+            "--backend",
+            "bwrap",
+            "--port",
+            "0",
+            "--data-dir",
+            dataDir.toString());
+    // The leader of a group of its own, SIGINT handled as in a terminal's foreground job.
+    builder.command().addAll(0, List.of("setsid", "env", "--default-signal=INT"));
+    Server server = Server.start(builder);
+    try (BoxClient client = server.client(dataDir)) {
+      // A workspace bound into a pre-started sandbox by the server's box-mounter.
+      assertThat(client.exec(BoxSpec.builder("bound").cmd("echo hi > f; cat f").build()).stdout())
+          .isEqualTo("hi\n");
+    }
+
+    new ProcessBuilder("kill", "-INT", "--", "-" + server.process.pid())
+        .inheritIO()
+        .start()
+        .waitFor();
+
+    assertThat(server.process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(server.restOfLog.get(10, TimeUnit.SECONDS))
+        .contains("stopped session bound")
+        .contains("Box stopped")
+        .doesNotContain("box-mounter failed");
+    assertThat(mountPointsUnder(dataDir)).isEmpty();
+    assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
   }
 
   @Test
@@ -238,7 +276,12 @@ class ServeProcessTest {
    * A {@code box serve} child process on a free port, what its startup line says protects the API,
    * and its log up to that line. {@link LangBotClientInteropTest} starts its servers with it too.
    */
-  record Server(Process process, int port, String protection, String startupLog) {
+  record Server(
+      Process process,
+      int port,
+      String protection,
+      String startupLog,
+      CompletableFuture<String> restOfLog) {
     static Server start(Path dataDir) throws IOException {
       return serve(dataDir, Map.of());
     }
@@ -255,8 +298,12 @@ class ServeProcessTest {
 
     /** Runs {@code box args} in {@code workDir} with {@code env} over a BOX_-free environment. */
     static Server start(Path workDir, Map<String, String> env, String... args) throws IOException {
-      Process process =
-          command(workDir, env, args).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      return start(command(workDir, env, args));
+    }
+
+    /** Starts {@code builder}'s {@code box serve} and waits for the line that says it listens. */
+    static Server start(ProcessBuilder builder) throws IOException {
+      Process process = builder.redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
       BufferedReader log =
           new BufferedReader(
               new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
@@ -266,8 +313,10 @@ class ServeProcessTest {
         seen.append(line).append('\n');
         Matcher m = LISTENING.matcher(line);
         if (m.find()) {
-          Thread.ofPlatform().daemon().start(() -> drain(log));
-          return new Server(process, Integer.parseInt(m.group(1)), m.group(2), seen.toString());
+          CompletableFuture<String> rest = new CompletableFuture<>();
+          Thread.ofPlatform().daemon().start(() -> rest.complete(drain(log)));
+          return new Server(
+              process, Integer.parseInt(m.group(1)), m.group(2), seen.toString(), rest);
         }
       }
       throw new IllegalStateException("box serve exited before listening: " + seen);
@@ -318,14 +367,18 @@ class ServeProcessTest {
     return builder;
   }
 
-  private static void drain(BufferedReader log) {
+  /** The server's stderr from here to its end, read as it comes so that it keeps flowing. */
+  private static String drain(BufferedReader log) {
+    StringBuilder rest = new StringBuilder();
     try {
-      while (log.readLine() != null) {
-        // Keep the server's stderr flowing.
+      String line;
+      while ((line = log.readLine()) != null) {
+        rest.append(line).append('\n');
       }
     } catch (IOException e) {
       // The server is gone.
     }
+    return rest.toString();
   }
 
   /** The pids of host processes whose command line contains {@code text}. */
