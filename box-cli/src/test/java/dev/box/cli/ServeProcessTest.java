@@ -86,18 +86,7 @@ class ServeProcessTest {
   @Test
   void sigtermWhileTheServerStarts_letsTheStartEnd_thenStopsWhatItStarted() throws Exception {
     Process process =
-        command(
-                dataDir,
-                Map.of(),
-                "serve",
-                "--backend",
-                "bwrap",
-                "--port",
-                "0",
-                "--data-dir",
-                dataDir.toString())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
+        serveCommand(dataDir, Map.of()).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     BufferedReader log =
         new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
     StringBuilder seen = new StringBuilder();
@@ -126,17 +115,7 @@ class ServeProcessTest {
 
   @Test
   void ctrlCToTheServersProcessGroup_stopsItsSessionsThroughItsMounter() throws Exception {
-    ProcessBuilder builder =
-        command(
-            dataDir,
-            Map.of(),
-            "serve",
-            "--backend",
-            "bwrap",
-            "--port",
-            "0",
-            "--data-dir",
-            dataDir.toString());
+    ProcessBuilder builder = serveCommand(dataDir, Map.of());
     // The leader of a group of its own, SIGINT handled as in a terminal's foreground job.
     builder.command().addAll(0, List.of("setsid", "env", "--default-signal=INT"));
     Server server = Server.start(builder);
@@ -288,12 +267,7 @@ class ServeProcessTest {
 
     /** {@code box serve} of bwrap on {@code dataDir}, with {@code env} and {@code more} flags. */
     static Server serve(Path dataDir, Map<String, String> env, String... more) throws IOException {
-      List<String> args =
-          new java.util.ArrayList<>(
-              List.of(
-                  "serve", "--backend", "bwrap", "--port", "0", "--data-dir", dataDir.toString()));
-      args.addAll(List.of(more));
-      return start(dataDir, env, args.toArray(String[]::new));
+      return start(serveCommand(dataDir, env, more));
     }
 
     /** Runs {@code box args} in {@code workDir} with {@code env} over a BOX_-free environment. */
@@ -351,6 +325,16 @@ class ServeProcessTest {
         throw new java.io.UncheckedIOException(e);
       }
     }
+  }
+
+  /** {@code box serve} of bwrap on {@code dataDir} and a free port, with {@code more} flags. */
+  static ProcessBuilder serveCommand(Path dataDir, Map<String, String> env, String... more) {
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "serve", "--backend", "bwrap", "--port", "0", "--data-dir", dataDir.toString()));
+    args.addAll(List.of(more));
+    return command(dataDir, env, args.toArray(String[]::new));
   }
 
   /**
