@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
@@ -124,6 +125,9 @@ final class Serve {
   /** {@link #SETTINGS} by each of their option names. */
   private static final Map<String, Setting> SETTINGS_BY_NAME = byName();
 
+  /** How long a stop asked for while the server starts waits for the start to end. */
+  private static final long START_WAIT_SECONDS = 60;
+
   private static Map<String, Setting> byName() {
     Map<String, Setting> byName = new HashMap<>();
     for (Setting setting : SETTINGS) {
@@ -214,7 +218,12 @@ final class Serve {
         .addShutdownHook(
             new Thread(
                 () -> {
-                  awaitUninterruptibly(startEnded);
+                  if (!awaitStart(startEnded)) {
+                    System.err.println(
+                        "box: stopping before the start ended ("
+                            + START_WAIT_SECONDS
+                            + " s): the next start of this data dir removes what it made");
+                  }
                   BoxServer made = started.get();
                   if (made != null) {
                     made.close();
@@ -253,18 +262,13 @@ final class Serve {
     return 0;
   }
 
-  private static void awaitUninterruptibly(CountDownLatch latch) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        latch.await();
-        break;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
+  /** Whether the start ended within {@link #START_WAIT_SECONDS}: a start that hangs stops too. */
+  private static boolean awaitStart(CountDownLatch startEnded) {
+    try {
+      return startEnded.await(START_WAIT_SECONDS, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     }
   }
 }
