@@ -19,9 +19,11 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -211,20 +213,13 @@ final class Serve {
     McpHttpEndpoint mcp = McpHttpEndpoint.create(MCP_PATH, BoxServer.VERSION);
     // The hook comes before the start: a SIGTERM or Ctrl-C while the server starts, or right after
     // it says it listens, lets the start end and then stops what it started (its pool, its mounts).
-    AtomicReference<@Nullable BoxServer> started = new AtomicReference<>();
-    CountDownLatch startEnded = new CountDownLatch(1);
+    CompletableFuture<@Nullable BoxServer> started = new CompletableFuture<>();
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
-                  if (!awaitStart(startEnded)) {
-                    System.err.println(
-                        "box: stopping before the start ended ("
-                            + START_WAIT_SECONDS
-                            + " s): the next start of this data dir removes what it made");
-                  }
-                  BoxServer made = started.get();
+                  BoxServer made = startedWithin(started);
                   if (made != null) {
                     made.close();
                   }
@@ -241,12 +236,12 @@ final class Serve {
               System.getenv(),
               stdioControl,
               List.of(new HttpMount(MCP_PATH, mcp.servlet())));
-      started.set(server);
+      started.complete(server);
     } catch (IllegalArgumentException | IllegalStateException e) {
       err.println("box: " + e.getMessage());
       return BoxCli.EXIT_USAGE;
     } finally {
-      startEnded.countDown();
+      started.complete(null);
     }
     URI local = server.localUri();
     if (local != null) {
@@ -262,13 +257,23 @@ final class Serve {
     return 0;
   }
 
-  /** Whether the start ended within {@link #START_WAIT_SECONDS}: a start that hangs stops too. */
-  private static boolean awaitStart(CountDownLatch startEnded) {
+  /**
+   * The server the start made, once it ended; null when it failed, or did not end within {@link
+   * #START_WAIT_SECONDS} (a start that hangs must not keep a stop from ending).
+   */
+  private static @Nullable BoxServer startedWithin(CompletableFuture<@Nullable BoxServer> started) {
     try {
-      return startEnded.await(START_WAIT_SECONDS, TimeUnit.SECONDS);
+      return started.get(START_WAIT_SECONDS, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      // Not completed so: a failed start completes it with null.
+    } catch (TimeoutException e) {
+      System.err.println(
+          "box: stopping before the start ended ("
+              + START_WAIT_SECONDS
+              + " s): the next start of this data dir removes what it made");
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return false;
     }
+    return null;
   }
 }

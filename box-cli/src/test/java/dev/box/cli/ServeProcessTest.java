@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.box.api.BoxDataDir;
 import dev.box.api.BoxSpec;
 import dev.box.client.BoxClient;
+import dev.box.sandbox.WorkspaceSlots;
 import dev.box.testclient.PrivateWorkspaces;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -99,13 +100,11 @@ class ServeProcessTest {
         break;
       }
     }
-    while ((line = log.readLine()) != null) {
-      seen.append(line).append('\n');
-    }
+    seen.append(drain(log));
 
     assertThat(process.waitFor()).isIn(0, 143);
     assertThat(seen.toString()).contains("bwrap backend: available").contains("Box stopped");
-    assertThat(mountPointsUnder(dataDir)).isEmpty();
+    assertThat(WorkspaceSlots.mountPointsUnder(dataDir.toRealPath())).isEmpty();
     assertThat(cgroupBase(dataDir)).doesNotExist();
     assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
     await()
@@ -135,7 +134,7 @@ class ServeProcessTest {
         .contains("stopped session bound")
         .contains("Box stopped")
         .doesNotContain("box-mounter failed");
-    assertThat(mountPointsUnder(dataDir)).isEmpty();
+    assertThat(WorkspaceSlots.mountPointsUnder(dataDir.toRealPath())).isEmpty();
     assertThat(PrivateWorkspaces.names(dataDir)).isEmpty();
   }
 
@@ -381,17 +380,6 @@ class ServeProcessTest {
         }
       }
       return found;
-    }
-  }
-
-  /** The host's mount points in {@code dir} or below it. */
-  private static List<String> mountPointsUnder(Path dir) throws IOException {
-    String prefix = dir.toRealPath().toString();
-    try (Stream<String> lines = Files.lines(Path.of("/proc/self/mountinfo"))) {
-      return lines
-          .map(l -> l.split(" ")[4])
-          .filter(point -> point.equals(prefix) || point.startsWith(prefix + "/"))
-          .toList();
     }
   }
 
