@@ -3,7 +3,6 @@ package dev.box.backend.docker;
 import dev.box.api.BoxErrorCode;
 import dev.box.api.BoxException;
 import dev.box.core.agent.AgentLink;
-import dev.box.core.agent.AgentProcess;
 import dev.box.core.agent.HostPids;
 import dev.box.core.backend.ProcessPrelude;
 import dev.box.core.backend.ProcessSpec;
@@ -11,7 +10,6 @@ import dev.box.core.backend.SandboxGoneException;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.guard.ExecAgent;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -75,9 +73,9 @@ record ContainerAgent(AgentLink link, ContainerCgroup cgroup, BooleanSupplier ru
   private SandboxProcess start(ProcessSpec spec) {
     Map<String, String> env = new LinkedHashMap<>(ContainerCreateBody.BASE_ENV);
     env.putAll(ProcessPrelude.environment(spec, spec.memoryMb() > 0 ? spec.memoryMb() * 1024L : 0));
-    Path tree;
+    ContainerCgroup.Tree tree;
     try {
-      tree = cgroup.createTree("box-exec-" + TREES.incrementAndGet());
+      tree = cgroup.newTree("box-exec-" + TREES.incrementAndGet());
     } catch (IOException e) {
       throw new BoxException(
           BoxErrorCode.INTERNAL_ERROR, "cannot make the cgroup of a process: " + e.getMessage(), e);
@@ -88,33 +86,19 @@ record ContainerAgent(AgentLink link, ContainerCgroup cgroup, BooleanSupplier ru
           env,
           spec.stdin(),
           spec.terminal(),
-          sandboxPid -> ContainerCgroup.admit(tree, HostPids.find(cgroup.procs(), sandboxPid, -1)),
-          new AgentProcess.Tree() {
-            @Override
-            public void terminate() {
-              ContainerCgroup.terminate(tree);
-            }
-
-            @Override
-            public void kill() {
-              ContainerCgroup.kill(tree);
-            }
-
-            @Override
-            public void release() {
-              ContainerCgroup.releaseIfEmpty(tree);
-            }
-          });
+          sandboxPid -> tree.admit(HostPids.find(cgroup.procs(), sandboxPid, -1)),
+          tree);
     } catch (RuntimeException e) {
-      ContainerCgroup.kill(tree);
-      ContainerCgroup.releaseIfEmpty(tree);
+      tree.kill();
+      tree.release();
       throw e;
     }
   }
 
-  /** Closes the link; the container is being removed. */
+  /** Closes the link and removes the cgroups kept for trees; the container is being removed. */
   void close() {
     link.close();
+    cgroup.removeEmptyTrees();
   }
 
   /** Whether processes can start through the agent. */

@@ -1,24 +1,39 @@
 package dev.box.backend.docker;
 
+import dev.box.core.agent.AgentProcess;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The cgroup of a container's processes, as the host sees it, and the cgroups of the process trees
  * Box starts in it: one child cgroup each, in the pids hierarchy (cgroup v1) or the unified tree
  * (v2), with no controller of its own, so the container's limits still apply to everything. The
  * server moves each process into its tree's cgroup before it runs and kills a tree by its cgroup.
- * The engine removes the children with the container.
  *
- * @param dir the container's cgroup directory
+ * <p>A tree's cgroup that ends empty is kept for the container's next tree: making and removing one
+ * for each exec cost two directory operations of the cgroup file system. They are as many as there
+ * were trees at once, at most, and {@link #removeEmptyTrees()} removes them when the container
+ * goes; the engine removes whatever is left (a tree with survivors) with the container.
  */
-record ContainerCgroup(Path dir) {
+final class ContainerCgroup {
   private static final Path V1_PIDS = Path.of("/sys/fs/cgroup/pids");
   private static final Path V2 = Path.of("/sys/fs/cgroup");
   private static final long KILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  private final Path dir;
+  private final Deque<Path> emptyTrees = new ArrayDeque<>();
+
+  /** {@code dir}: the container's cgroup directory. */
+  ContainerCgroup(Path dir) {
+    this.dir = dir;
+  }
 
   /** Whether this host has a cgroup tree the container backends can place process trees in. */
   static boolean hostSupported() {
@@ -60,25 +75,99 @@ record ContainerCgroup(Path dir) {
     return dir.resolve("cgroup.procs");
   }
 
-  /** A new cgroup for one process tree. */
-  Path createTree(String name) throws IOException {
-    Path tree = dir.resolve(name);
-    Files.createDirectory(tree);
-    return tree;
+  /** The container's cgroup directory. */
+  Path dir() {
+    return dir;
   }
 
-  /** Moves {@code hostPid} into {@code tree}. */
-  static void admit(Path tree, long hostPid) throws IOException {
-    Files.writeString(tree.resolve("cgroup.procs"), Long.toString(hostPid));
+  /** The cgroup of one process tree: one an earlier tree left empty, else a new one. */
+  Tree newTree(String name) throws IOException {
+    Path tree = takeEmptyTree();
+    return new Tree(tree != null ? tree : Files.createDirectory(dir.resolve(name)));
+  }
+
+  /** An empty tree kept for reuse, or null; one removed meanwhile is passed over. */
+  private synchronized @Nullable Path takeEmptyTree() {
+    Path tree;
+    while ((tree = emptyTrees.poll()) != null) {
+      if (Files.isDirectory(tree)) {
+        return tree;
+      }
+    }
+    return null;
+  }
+
+  private synchronized void keepEmptyTree(Path tree) {
+    emptyTrees.push(tree);
+  }
+
+  /** Removes the trees kept for reuse: the container is being removed. */
+  synchronized void removeEmptyTrees() {
+    Path tree;
+    while ((tree = emptyTrees.poll()) != null) {
+      releaseIfEmpty(tree);
+    }
+  }
+
+  /**
+   * One process tree's cgroup. Once released it is done with: a kill or a terminate after the
+   * release does nothing, and one under way finishes before the cgroup is kept for the next tree,
+   * so no signal meant for this tree reaches the next one's processes.
+   */
+  final class Tree implements AgentProcess.Tree {
+    private final Path path;
+    private boolean released;
+
+    private Tree(Path path) {
+      this.path = path;
+    }
+
+    /** Moves {@code hostPid} into the tree. */
+    void admit(long hostPid) throws IOException {
+      Files.writeString(path.resolve("cgroup.procs"), Long.toString(hostPid));
+    }
+
+    @Override
+    public synchronized void terminate() {
+      if (!released) {
+        ContainerCgroup.terminate(path);
+      }
+    }
+
+    @Override
+    public synchronized void kill() {
+      if (!released) {
+        ContainerCgroup.kill(path);
+      }
+    }
+
+    /** Keeps the cgroup for the next tree when it is provably empty; else leaves it be. */
+    @Override
+    public synchronized void release() {
+      if (released || !provablyEmpty()) {
+        return;
+      }
+      released = true;
+      keepEmptyTree(path);
+    }
+
+    /** Whether the tree's process list reads empty; one that cannot be read is not reused. */
+    private boolean provablyEmpty() {
+      try {
+        return Files.readString(path.resolve("cgroup.procs"), StandardCharsets.US_ASCII).isBlank();
+      } catch (IOException e) {
+        return false;
+      }
+    }
   }
 
   /** Sends SIGTERM to every process of {@code tree}. */
-  static void terminate(Path tree) {
+  private static void terminate(Path tree) {
     pids(tree).forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroy));
   }
 
   /** Kills every process of {@code tree}, waiting until it is empty or a few seconds passed. */
-  static void kill(Path tree) {
+  private static void kill(Path tree) {
     long deadline = System.nanoTime() + KILL_WAIT_NANOS;
     List<Long> left = pids(tree);
     while (!left.isEmpty() && System.nanoTime() < deadline) {
@@ -96,7 +185,7 @@ record ContainerCgroup(Path dir) {
   /**
    * Removes {@code tree} when it is empty; a tree with survivors stays until the container ends.
    */
-  static void releaseIfEmpty(Path tree) {
+  private static void releaseIfEmpty(Path tree) {
     try {
       Files.deleteIfExists(tree);
     } catch (IOException e) {

@@ -13,9 +13,12 @@ import dev.box.api.BoxException;
 import dev.box.core.agent.AgentSockets;
 import dev.box.core.backend.SandboxProcess;
 import dev.box.sandbox.SandboxTests;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedClass;
@@ -89,5 +92,50 @@ class ContainerAgentTest {
           other.killTree();
           other.release();
         });
+  }
+
+  @Test
+  void aReleasedTreesCgroup_goesToTheNextTree_andTheReleasedTreesKillNoLongerReachesIt()
+      throws Exception {
+    Path[] containerCgroup = new Path[1];
+    inSandbox(
+        "reuse",
+        s -> {
+          ContainerSandbox sandbox = (ContainerSandbox) s;
+          containerCgroup[0] = ContainerCgroup.of(sandbox.initPid()).dir();
+          for (int i = 0; i < 5; i++) {
+            SandboxProcess done = shell(sandbox, "true", "/tmp");
+            assertThat(done.waitFor(Duration.ofSeconds(30))).hasValue(0);
+            done.release();
+          }
+          // Five trees one after another: one cgroup, made once and kept between them.
+          assertThat(treeCgroups(containerCgroup[0])).hasSize(1);
+
+          SandboxProcess released = shell(sandbox, "true", "/tmp");
+          assertThat(released.waitFor(Duration.ofSeconds(30))).hasValue(0);
+          released.release();
+          SandboxProcess next = shell(sandbox, "sleep 300", "/tmp");
+          assertThat(treeCgroups(containerCgroup[0])).hasSize(1);
+          released.terminateTree();
+          released.killTree();
+          SandboxProcess ps = shell(sandbox, "ps -eo args", "/tmp");
+          String seen = text(ps);
+          ps.release();
+          assertThat(seen).contains("sleep 300");
+          next.killTree();
+          assertThat(next.waitFor(Duration.ofSeconds(30))).hasValue(137);
+          next.release();
+        });
+    // The kept cgroups go with the container.
+    assertThat(containerCgroup[0]).doesNotExist();
+  }
+
+  /** The cgroups of the process trees Box made in the container's cgroup {@code dir}. */
+  private static List<Path> treeCgroups(Path dir) throws IOException {
+    try (Stream<Path> children = Files.list(dir)) {
+      return children
+          .filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith("box-exec-"))
+          .toList();
+    }
   }
 }
