@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
  * request path in the interpreter, and that is not what a session meets after the first minutes.
  * The pooled creates wait, untimed, until the pool holds all its pre-started containers again, as
  * {@code bench/run}'s cold row does; a row of creates back to back shows what a drained pool costs.
+ * The kubernetes backend's health reports no pool, so its creates do not wait: they are back to
+ * back in every row.
  *
  * <p>The engine {@code kubernetes} is the kubernetes backend on the stand-in cluster of {@code
  * scripts/dev-cluster} (started and stopped here, unless {@code --kubeconfig} names a running one),
