@@ -4,9 +4,7 @@ import dev.box.core.backend.SandboxUsage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -199,11 +197,9 @@ public record CgroupV1Driver(
     private final AtomicLong counter = new AtomicLong();
 
     /**
-     * Process cgroups of the pids hierarchy that ended empty, for the next processes: making and
-     * removing one for each exec cost two directory operations of the cgroup file system on its
-     * path. As many as there were processes at once, at most; the session's teardown removes them.
+     * Process cgroups of the pids hierarchy that ended empty; the session's teardown removes them.
      */
-    private final Deque<Path> emptyLeaves = new ArrayDeque<>();
+    private final EmptyCgroups emptyLeaves = new EmptyCgroups();
 
     V1Session(
         Path pids,
@@ -224,7 +220,7 @@ public record CgroupV1Driver(
     public ProcessCgroup createProcessGroup(int memoryMb) {
       try {
         String name = "p" + counter.incrementAndGet();
-        Path group = takeEmptyLeaf();
+        Path group = emptyLeaves.take();
         if (group == null) {
           group = Files.createDirectory(pids.resolve(name));
         }
@@ -254,25 +250,10 @@ public record CgroupV1Driver(
             procsFiles,
             this.files,
             () -> this.files.killAll(leaf),
-            this::keepEmptyLeaf);
+            emptyLeaves::keep);
       } catch (IOException e) {
         throw new IllegalStateException("cannot create a process cgroup: " + e, e);
       }
-    }
-
-    /** An empty leaf kept for reuse, or null; one removed meanwhile is passed over. */
-    private synchronized @Nullable Path takeEmptyLeaf() {
-      Path leaf;
-      while ((leaf = emptyLeaves.poll()) != null) {
-        if (Files.isDirectory(leaf)) {
-          return leaf;
-        }
-      }
-      return null;
-    }
-
-    private synchronized void keepEmptyLeaf(Path leaf) {
-      emptyLeaves.push(leaf);
     }
 
     @Override

@@ -2,8 +2,6 @@ package dev.box.sandbox;
 
 import dev.box.sandbox.CgroupDriver.ProcessCgroup;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Consumer;
@@ -72,7 +70,7 @@ final class LeafProcessGroup implements ProcessCgroup {
       files.releaseIfEmpty(dir, memory);
       return;
     }
-    if (!provablyEmpty()) {
+    if (!EmptyCgroups.provablyEmpty(dir)) {
       return;
     }
     if (memory != null) {
@@ -84,14 +82,5 @@ final class LeafProcessGroup implements ProcessCgroup {
     }
     released = true;
     reuse.accept(dir);
-  }
-
-  /** Whether the leaf's process list reads empty; a leaf that cannot be read is not reused. */
-  private boolean provablyEmpty() {
-    try {
-      return Files.readString(dir.resolve("cgroup.procs"), StandardCharsets.US_ASCII).isBlank();
-    } catch (IOException e) {
-      return false;
-    }
   }
 }

@@ -1,15 +1,12 @@
 package dev.box.backend.docker;
 
 import dev.box.core.agent.AgentProcess;
+import dev.box.sandbox.EmptyCgroups;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The cgroup of a container's processes, as the host sees it, and the cgroups of the process trees
@@ -28,7 +25,7 @@ final class ContainerCgroup {
   private static final long KILL_WAIT_NANOS = TimeUnit.SECONDS.toNanos(5);
 
   private final Path dir;
-  private final Deque<Path> emptyTrees = new ArrayDeque<>();
+  private final EmptyCgroups emptyTrees = new EmptyCgroups();
 
   /** {@code dir}: the container's cgroup directory. */
   ContainerCgroup(Path dir) {
@@ -82,31 +79,13 @@ final class ContainerCgroup {
 
   /** The cgroup of one process tree: one an earlier tree left empty, else a new one. */
   Tree newTree(String name) throws IOException {
-    Path tree = takeEmptyTree();
+    Path tree = emptyTrees.take();
     return new Tree(tree != null ? tree : Files.createDirectory(dir.resolve(name)));
   }
 
-  /** An empty tree kept for reuse, or null; one removed meanwhile is passed over. */
-  private synchronized @Nullable Path takeEmptyTree() {
-    Path tree;
-    while ((tree = emptyTrees.poll()) != null) {
-      if (Files.isDirectory(tree)) {
-        return tree;
-      }
-    }
-    return null;
-  }
-
-  private synchronized void keepEmptyTree(Path tree) {
-    emptyTrees.push(tree);
-  }
-
   /** Removes the trees kept for reuse: the container is being removed. */
-  synchronized void removeEmptyTrees() {
-    Path tree;
-    while ((tree = emptyTrees.poll()) != null) {
-      releaseIfEmpty(tree);
-    }
+  void removeEmptyTrees() {
+    emptyTrees.takeAll().forEach(ContainerCgroup::releaseIfEmpty);
   }
 
   /**
@@ -144,20 +123,11 @@ final class ContainerCgroup {
     /** Keeps the cgroup for the next tree when it is provably empty; else leaves it be. */
     @Override
     public synchronized void release() {
-      if (released || !provablyEmpty()) {
+      if (released || !EmptyCgroups.provablyEmpty(path)) {
         return;
       }
       released = true;
-      keepEmptyTree(path);
-    }
-
-    /** Whether the tree's process list reads empty; one that cannot be read is not reused. */
-    private boolean provablyEmpty() {
-      try {
-        return Files.readString(path.resolve("cgroup.procs"), StandardCharsets.US_ASCII).isBlank();
-      } catch (IOException e) {
-        return false;
-      }
+      emptyTrees.keep(path);
     }
   }
 
