@@ -41,6 +41,14 @@ public final class ExecRunner {
   /** How long a killed tree may take to disappear before the exec answers anyway. */
   private static final Duration KILL_WAIT = Duration.ofSeconds(2);
 
+  /**
+   * Each pump thread's read buffer, kept for its next stream: a new one per stream was most of what
+   * an exec allocated (two of 64 KiB, zeroed, for a command that writes nothing). A pump thread
+   * reads one stream at a time, and the bytes read are copied before the next read.
+   */
+  private static final ThreadLocal<byte[]> BUFFERS =
+      ThreadLocal.withInitial(() -> new byte[64 * 1024]);
+
   private final int maxOutputBytes;
   private final Ticker ticker;
   private final Executor pumps;
@@ -173,7 +181,7 @@ public final class ExecRunner {
     InputStream stream = stderr ? process.stderr() : process.stdout();
     return CompletableFuture.runAsync(
         () -> {
-          byte[] buffer = new byte[64 * 1024];
+          byte[] buffer = BUFFERS.get();
           long told = listener == ExecListener.NONE ? maxOutputBytes : 0;
           try (stream) {
             int n;
