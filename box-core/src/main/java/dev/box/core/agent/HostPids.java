@@ -1,13 +1,15 @@
 package dev.box.core.agent;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.List;
 
 /** Finds the host pid of a process that a sandbox knows by the pid of its own pid namespace. */
 public final class HostPids {
+  private static final String NSPID = "\nNSpid:";
+
   private HostPids() {}
 
   /**
@@ -17,9 +19,8 @@ public final class HostPids {
    * @throws IOException when none is
    */
   public static long find(Path procsFile, long sandboxPid, long exclude) throws IOException {
-    List<String> candidates = Files.readAllLines(procsFile);
-    for (String line : candidates) {
-      String text = line.strip();
+    for (String word : Files.readString(procsFile, StandardCharsets.ISO_8859_1).split("\n")) {
+      String text = word.strip();
       if (text.isEmpty()) {
         continue;
       }
@@ -33,18 +34,29 @@ public final class HostPids {
 
   /** The last pid of the {@code NSpid} line of {@code /proc/<pid>/status}, or -1. */
   static long innermostPid(long pid) throws IOException {
-    List<String> status;
+    String status;
     try {
-      status = Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"));
+      // Latin-1 decodes any byte: a process's name is its own to choose.
+      status =
+          Files.readString(
+              Path.of("/proc", Long.toString(pid), "status"), StandardCharsets.ISO_8859_1);
     } catch (NoSuchFileException e) {
       return -1;
     }
-    for (String line : status) {
-      if (line.startsWith("NSpid:")) {
-        String[] words = line.substring("NSpid:".length()).strip().split("\\s+");
-        return Long.parseLong(words[words.length - 1]);
-      }
+    return innermostPid(status);
+  }
+
+  /**
+   * The last pid of the {@code NSpid} line of {@code status}, a {@code /proc/<pid>/status}, or -1.
+   */
+  static long innermostPid(String status) {
+    int line = status.indexOf(NSPID);
+    if (line < 0) {
+      return -1;
     }
-    return -1;
+    int start = line + NSPID.length();
+    int end = status.indexOf('\n', start);
+    String[] words = status.substring(start, end < 0 ? status.length() : end).strip().split("\\s+");
+    return Long.parseLong(words[words.length - 1]);
   }
 }
